@@ -1,0 +1,131 @@
+"""Column-wise numerics of the paper's transform (SPEC §1), shared by the transformer and the objective.
+
+Nothing here knows about Optuna or scikit-learn estimators: plain functions on float64 arrays, so the
+objective can re-transform a single column when only its λ changed.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import stats
+
+#: Z values below this are raised to it before Box-Cox ("extrapolate" mode): Box-Cox needs Z > 0.
+Z_FLOOR = 1e-6
+#: ``λ·log z`` is saturated here so that no finite input and λ overflows to inf (exp(700) is finite).
+_MAX_EXPONENT = 700.0
+#: Below this |λ| the Box-Cox limit log(z) (Yeo-Johnson: log1p) is used; expm1 keeps the rest exact.
+_LAMBDA_ZERO = 1e-12
+
+METHODS = ("box-cox", "yeo-johnson")
+EXTRAPOLATIONS = ("extrapolate", "clip")
+
+
+def fit_range(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column minimum and range of X; a constant column gets range 1 (it then maps to Z = 1)."""
+    data_min = np.min(X, axis=0)
+    data_range = np.max(X, axis=0) - data_min
+    data_range = np.where(data_range > 0, data_range, 1.0)
+    return data_min, data_range
+
+
+def range_standardise(
+    X: np.ndarray,
+    data_min: np.ndarray,
+    data_range: np.ndarray,
+    extrapolation: str = "extrapolate",
+) -> np.ndarray:
+    """Map X into Z = 1 + (X - min) / range, i.e. [1, 2] on the training data (paper Algorithm 3).
+
+    Unseen values can leave [1, 2]. ``"extrapolate"`` (the paper's behaviour) keeps them but raises
+    Z below :data:`Z_FLOOR` to the floor; ``"clip"`` clamps Z into [1, 2].
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        Z = 1.0 + (X - data_min) / data_range
+    # A finite X can still overflow here (1e308 - (-1e308)); saturate instead of producing inf.
+    Z = np.nan_to_num(Z, nan=1.0, posinf=np.finfo(np.float64).max, neginf=Z_FLOOR)
+    if extrapolation == "clip":
+        return np.clip(Z, 1.0, 2.0)
+    return np.maximum(Z, Z_FLOOR)
+
+
+def boxcox_column(z: np.ndarray, lam: float) -> np.ndarray:
+    """Box-Cox of positive values with one λ, computed as ``expm1(λ·log z) / λ`` (stable near λ = 0)."""
+    log_z = np.log(z)
+    if abs(lam) < _LAMBDA_ZERO:
+        return log_z
+    return np.expm1(np.clip(lam * log_z, -_MAX_EXPONENT, _MAX_EXPONENT)) / lam
+
+
+def yeojohnson_column(x: np.ndarray, lam: float) -> np.ndarray:
+    """Yeo-Johnson of real values with one λ, in the same expm1/log1p form as :func:`boxcox_column`."""
+    out = np.empty_like(x, dtype=np.float64)
+    pos = x >= 0
+    lp = np.log1p(x[pos])
+    if abs(lam) < _LAMBDA_ZERO:
+        out[pos] = lp
+    else:
+        out[pos] = np.expm1(np.clip(lam * lp, -_MAX_EXPONENT, _MAX_EXPONENT)) / lam
+    ln = np.log1p(-x[~pos])
+    two_minus = 2.0 - lam
+    if abs(two_minus) < _LAMBDA_ZERO:
+        out[~pos] = -ln
+    else:
+        out[~pos] = -np.expm1(np.clip(two_minus * ln, -_MAX_EXPONENT, _MAX_EXPONENT)) / two_minus
+    return out
+
+
+def power_column(values: np.ndarray, lam: float, method: str) -> np.ndarray:
+    """The per-column power transform of ``method`` ("box-cox" on Z, "yeo-johnson" on raw X)."""
+    if method == "box-cox":
+        return boxcox_column(values, lam)
+    return yeojohnson_column(values, lam)
+
+
+def power_columns(values: np.ndarray, lambdas: np.ndarray, method: str) -> np.ndarray:
+    """Apply :func:`power_column` to every column with its own λ."""
+    out = np.empty(values.shape, dtype=np.float64)
+    for j, lam in enumerate(lambdas):
+        out[:, j] = power_column(values[:, j], float(lam), method)
+    return out
+
+
+def mle_lambdas(values: np.ndarray, method: str) -> np.ndarray:
+    """Per-column maximum-likelihood λ (scipy's ``boxcox_normmax`` / ``yeojohnson_normmax``).
+
+    A constant column has no likelihood to maximise; it gets λ = 1 (any λ gives the same output).
+    """
+    lambdas = np.ones(values.shape[1])
+    for j in range(values.shape[1]):
+        col = values[:, j]
+        if np.ptp(col) == 0:
+            continue
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if method == "box-cox":
+                lam = stats.boxcox_normmax(col, method="mle")
+            else:
+                lam = stats.yeojohnson_normmax(col)
+        if np.isfinite(lam):
+            lambdas[j] = float(lam)
+    return lambdas
+
+
+def fit_scale(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and scale of each column as ``StandardScaler`` computes them (constant column → scale 1)."""
+    mean = B.mean(axis=0)
+    var = B.var(axis=0)
+    # scikit-learn's rule (_is_constant_feature): variance within the error bound of the two-pass
+    # algorithm counts as zero, and such a column is only centred.
+    n, eps = B.shape[0], np.finfo(np.float64).eps
+    constant = var <= n * eps * var + (n * mean * eps) ** 2
+    scale = np.where(constant, 1.0, np.sqrt(var))
+    return mean, scale
+
+
+def standardise(B: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """(B - mean) / scale, saturated so that finite input never becomes inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (B - mean) / scale
+    return np.nan_to_num(out, nan=0.0, posinf=np.finfo(np.float64).max, neginf=-np.finfo(np.float64).max)
