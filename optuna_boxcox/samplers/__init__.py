@@ -1,0 +1,23 @@
+"""The paper's search strategies as Optuna samplers."""
+
+from __future__ import annotations
+
+from optuna_boxcox.samplers._coordinate import PRESETS
+from optuna_boxcox.samplers._coordinate import CoordinateGridSampler
+from optuna_boxcox.samplers._diagonal import DiagonalSampler
+from optuna_boxcox.samplers._full_grid import FullGridSampler
+from optuna_boxcox.samplers._mle import MLESampler
+from optuna_boxcox.samplers._plan import PlanSampler
+from optuna_boxcox.samplers._plan import SearchResult
+from optuna_boxcox.samplers._spherical import SphericalSampler
+
+__all__ = [
+    "PRESETS",
+    "CoordinateGridSampler",
+    "DiagonalSampler",
+    "FullGridSampler",
+    "MLESampler",
+    "PlanSampler",
+    "SearchResult",
+    "SphericalSampler",
+]

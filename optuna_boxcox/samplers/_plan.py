@@ -1,0 +1,587 @@
+"""Machinery shared by the paper's samplers: a deterministic plan of batches, replayed from storage.
+
+Every search strategy of the paper is a *plan*: a generator that yields a batch of λ points, receives
+their scores, and decides the next batch (a coordinate sweep, a spherical pass, …). Given the seed and
+the scores it is deterministic, so the plan never lives in a process: any worker, or a process
+restarted after a crash, replays it from the finished trials in the storage (as Optuna's GridSampler
+and CmaEsSampler do). Each trial claims one position of the plan; the points of one batch are
+independent, so several workers can evaluate them at once, and the next batch waits for all of them.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from dataclasses import field
+import json
+import os
+import random
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import CategoricalDistribution
+from optuna.distributions import FloatDistribution
+from optuna.distributions import IntDistribution
+from optuna.samplers import BaseSampler
+from optuna.samplers import RandomSampler
+from optuna.study import StudyDirection
+from optuna.trial import TrialState
+
+from optuna_boxcox._space import LambdaSpace
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+
+    from optuna.distributions import BaseDistribution
+    from optuna.study import Study
+    from optuna.trial import FrozenTrial
+
+_logger = optuna.logging.get_logger(__name__)
+
+#: Trial system attributes (state the dashboard need not show).
+POSITION_KEY = "boxcox:position"
+OWNER_KEY = "boxcox:owner"
+REAPED_KEY = "boxcox:reaped"
+#: Study user attributes (shown in the dashboard).
+SAMPLER_ATTR = "boxcox_sampler"
+RESULT_ATTR = "boxcox_result"
+
+_UNCLAIMED = -1
+
+
+@dataclass
+class Batch:
+    """Points the plan wants evaluated next, with the bookkeeping shown per trial (user attrs)."""
+
+    points: list[np.ndarray]
+    attrs: list[dict[str, Any]]
+    #: Λopt when the batch was issued (its history is the trajectory of the search).
+    incumbent: np.ndarray | None = None
+    incumbent_score: float = -np.inf
+
+
+@dataclass
+class SearchResult:
+    """What a finished (or partly finished) plan has chosen.
+
+    Attributes:
+        params: The chosen Λ (SPEC's Λopt) by parameter name, or ``None`` before any score.
+        best_value: Its objective value (in the study's direction).
+        history: Λopt (params dict) after every finished batch, in plan order.
+        n_trials: Positions of the plan that are finished.
+        budget: All positions of the plan (known once the plan is replayed to its end).
+        finished: Whether the plan is complete.
+    """
+
+    params: dict[str, float] | None
+    best_value: float | None
+    history: list[dict[str, float]] = field(default_factory=list)
+    n_trials: int = 0
+    budget: int | None = None
+    finished: bool = False
+
+
+class _Replay:
+    """A plan advanced as far as the finished trials allow; cached per study, rebuilt on demand."""
+
+    def __init__(self, plan: Generator[Batch, list[float], tuple[np.ndarray, float]]) -> None:
+        self._plan = plan
+        self.batches: list[Batch] = []
+        self.offsets: list[int] = []
+        #: (Λopt, its score) once the plan has returned.
+        self.result: tuple[np.ndarray, float] | None = None
+        self._issue(None)
+
+    @property
+    def finished(self) -> bool:
+        return self.result is not None
+
+    @property
+    def current(self) -> int:
+        """Index of the batch awaiting scores (the last issued one)."""
+        return len(self.batches) - 1
+
+    @property
+    def n_positions(self) -> int:
+        """Positions issued so far (the whole budget once finished)."""
+        if not self.batches:
+            return 0
+        return self.offsets[-1] + len(self.batches[-1].points)
+
+    def _issue(self, scores: list[float] | None) -> None:
+        offset = self.n_positions
+        try:
+            batch = next(self._plan) if scores is None else self._plan.send(scores)
+        except StopIteration as stop:
+            point, score = stop.value
+            self.result = (np.asarray(point, dtype=np.float64), float(score))
+            return
+        self.batches.append(batch)
+        self.offsets.append(offset)
+
+    def positions(self, batch: int) -> range:
+        return range(self.offsets[batch], self.offsets[batch] + len(self.batches[batch].points))
+
+    def locate(self, position: int) -> tuple[Batch, int]:
+        for b in range(len(self.batches) - 1, -1, -1):
+            if position >= self.offsets[b]:
+                return self.batches[b], position - self.offsets[b]
+        raise IndexError(position)
+
+    def advance(self, scores: Mapping[int, float]) -> None:
+        """Send the scores of every completely scored batch, issuing the next ones."""
+        while not self.finished:
+            span = self.positions(self.current)
+            if not all(p in scores for p in span):
+                return
+            self._issue([scores[p] for p in span])
+
+
+@dataclass
+class _PositionState:
+    score: float | None = None  # set once finished (or given up after repeated failures)
+    running: list[FrozenTrial] = field(default_factory=list)
+    failures: int = 0
+
+
+def _process_identity() -> str:
+    """host:pid:start-time — distinguishes a live process from a dead one whose pid was reused."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
+
+
+def _start_time(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "?"
+
+
+def _owner_is_dead(owner: str) -> bool:
+    """True only when the owner ran on this host and its process is gone."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, start = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return start not in ("?", _start_time(pid))
+
+
+class PlanSampler(BaseSampler, abc.ABC):
+    """Base of the paper's samplers: trials take positions of a deterministic plan.
+
+    Subclasses define :meth:`_plan` (the paper's algorithm as a generator) and :meth:`settings`.
+
+    The λ space comes from ``search_space``/``initial_params`` when given, otherwise from the study,
+    where :class:`~optuna_boxcox.BoxCoxObjective` records it on its first call. Parameters outside
+    that space are sampled by ``independent_sampler`` (random by default). Enqueued trials are not
+    part of the plan; parameters they leave open take the current Λopt.
+
+    When the plan is spent the sampler stops the study (:meth:`optuna.study.Study.stop`); a trial that
+    starts after that re-evaluates Λopt (user attr ``phase = "done"``), which a caching objective
+    answers without refitting.
+    """
+
+    #: Registry name, recorded in the study.
+    name: str = "plan"
+
+    def __init__(
+        self,
+        *,
+        search_space: Mapping[str, FloatDistribution] | None = None,
+        initial_params: Mapping[str, float] | None = None,
+        seed: int = 0,
+        independent_sampler: BaseSampler | None = None,
+        max_retries: int = 3,
+        poll_interval: float = 0.02,
+    ) -> None:
+        self._explicit_space = None
+        if search_space is not None:
+            self._explicit_space = LambdaSpace.from_distributions(search_space, initial_params)
+        self._initial_params = dict(initial_params) if initial_params is not None else None
+        self._seed = int(seed)
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._max_retries = int(max_retries)
+        self._poll_interval = float(poll_interval)
+        self._lock = threading.RLock()
+        self._replays: dict[tuple[int, int], tuple[tuple, _Replay]] = {}
+        self._assigned: dict[int, int] = {}  # trial id → plan position (this process's trials)
+        self._identity = _process_identity()
+        self._warned_no_space = False
+
+    # -- what subclasses define ---------------------------------------------------------------
+    @abc.abstractmethod
+    def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
+        """The algorithm: yield batches, receive their scores (higher is better), return
+        (Λopt, its score)."""
+
+    @abc.abstractmethod
+    def settings(self) -> dict[str, Any]:
+        """The settings that determine the plan (recorded in the study)."""
+
+    def budget(self, n_params: int) -> int:
+        """Number of trials the plan takes for ``n_params`` λ (for ``n_trials``)."""
+        raise NotImplementedError
+
+    def _continues(self, recorded: Mapping[str, Any]) -> bool:
+        """Whether a study run with ``recorded`` settings may be continued with this sampler's."""
+        return dict(recorded) == self.settings()
+
+    # -- the λ space --------------------------------------------------------------------------
+    def _space(self, study: Study) -> LambdaSpace | None:
+        if self._explicit_space is not None:
+            return self._explicit_space
+        space = LambdaSpace.from_study(study)
+        if space is not None and self._initial_params is not None:
+            space = LambdaSpace(
+                space.names, space.low, space.high, space.to_vector(self._initial_params)
+            )
+        return space
+
+    # -- Optuna's sampler interface -----------------------------------------------------------
+    def reseed_rng(self) -> None:
+        # The plan's randomness comes from the seed alone so that every worker derives the same
+        # plan; only the sampler of parameters outside the λ space is reseeded.
+        self._independent_sampler.reseed_rng()
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        if "fixed_params" not in trial.system_attrs:
+            study._storage.set_trial_system_attr(trial._trial_id, OWNER_KEY, self._identity)
+
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        space = self._space(study)
+        if space is None:
+            if not self._warned_no_space:
+                _logger.warning(
+                    f"{type(self).__name__} found no λ search space: optimise a BoxCoxObjective "
+                    "or pass search_space=...; sampling parameters independently at random."
+                )
+                self._warned_no_space = True
+            return {}
+        if "fixed_params" not in trial.system_attrs and trial._trial_id not in self._assigned:
+            self._claim(study, trial, space)
+        return space.distributions()
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        if not search_space:
+            return {}
+        point = self._point_for(study, trial)
+        params: dict[str, Any] = {}
+        space = self._space(study)
+        for name, dist in search_space.items():
+            if point is not None and space is not None and name in space.names:
+                params[name] = _fit_to(dist, point[space.names.index(name)])
+            else:
+                params[name] = self._independent_sampler.sample_independent(
+                    study, trial, name, dist
+                )
+        return params
+
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        return self._independent_sampler.sample_independent(
+            study, trial, param_name, param_distribution
+        )
+
+    def after_trial(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        with self._lock:
+            position = self._assigned.pop(trial._trial_id, None)
+            if position is None or position == _UNCLAIMED:
+                return
+            if state == TrialState.FAIL:
+                return  # the position is re-run (up to max_retries)
+            space = self._space(study)
+            score = self._score(study, state, values)
+            replay, scores = self._sync(study, space, self._trials(study))
+            batch, index = replay.locate(position)
+            # Improved on Λopt as it stood before this candidate: the best at the start of the
+            # batch and the batch's earlier candidates (in a parallel run: those finished so far).
+            earlier = [scores[p] for p in range(position - index, position) if p in scores]
+            running = max([batch.incumbent_score, *earlier])
+            study._storage.set_trial_user_attr(trial._trial_id, "improved", bool(score > running))
+            # This trial's value is not in the storage yet: add it to see whether the plan ends.
+            scores[position] = score
+            replay.advance(scores)
+            finished = replay.finished
+        if finished:
+            self._finish(study)
+
+    # -- claiming positions ------------------------------------------------------------------
+    def _claim(self, study: Study, trial: FrozenTrial, space: LambdaSpace) -> None:
+        self._check_settings(study)
+        delay = self._poll_interval
+        while True:
+            with self._lock:
+                states = self._position_states(study, self._trials(study))
+                replay = self._replay(study, space)
+                replay.advance({p: s.score for p, s in states.items() if s.score is not None})
+                if replay.finished:
+                    self._assign_done(study, trial)
+                    return
+                idle = _PositionState()
+                free = [
+                    p
+                    for p in replay.positions(replay.current)
+                    if states.get(p, idle).score is None and not states.get(p, idle).running
+                ]
+                if free and self._try_claim(study, trial, free[0], replay):
+                    return
+            # Every position of the batch is taken by a running trial: wait for the batch to end.
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 1.5, 1.0)
+
+    def _try_claim(self, study: Study, trial: FrozenTrial, position: int, replay: _Replay) -> bool:
+        storage = study._storage
+        storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, position)
+        # Another process may have claimed the same position between our read and our write. Both
+        # wrote before they read back, so at least one sees the other: whoever sees a rival backs off.
+        rivals = [
+            t
+            for t in storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,))
+            if t._trial_id != trial._trial_id and t.system_attrs.get(POSITION_KEY) == position
+        ]
+        if rivals:
+            storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, _UNCLAIMED)
+            return False
+        self._assigned[trial._trial_id] = position
+        batch, index = replay.locate(position)
+        for key, value in batch.attrs[index].items():
+            storage.set_trial_user_attr(trial._trial_id, key, value)
+        return True
+
+    def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
+        self._assigned[trial._trial_id] = _UNCLAIMED
+        study._storage.set_trial_user_attr(trial._trial_id, "phase", "done")
+        self._finish(study)
+
+    def _point_for(self, study: Study, trial: FrozenTrial) -> np.ndarray | None:
+        space = self._space(study)
+        if space is None:
+            return None
+        with self._lock:
+            position = self._assigned.get(trial._trial_id)
+            replay = self._replay(study, space)
+        if position is None or position == _UNCLAIMED:
+            # Enqueued or post-budget trials take the current Λopt for parameters they leave open.
+            return self._incumbent(replay, space)
+        batch, index = replay.locate(position)
+        return batch.points[index]
+
+    # -- replaying the plan from storage -----------------------------------------------------
+    def _trials(self, study: Study) -> list[FrozenTrial]:
+        return study._storage.get_all_trials(study._study_id, deepcopy=False)
+
+    def _replay(self, study: Study, space: LambdaSpace | None) -> _Replay:
+        """The cached replay for this study (rebuilt when the space or settings differ)."""
+        assert space is not None
+        key = (id(study._storage), study._study_id)
+        signature = (space.names, tuple(space.low), tuple(space.high), tuple(space.initial))
+        cached = self._replays.get(key)
+        if cached is None or cached[0] != signature:
+            cached = (signature, _Replay(self._plan(space)))
+            self._replays[key] = cached
+        return cached[1]
+
+    def _sync(
+        self, study: Study, space: LambdaSpace, trials: list[FrozenTrial]
+    ) -> tuple[_Replay, dict[int, float]]:
+        """The replay advanced over the finished positions, and their scores."""
+        states = self._position_states(study, trials)
+        scores = {p: s.score for p, s in states.items() if s.score is not None}
+        replay = self._replay(study, space)
+        replay.advance(scores)
+        return replay, scores
+
+    def _position_states(self, study: Study, trials: list[FrozenTrial]) -> dict[int, _PositionState]:
+        states: dict[int, _PositionState] = {}
+        for t in trials:
+            position = t.system_attrs.get(POSITION_KEY)
+            if position is None or position == _UNCLAIMED:
+                continue
+            state = states.setdefault(position, _PositionState())
+            if state.score is not None:
+                continue
+            if t.state == TrialState.COMPLETE:
+                state.score = self._score(study, t.state, t.values)
+            elif t.state == TrialState.PRUNED:
+                state.score = -np.inf
+            elif t.state == TrialState.FAIL:
+                if not t.system_attrs.get(REAPED_KEY):
+                    state.failures += 1
+                    if state.failures > self._max_retries:
+                        state.score = -np.inf
+            elif t.state == TrialState.RUNNING:
+                if self._reap_if_dead(study, t):
+                    continue
+                state.running.append(t)
+        return states
+
+    def _reap_if_dead(self, study: Study, trial: FrozenTrial) -> bool:
+        """Fail a running trial whose process died (a crash on this host), so it is re-run."""
+        owner = trial.system_attrs.get(OWNER_KEY)
+        if owner is None or owner == self._identity or not _owner_is_dead(owner):
+            return False
+        try:
+            study._storage.set_trial_system_attr(trial._trial_id, REAPED_KEY, True)
+            study._storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
+        except (optuna.exceptions.UpdateFinishedTrialError, RuntimeError):
+            pass
+        _logger.warning(f"Trial {trial.number} belonged to a process that died; it will be re-run.")
+        return True
+
+    @staticmethod
+    def _score(study: Study, state: TrialState, values: Sequence[float] | None) -> float:
+        if state != TrialState.COMPLETE or not values:
+            return -np.inf
+        value = float(values[0])
+        if np.isnan(value):
+            return -np.inf
+        return value if study.direction == StudyDirection.MAXIMIZE else -value
+
+    def _finish(self, study: Study) -> None:
+        result = self.result(study)
+        if result.finished and RESULT_ATTR not in study.user_attrs:
+            study.set_user_attr(
+                RESULT_ATTR, {"params": result.params, "best_value": result.best_value}
+            )
+        try:
+            study.stop()
+        except RuntimeError:
+            pass  # ask-and-tell: there is no optimize loop to stop
+
+    def _check_settings(self, study: Study) -> None:
+        mine = {"name": self.name, "settings": self.settings()}
+        recorded = study.user_attrs.get(SAMPLER_ATTR)
+        if recorded is None:
+            study.set_user_attr(SAMPLER_ATTR, json.loads(json.dumps(mine)))
+            return
+        if recorded.get("name") != self.name or not self._continues(recorded.get("settings", {})):
+            raise ValueError(
+                f"study {study.study_name!r} was run with sampler {recorded.get('name')!r} and "
+                f"settings {recorded.get('settings')}; this sampler is {self.name!r} with "
+                f"{self.settings()}. Use a new study name, or the same settings to continue it."
+            )
+        if recorded != mine:
+            study.set_user_attr(SAMPLER_ATTR, json.loads(json.dumps(mine)))
+
+    # -- results -------------------------------------------------------------------------------
+    def result(self, study: Study) -> SearchResult:
+        """Λopt, its value and the history of Λopt per batch, replayed from the study's trials."""
+        space = self._space(study)
+        if space is None:
+            return SearchResult(None, None)
+        with self._lock:
+            replay, _ = self._sync(study, space, self._trials(study))
+        history = [space.to_params(b.incumbent) for b in replay.batches[1:]]
+        if replay.finished:
+            point, score = replay.result
+            history.append(space.to_params(point))
+            n = replay.n_positions
+            return SearchResult(
+                space.to_params(point), self._to_value(study, score), history, n, n, True
+            )
+        current = replay.batches[replay.current]
+        best = None
+        if np.isfinite(current.incumbent_score):
+            best = self._to_value(study, current.incumbent_score)
+        return SearchResult(
+            space.to_params(self._incumbent(replay, space)),
+            best,
+            history,
+            replay.offsets[replay.current],
+        )
+
+    @staticmethod
+    def _incumbent(replay: _Replay, space: LambdaSpace) -> np.ndarray:
+        if replay.finished:
+            return replay.result[0]
+        current = replay.batches[replay.current]
+        return space.initial if current.incumbent is None else current.incumbent
+
+    @staticmethod
+    def _to_value(study: Study, score: float) -> float:
+        return score if study.direction == StudyDirection.MAXIMIZE else -score
+
+
+def _fit_to(dist: BaseDistribution, value: float) -> Any:
+    """A plan coordinate as a valid value of ``dist`` (the plan works in plain λ units)."""
+    if isinstance(dist, FloatDistribution):
+        v = float(np.clip(value, dist.low, dist.high))
+        if dist.step is not None:
+            v = dist.low + round((v - dist.low) / dist.step) * dist.step
+            v = float(min(max(v, dist.low), dist.high))
+        return v
+    if isinstance(dist, IntDistribution):
+        v = int(round(float(np.clip(value, dist.low, dist.high))))
+        v = dist.low + ((v - dist.low) // dist.step) * dist.step
+        return int(v)
+    if isinstance(dist, CategoricalDistribution):
+        index = int(np.clip(round(value), 0, len(dist.choices) - 1))
+        return dist.choices[index]
+    raise TypeError(f"unsupported distribution {dist!r}")
+
+
+class GridPlanSampler(PlanSampler):
+    """A plan sampler over the paper's grid ``linspace(*grid_range, grid_size)`` (Algorithms 5, 7, 8)."""
+
+    def __init__(
+        self,
+        *,
+        grid_size: int = 11,
+        grid_range: tuple[float, float] = (-5.0, 5.0),
+        seed: int = 0,
+        search_space: Mapping[str, FloatDistribution] | None = None,
+        initial_params: Mapping[str, float] | None = None,
+        independent_sampler: BaseSampler | None = None,
+        max_retries: int = 3,
+    ) -> None:
+        if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 1:
+            raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
+        lo, hi = (float(v) for v in grid_range)
+        if not lo < hi:
+            raise ValueError(f"grid_range must be (low, high) with low < high, got {grid_range}")
+        super().__init__(
+            search_space=search_space,
+            initial_params=initial_params,
+            seed=seed,
+            independent_sampler=independent_sampler,
+            max_retries=max_retries,
+        )
+        self.grid_size = int(grid_size)
+        self.grid_range = (lo, hi)
+
+    @property
+    def grid(self) -> np.ndarray:
+        return np.linspace(self.grid_range[0], self.grid_range[1], self.grid_size)
+
+    def settings(self) -> dict[str, Any]:
+        return {"grid_size": self.grid_size, "grid_range": list(self.grid_range)}
