@@ -9,6 +9,8 @@ from optuna_boxcox.samplers._full_grid import FullGridSampler
 from optuna_boxcox.samplers._mle import MLESampler
 from optuna_boxcox.samplers._plan import PlanSampler
 from optuna_boxcox.samplers._plan import SearchResult
+from optuna_boxcox.samplers._registry import SAMPLERS
+from optuna_boxcox.samplers._registry import make_sampler
 from optuna_boxcox.samplers._spherical import SphericalSampler
 
 __all__ = [
@@ -18,6 +20,8 @@ __all__ = [
     "FullGridSampler",
     "MLESampler",
     "PlanSampler",
+    "SAMPLERS",
     "SearchResult",
     "SphericalSampler",
+    "make_sampler",
 ]

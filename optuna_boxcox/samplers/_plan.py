@@ -21,6 +21,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Callable
 
 import numpy as np
 import optuna
@@ -144,11 +145,46 @@ class _Replay:
             self._issue([scores[p] for p in span])
 
 
-@dataclass
-class _PositionState:
-    score: float | None = None  # set once finished (or given up after repeated failures)
-    running: list[FrozenTrial] = field(default_factory=list)
-    failures: int = 0
+class _Ledger:
+    """What the study's trials say about the plan's positions, read incrementally.
+
+    Finished trials never change, so each is accounted once; only trials past the first unfinished
+    one are looked at again.
+    """
+
+    def __init__(self) -> None:
+        self.scores: dict[int, float] = {}  # finished positions (or given up after failures)
+        self.failures: dict[int, int] = {}
+        self._accounted: set[int] = set()
+        self._frontier = 0  # every trial number below it is accounted
+
+    def update(
+        self, trials: Sequence[FrozenTrial], score: Callable[[FrozenTrial], float], max_retries: int
+    ) -> list[FrozenTrial]:
+        """Account newly finished trials; return the running ones that hold a position."""
+        running = []
+        for t in trials[self._frontier:]:
+            if t.number in self._accounted:
+                continue
+            position = t.system_attrs.get(POSITION_KEY)
+            if t.state == TrialState.RUNNING or t.state == TrialState.WAITING:
+                if position is not None and position != _UNCLAIMED:
+                    running.append(t)
+                continue
+            self._accounted.add(t.number)
+            if position is None or position == _UNCLAIMED or position in self.scores:
+                continue
+            if t.state == TrialState.FAIL:
+                if not t.system_attrs.get(REAPED_KEY):
+                    self.failures[position] = self.failures.get(position, 0) + 1
+                    if self.failures[position] > max_retries:
+                        self.scores[position] = -np.inf
+            else:
+                self.scores[position] = score(t)
+        while self._frontier in self._accounted:
+            self._accounted.discard(self._frontier)
+            self._frontier += 1
+        return running
 
 
 def _process_identity() -> str:
@@ -218,10 +254,22 @@ class PlanSampler(BaseSampler, abc.ABC):
         self._max_retries = int(max_retries)
         self._poll_interval = float(poll_interval)
         self._lock = threading.RLock()
-        self._replays: dict[tuple[int, int], tuple[tuple, _Replay]] = {}
+        self._studies: dict[tuple[int, int], tuple[tuple, _Replay, _Ledger]] = {}
         self._assigned: dict[int, int] = {}  # trial id → plan position (this process's trials)
         self._identity = _process_identity()
         self._warned_no_space = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Locks and per-process caches do not travel; everything they hold is in the storage.
+        state = self.__dict__.copy()
+        del state["_lock"]
+        state["_studies"], state["_assigned"] = {}, {}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+        self._identity = _process_identity()
 
     # -- what subclasses define ---------------------------------------------------------------
     @abc.abstractmethod
@@ -341,17 +389,16 @@ class PlanSampler(BaseSampler, abc.ABC):
         delay = self._poll_interval
         while True:
             with self._lock:
-                states = self._position_states(study, self._trials(study))
-                replay = self._replay(study, space)
-                replay.advance({p: s.score for p, s in states.items() if s.score is not None})
+                held = self._running(study, self._trials(study))
+                _, replay, ledger = self._cache(study)
+                replay.advance(ledger.scores)
                 if replay.finished:
                     self._assign_done(study, trial)
                     return
-                idle = _PositionState()
                 free = [
                     p
                     for p in replay.positions(replay.current)
-                    if states.get(p, idle).score is None and not states.get(p, idle).running
+                    if p not in ledger.scores and p not in held
                 ]
                 if free and self._try_claim(study, trial, free[0], replay):
                     return
@@ -400,50 +447,38 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _trials(self, study: Study) -> list[FrozenTrial]:
         return study._storage.get_all_trials(study._study_id, deepcopy=False)
 
-    def _replay(self, study: Study, space: LambdaSpace | None) -> _Replay:
-        """The cached replay for this study (rebuilt when the space or settings differ)."""
+    def _cache(self, study: Study) -> tuple[tuple, _Replay, _Ledger]:
+        """This process's replay and ledger of the study (rebuilt when its λ space changes)."""
+        space = self._space(study)
         assert space is not None
         key = (id(study._storage), study._study_id)
         signature = (space.names, tuple(space.low), tuple(space.high), tuple(space.initial))
-        cached = self._replays.get(key)
+        cached = self._studies.get(key)
         if cached is None or cached[0] != signature:
-            cached = (signature, _Replay(self._plan(space)))
-            self._replays[key] = cached
-        return cached[1]
+            cached = (signature, _Replay(self._plan(space)), _Ledger())
+            self._studies[key] = cached
+        return cached
+
+    def _replay(self, study: Study, space: LambdaSpace | None = None) -> _Replay:
+        return self._cache(study)[1]
 
     def _sync(
         self, study: Study, space: LambdaSpace, trials: list[FrozenTrial]
     ) -> tuple[_Replay, dict[int, float]]:
         """The replay advanced over the finished positions, and their scores."""
-        states = self._position_states(study, trials)
-        scores = {p: s.score for p, s in states.items() if s.score is not None}
-        replay = self._replay(study, space)
-        replay.advance(scores)
-        return replay, scores
+        self._running(study, trials)
+        _, replay, ledger = self._cache(study)
+        replay.advance(ledger.scores)
+        return replay, dict(ledger.scores)
 
-    def _position_states(self, study: Study, trials: list[FrozenTrial]) -> dict[int, _PositionState]:
-        states: dict[int, _PositionState] = {}
-        for t in trials:
-            position = t.system_attrs.get(POSITION_KEY)
-            if position is None or position == _UNCLAIMED:
-                continue
-            state = states.setdefault(position, _PositionState())
-            if state.score is not None:
-                continue
-            if t.state == TrialState.COMPLETE:
-                state.score = self._score(study, t.state, t.values)
-            elif t.state == TrialState.PRUNED:
-                state.score = -np.inf
-            elif t.state == TrialState.FAIL:
-                if not t.system_attrs.get(REAPED_KEY):
-                    state.failures += 1
-                    if state.failures > self._max_retries:
-                        state.score = -np.inf
-            elif t.state == TrialState.RUNNING:
-                if self._reap_if_dead(study, t):
-                    continue
-                state.running.append(t)
-        return states
+    def _running(self, study: Study, trials: list[FrozenTrial]) -> dict[int, FrozenTrial]:
+        """Account finished trials in the ledger; the live running trial of each held position."""
+        ledger = self._cache(study)[2]
+        held: dict[int, FrozenTrial] = {}
+        for t in ledger.update(trials, lambda t: self._score(study, t.state, t.values), self._max_retries):
+            if not self._reap_if_dead(study, t):
+                held.setdefault(t.system_attrs[POSITION_KEY], t)
+        return held
 
     def _reap_if_dead(self, study: Study, trial: FrozenTrial) -> bool:
         """Fail a running trial whose process died (a crash on this host), so it is re-run."""

@@ -1,0 +1,28 @@
+"""The paper's five classifiers by name, with the paper's settings (SPEC §7) — defined only here."""
+
+from __future__ import annotations
+
+from typing import Any
+from typing import Callable
+
+from sklearn.linear_model import SGDClassifier
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.svm import SVC
+
+#: Factories of the paper's classifiers (random_state 42 where they have one).
+CLASSIFIERS: dict[str, Callable[[], Any]] = {
+    "linear": lambda: SGDClassifier(loss="perceptron", random_state=42),
+    "knn": lambda: KNeighborsClassifier(),
+    "bayes": lambda: GaussianNB(),
+    "svc": lambda: SVC(probability=True, random_state=42),
+    "nn": lambda: MLPClassifier(hidden_layer_sizes=(10, 10), max_iter=1000, random_state=42),
+}
+
+
+def make_classifier(name: str) -> Any:
+    """A fresh instance of one of the paper's classifiers (``linear``, ``knn``, ``bayes``, ``svc``, ``nn``)."""
+    if name not in CLASSIFIERS:
+        raise ValueError(f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}")
+    return CLASSIFIERS[name]()

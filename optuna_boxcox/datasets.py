@@ -1,0 +1,83 @@
+"""Data sets by name, or from a CSV file the user gives.
+
+``breast_cancer``, ``iris`` and ``wine`` ship with scikit-learn and work offline. ``sonar`` (UCI
+Sonar, 208 × 60) comes from OpenML through :func:`sklearn.datasets.fetch_openml`, cached in
+scikit-learn's data home after the first download; offline, pass the CSV with ``load_csv``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn import datasets as _sk
+
+BUNDLED = ("breast_cancer", "iris", "wine")
+DATASETS = (*BUNDLED, "sonar")
+
+
+class DataError(ValueError):
+    """A data set that cannot be used as it is (the message names the problem)."""
+
+
+def load_dataset(name: str, *, data_home: str | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """Features (DataFrame, named columns) and labels of a named data set."""
+    if name in BUNDLED:
+        bunch = getattr(_sk, f"load_{name}")(as_frame=True)
+        return bunch.data, bunch.target
+    if name == "sonar":
+        return _load_sonar(data_home)
+    raise DataError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)} or give a CSV path")
+
+
+def _load_sonar(data_home: str | None) -> tuple[pd.DataFrame, pd.Series]:
+    try:
+        bunch = _sk.fetch_openml("sonar", version=1, as_frame=True, data_home=data_home, parser="auto")
+    except Exception as error:  # network errors come in many types
+        raise DataError(
+            "could not fetch sonar from OpenML (offline?): pass the data as a CSV instead, e.g. "
+            "--csv sonar.csv --label y"
+        ) from error
+    X = bunch.data.astype(np.float64)
+    X.columns = [f"x{j}" for j in range(X.shape[1])]
+    # OpenML labels the classes "Rock"/"Mine"; 1 = rock as in the UCI file.
+    y = (bunch.target.astype(str).str.lower().str.startswith("r")).astype(int).rename("y")
+    return X, y
+
+
+def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
+    """Features and labels from a CSV file with a header row; ``label`` names the class column.
+
+    Every other column must be numeric and finite.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"CSV file not found: {path}")
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+        raise DataError(f"cannot read {path} as CSV: {error}") from error
+    if label not in frame.columns:
+        raise DataError(
+            f"label column {label!r} not in {path.name}; its columns are {', '.join(map(str, frame.columns[:10]))}"
+            + ("…" if frame.shape[1] > 10 else "")
+        )
+    y = frame.pop(label)
+    return validate_features(frame, source=path.name), y
+
+
+def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:
+    """Numeric, finite, non-empty features, or a DataError naming the offending columns."""
+    X = pd.DataFrame(X)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataError(f"{source} has no rows or no feature columns")
+    non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    if non_numeric:
+        raise DataError(f"non-numeric feature column(s) in {source}: {', '.join(non_numeric)}")
+    values = X.to_numpy(dtype=np.float64)
+    bad = [str(c) for c, ok in zip(X.columns, np.isfinite(values).all(axis=0)) if not ok]
+    if bad:
+        raise DataError(f"missing or infinite values in column(s) of {source}: {', '.join(bad)}")
+    return X

@@ -1,0 +1,81 @@
+"""BoxCoxClassifier: scikit-learn's estimator contract and the paper's Algorithms 3–4."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
+from sklearn.utils.estimator_checks import check_param_validation
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from optuna_boxcox import BoxCoxClassifier
+
+
+@parametrize_with_checks([BoxCoxClassifier(sampler="spherical", n_trials=None)])
+def test_classifier_passes_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize(
+    "check", [check_param_validation, check_dataframe_column_names_consistency]
+)
+def test_classifier_passes_the_checks_not_run_by_default(check):
+    check("BoxCoxClassifier", BoxCoxClassifier(sampler="spherical"))
+
+
+def test_fixed_unit_lambdas_predict_like_standard_scaling(breast_cancer):
+    X, y = breast_cancer.data, breast_cancer.target
+    # A domain of width 2e-12 around 1 pins every λ at 1 (the MLE is clipped into it).
+    clf = BoxCoxClassifier(SVC(), sampler="mle", bounds=(1.0 - 1e-12, 1.0 + 1e-12)).fit(X, y)
+    np.testing.assert_allclose(clf.lambdas_, 1.0, atol=1e-11)
+    reference = make_pipeline(StandardScaler(), SVC()).fit(X, y)
+    np.testing.assert_array_equal(clf.predict(X), reference.predict(X))
+
+
+def test_fitted_attributes_name_lambdas_after_features(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :4], breast_cancer.target
+    clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="spherical").fit(X, y)
+    assert list(clf.feature_names_in_) == list(X.columns)
+    assert set(clf.study_.best_params) == set(X.columns)
+    assert clf.lambdas_.shape == (4,)
+    assert clf.n_features_in_ == 4
+    assert len(clf.study_.trials) == 11
+    assert 0.0 <= clf.best_score_ <= 1.0
+    assert list(clf.classes_) == [0, 1]
+
+
+def test_classifier_works_in_pipeline_cross_val_and_grid_search(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    pipe = Pipeline([("clf", BoxCoxClassifier(KNeighborsClassifier(), sampler="spherical"))])
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(scores > 0.6)
+    search = GridSearchCV(
+        BoxCoxClassifier(KNeighborsClassifier(), sampler="spherical"),
+        {"sampler": ["spherical", "mle"]},
+        cv=2,
+    ).fit(X, y)
+    assert search.best_params_["sampler"] in ("spherical", "mle")
+
+
+def test_classifier_records_its_study_in_a_storage(tmp_path, breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="diagonal", storage=url, study_name="bc")
+    clf.fit(X, y)
+    study = optuna.load_study(study_name="bc", storage=url)
+    assert len(study.trials) == 3 * 11 + 1
+    assert set(study.trials[0].params) == set(X.columns)
+
+
+def test_unknown_sampler_name_is_a_clear_error(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    with pytest.raises(ValueError, match="sampler"):
+        BoxCoxClassifier(sampler="simulated-annealing").fit(X, y)

@@ -1,0 +1,147 @@
+"""BoxCoxObjective: the score a search maximises (SPEC §2) against plain loops written here."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox._space import SPACE_ATTR
+
+
+def plain_resubstitution_accuracy(X, y, lambdas, classifier):
+    """The paper's loop: min-max into [1, 2], scipy's Box-Cox per column, StandardScaler, fit, predict."""
+    X = np.asarray(X, dtype=float)
+    Z = 1 + (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    B = np.column_stack([stats.boxcox(Z[:, j], lmbda=lam) for j, lam in enumerate(lambdas)])
+    S = StandardScaler().fit_transform(B)
+    model = clone(classifier).fit(S, y)
+    return accuracy_score(y, model.predict(S))
+
+
+@pytest.fixture(params=["sonar", "breast_cancer"])
+def dataset(request):
+    bunch = request.getfixturevalue(request.param)
+    return bunch.data, bunch.target
+
+
+@pytest.mark.parametrize("classifier", [GaussianNB(), KNeighborsClassifier(), SVC()], ids=repr)
+def test_resubstitution_accuracy_equals_the_papers_plain_loop(dataset, classifier):
+    X, y = dataset
+    objective = BoxCoxObjective(X, y, classifier)
+    rng = np.random.default_rng(0)
+    for lambdas in [np.ones(X.shape[1]), objective.mle_lambdas, *rng.uniform(-5, 5, (3, X.shape[1]))]:
+        expected = plain_resubstitution_accuracy(X, y, lambdas, classifier)
+        assert objective.evaluate(lambdas) == expected, f"λ = {lambdas[:4]}…"
+
+
+def test_incremental_retransform_equals_a_fresh_transform(breast_cancer):
+    X, y = breast_cancer.data, breast_cancer.target
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    rng = np.random.default_rng(1)
+    lambdas = rng.uniform(-5, 5, X.shape[1])
+    objective.evaluate(lambdas)
+    for _ in range(5):
+        lambdas = lambdas.copy()
+        lambdas[rng.integers(X.shape[1])] = rng.uniform(-5, 5)
+        incremental = objective.transform(lambdas)
+        fresh = BoxCoxObjective(X, y, GaussianNB()).transform(lambdas)
+        np.testing.assert_array_equal(incremental, fresh)
+
+
+def test_a_lambda_scored_before_is_not_refitted(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :5], breast_cancer.target
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    first = objective.evaluate(np.zeros(5))
+    assert objective.n_evaluations == 1
+    assert objective.evaluate(np.zeros(5)) == first
+    assert objective.evaluate(objective.to_params(np.zeros(5))) == first
+    assert objective.n_evaluations == 1
+
+
+def test_parameters_are_named_after_features(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    assert objective.param_names == list(X.columns)
+    assert BoxCoxObjective(X.to_numpy(), y, GaussianNB()).param_names == [
+        "lambda_0", "lambda_1", "lambda_2"
+    ]
+    study = optuna.create_study(direction="maximize")
+    study.optimize(objective, n_trials=2)
+    assert set(study.trials[0].params) == set(X.columns)
+    assert study.user_attrs[SPACE_ATTR]["names"] == list(X.columns)
+
+
+def test_params_and_lambda_vectors_convert_both_ways(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    vector = np.array([0.5, -2.0, 3.0])
+    np.testing.assert_array_equal(objective.to_lambdas(objective.to_params(vector)), vector)
+
+
+def test_mle_start_and_default_domain_follow_spec_section_3(breast_cancer):
+    X, y = breast_cancer.data, breast_cancer.target
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    Z = 1 + (X - X.min()) / (X.max() - X.min())
+    expected = [stats.boxcox_normmax(Z[c].to_numpy(), method="mle") for c in X.columns]
+    np.testing.assert_allclose(objective.mle_lambdas, expected, rtol=1e-6)
+    assert min(objective.mle_lambdas) < -15  # breast cancer's λ_MLE of -15.7 (SPEC §3)
+    np.testing.assert_array_equal(objective.space.low, np.minimum(-10, objective.mle_lambdas - 5))
+    np.testing.assert_array_equal(objective.space.high, np.maximum(10, objective.mle_lambdas + 5))
+
+
+def test_inner_k_fold_score_equals_a_plain_loop(breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :6], breast_cancer.target.to_numpy()
+    objective = BoxCoxObjective(X, y, KNeighborsClassifier(), cv=4, random_state=7)
+    lambdas = np.linspace(-2, 2, 6)
+    S = objective.transform(lambdas)
+    scores = []
+    for train, test in StratifiedKFold(4, shuffle=True, random_state=7).split(S, y):
+        model = KNeighborsClassifier().fit(S[train], y[train])
+        scores.append(accuracy_score(y[test], model.predict(S[test])))
+    assert objective.evaluate(lambdas) == pytest.approx(np.mean(scores), abs=1e-15)
+
+
+@pytest.mark.parametrize("scoring", ["accuracy", "f1", "mcc", "balanced_accuracy", "ml", "pcml", "fisher", "1nn-mm"])
+def test_every_scoring_gives_a_finite_score(breast_cancer, scoring):
+    X, y = breast_cancer.data.iloc[:, :4], breast_cancer.target
+    objective = BoxCoxObjective(X, y, GaussianNB(), scoring=scoring)
+    assert np.isfinite(objective.evaluate(objective.mle_lambdas))
+
+
+def test_a_study_of_another_search_space_is_refused(breast_cancer):
+    X, y = breast_cancer.data, breast_cancer.target
+    study = optuna.create_study(direction="maximize")
+    study.optimize(BoxCoxObjective(X.iloc[:, :3], y, GaussianNB()), n_trials=1)
+    with pytest.raises(ValueError, match="another λ search space"):
+        study.optimize(BoxCoxObjective(X.iloc[:, 3:6], y, GaussianNB()), n_trials=1, catch=())
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"scoring": "auc-ish"}, "unknown scoring"),
+        ({"bounds": (5.0, -5.0)}, "low < high"),
+        ({"method": "log"}, "method"),
+        ({"cv": 1}, "at least 2"),
+    ],
+)
+def test_bad_arguments_say_what_is_wrong(breast_cancer, kwargs, message):
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    with pytest.raises(ValueError, match=message):
+        BoxCoxObjective(X, y, GaussianNB(), **kwargs)
+
+
+def test_single_class_labels_are_refused(breast_cancer):
+    X = breast_cancer.data.iloc[:, :3]
+    with pytest.raises(ValueError, match="single class"):
+        BoxCoxObjective(X, np.zeros(len(X)), GaussianNB())

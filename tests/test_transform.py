@@ -1,0 +1,295 @@
+"""BoxCoxTransformer and box_cox: the paper's transform (SPEC §1, Algorithms 3 and 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from scipy import stats
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import estimator_checks
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from optuna_boxcox._transform import BoxCoxTransformer, box_cox
+
+METHODS = ("box-cox", "yeo-johnson")
+EXTRAPOLATIONS = ("extrapolate", "clip")
+
+ESTIMATORS = [
+    BoxCoxTransformer(),
+    BoxCoxTransformer(method="yeo-johnson"),
+    BoxCoxTransformer(extrapolation="clip"),
+    BoxCoxTransformer(standardize=False),
+    BoxCoxTransformer(method="yeo-johnson", standardize=False),
+]
+
+NAMED_CHECKS = [
+    "check_param_validation",
+    "check_set_output_transform",
+    "check_set_output_transform_pandas",
+    "check_global_output_transform_pandas",
+    "check_transformer_get_feature_names_out",
+    "check_transformer_get_feature_names_out_pandas",
+    "check_dataframe_column_names_consistency",
+]
+
+
+def _reference_transform(X_train, X, lambdas):
+    """The paper's pipeline written out with scipy: min-max into [1, 2], scipy boxcox, StandardScaler."""
+    lo, hi = X_train.min(axis=0), X_train.max(axis=0)
+
+    def boxcox_scaled(data):
+        Z = 1.0 + (data - lo) / (hi - lo)
+        return np.column_stack([stats.boxcox(Z[:, j], lmbda=lam) for j, lam in enumerate(lambdas)])
+
+    scaler = StandardScaler().fit(boxcox_scaled(X_train))
+    return scaler.transform(boxcox_scaled(X))
+
+
+def _split(X, seed=0):
+    rng = np.random.default_rng(seed)
+    test = rng.random(len(X)) < 0.3
+    return X[~test], X[test]
+
+
+# --- scikit-learn's estimator contract -----------------------------------------------------------
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_estimator_passes_scikit_learn_checks(estimator, check):
+    check(estimator)
+
+
+# The set_output checks deliberately fit on a DataFrame and transform an array (and the reverse);
+# scikit-learn's own transformers warn there too, and parametrize_with_checks silences it the same way.
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names:UserWarning")
+@pytest.mark.filterwarnings("ignore:X has feature names, but:UserWarning")
+@pytest.mark.parametrize("check_name", NAMED_CHECKS)
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=repr)
+def test_estimator_passes_named_scikit_learn_check(estimator, check_name):
+    check = getattr(estimator_checks, check_name)
+    check(type(estimator).__name__, estimator)
+
+
+def test_pandas_output_keeps_feature_names_and_index(breast_cancer):
+    X = breast_cancer.data.iloc[:50, :4]
+    out = BoxCoxTransformer(lambdas=[0.5, 1.0, -1.0, 2.0]).set_output(transform="pandas").fit_transform(X)
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(X.columns)
+    assert out.index.equals(X.index)
+
+
+def test_function_twin_equals_fit_transform(breast_cancer):
+    X = breast_cancer.data.to_numpy()
+    lambdas = np.linspace(-3, 3, X.shape[1])
+    np.testing.assert_array_equal(box_cox(X, lambdas), BoxCoxTransformer(lambdas).fit_transform(X))
+    np.testing.assert_array_equal(
+        box_cox(X, method="yeo-johnson", standardize=False),
+        BoxCoxTransformer(method="yeo-johnson", standardize=False).fit_transform(X),
+    )
+
+
+# --- the transform itself (SPEC §1) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dataset", ["breast_cancer", "sonar"])
+def test_unit_lambdas_give_standard_scaler_output(dataset, request):
+    X = request.getfixturevalue(dataset).data.to_numpy(dtype=np.float64)
+    X_train, X_test = _split(X)
+    bc = BoxCoxTransformer(lambdas=np.ones(X.shape[1])).fit(X_train)
+    scaler = StandardScaler().fit(X_train)
+    np.testing.assert_allclose(
+        bc.transform(X_train), scaler.transform(X_train), rtol=0, atol=1e-9,
+        err_msg="λ = 1 everywhere should be the paper's base pipeline (plain standard scaling)",
+    )
+    np.testing.assert_allclose(bc.transform(X_test), scaler.transform(X_test), rtol=0, atol=1e-9)
+
+
+def test_transform_equals_scipy_boxcox_after_minmax_and_standard_scaler(breast_cancer):
+    X = breast_cancer.data.to_numpy(dtype=np.float64)
+    X_train, X_test = _split(X, seed=1)
+    lambdas = np.random.default_rng(7).uniform(-5, 5, X.shape[1])
+    bc = BoxCoxTransformer(lambdas=lambdas).fit(X_train)
+    # Held-out values stay positive after min-max here, so the floor never applies and scipy agrees.
+    for data in (X_train, X_test):
+        np.testing.assert_allclose(
+            bc.transform(data), _reference_transform(X_train, data, lambdas), rtol=1e-9, atol=1e-12
+        )
+
+
+def test_clip_maps_unseen_values_to_the_training_extremes():
+    X_train = np.array([[0.0], [1.0], [3.0], [10.0]])
+    bc = BoxCoxTransformer(lambdas=[-1.5], extrapolation="clip").fit(X_train)
+    out = bc.transform(np.array([[-50.0], [0.0], [10.0], [1e6]]))
+    assert out[0, 0] == out[1, 0]
+    assert out[2, 0] == out[3, 0]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("extrapolation", EXTRAPOLATIONS)
+@pytest.mark.parametrize("lam", [-20.0, -1e-13, 0.0, 1.0, 2.0, 20.0])
+def test_data_far_outside_the_training_range_gives_finite_output(method, extrapolation, lam):
+    rng = np.random.default_rng(3)
+    X_train = rng.uniform(-1.0, 2.0, size=(40, 3))
+    lo, hi = X_train.min(axis=0), X_train.max(axis=0)
+    width = hi - lo
+    X_test = np.vstack([lo - 100 * width, hi + 100 * width, lo - 1e-3, hi + 1e-3, (lo + hi) / 2])
+    bc = BoxCoxTransformer(np.full(3, lam), method=method, extrapolation=extrapolation).fit(X_train)
+    out = bc.transform(X_test)
+    assert out.dtype == np.float64
+    assert np.isfinite(out).all(), f"non-finite output for λ={lam}: {out}"
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("lambdas", ["mle", [20.0, -20.0, 0.0]])
+def test_constant_columns_give_finite_output(method, lambdas):
+    X_train = np.column_stack([np.full(10, 5.0), np.full(10, -2.0), np.arange(10.0)])
+    bc = BoxCoxTransformer(lambdas, method=method).fit(X_train)
+    assert np.isfinite(bc.transform(X_train)).all()
+    assert np.isfinite(bc.transform(np.array([[1e6, -1e6, 3.0], [-7.0, 0.0, -1e3]]))).all()
+    # Exactly 0 for Box-Cox (Z = 1); Yeo-Johnson's constant can be ~1e9 and its mean carries rounding.
+    np.testing.assert_allclose(bc.transform(X_train)[:, :2], 0.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("extrapolation", EXTRAPOLATIONS)
+@pytest.mark.parametrize(
+    ("magnitude", "unseen"),
+    [
+        (1e300, [[1.7e308, -1.7e308], [-1e308, 1e308]]),  # as far out as float64 goes
+        (1e-300, [[1.5e-298, -1.5e-298], [-1e-300, 1e-300]]),  # 150× the training scale
+    ],
+)
+@pytest.mark.parametrize("standardize", [True, False])
+@pytest.mark.parametrize("lam", [-20.0, 0.0, 0.5, 20.0])
+def test_huge_and_tiny_magnitudes_give_finite_output(
+    method, extrapolation, magnitude, unseen, standardize, lam
+):
+    X_train = magnitude * np.random.default_rng(4).uniform(-1.0, 1.0, size=(30, 2))
+    bc = BoxCoxTransformer([lam, lam], method=method, extrapolation=extrapolation, standardize=standardize)
+    assert np.isfinite(bc.fit_transform(X_train)).all()
+    out = bc.transform(np.vstack([X_train[:5], unseen]))
+    assert np.isfinite(out).all(), f"non-finite output at magnitude {magnitude}, λ={lam}: {out}"
+
+
+finite_columns = hnp.arrays(
+    np.float64,
+    st.integers(2, 25),
+    elements=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    train=finite_columns,
+    test=finite_columns,
+    lam=st.floats(-20.0, 20.0),
+    method=st.sampled_from(METHODS),
+    extrapolation=st.sampled_from(EXTRAPOLATIONS),
+    standardize=st.booleans(),
+)
+def test_each_column_is_monotone_non_decreasing_in_its_input(
+    train, test, lam, method, extrapolation, standardize
+):
+    bc = BoxCoxTransformer([lam], method=method, extrapolation=extrapolation, standardize=standardize)
+    bc.fit(train[:, None])
+    x = np.sort(np.concatenate([train, test, [train.min() - 1e3, train.max() * 10]]))
+    out = bc.transform(x[:, None])[:, 0]
+    assert np.isfinite(out).all()
+    assert (np.diff(out) >= 0).all(), f"transform decreases somewhere for λ={lam}: {x} -> {out}"
+
+
+# --- maximum-likelihood λ ------------------------------------------------------------------------
+
+
+def test_mle_lambdas_equal_scipy_boxcox_normmax_of_each_scaled_column(breast_cancer):
+    X = breast_cancer.data.to_numpy(dtype=np.float64)
+    Z = 1.0 + (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    expected = [stats.boxcox_normmax(Z[:, j], method="mle") for j in range(X.shape[1])]
+    np.testing.assert_allclose(BoxCoxTransformer().fit(X).lambdas_, expected, rtol=1e-9)
+
+
+def test_mle_lambdas_of_yeo_johnson_equal_scipy_on_raw_columns(breast_cancer):
+    X = breast_cancer.data.to_numpy(dtype=np.float64)[:, :6]
+    expected = [stats.yeojohnson_normmax(X[:, j]) for j in range(X.shape[1])]
+    np.testing.assert_allclose(BoxCoxTransformer(method="yeo-johnson").fit(X).lambdas_, expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_mle_gives_a_constant_column_lambda_one(method):
+    X = np.column_stack([np.full(20, 3.0), np.linspace(1.0, 5.0, 20) ** 2])
+    assert BoxCoxTransformer(method=method).fit(X).lambdas_[0] == 1.0
+
+
+# --- inverse_transform ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("standardize", [True, False])
+def test_inverse_transform_round_trips_training_data(breast_cancer, method, standardize):
+    X = breast_cancer.data.to_numpy(dtype=np.float64)
+    lambdas = np.random.default_rng(5).uniform(-3, 3, X.shape[1])
+    lambdas[:3] = [0.0, 1.0, 2.0]  # the special branches of both inverses
+    if method == "yeo-johnson":
+        X = X - np.median(X, axis=0)  # both signs, so both Yeo-Johnson branches are exercised
+        lambdas = lambdas / 10  # raw features span ~1e3; keep (1 + |x|)^λ well inside float64
+    bc = BoxCoxTransformer(lambdas, method=method, standardize=standardize)
+    np.testing.assert_allclose(bc.inverse_transform(bc.fit_transform(X)), X, rtol=1e-6, atol=1e-9)
+
+
+def test_inverse_transform_of_values_outside_the_image_stays_finite():
+    bc = BoxCoxTransformer([2.0, -2.0], standardize=False).fit(np.array([[1.0, 1.0], [2.0, 3.0]]))
+    assert np.isfinite(bc.inverse_transform(np.array([[-10.0, 10.0], [1e300, -1e300]]))).all()
+
+
+# --- λ given by the user -------------------------------------------------------------------------
+
+
+def test_dict_lambdas_by_name_position_and_dataframe_column(breast_cancer):
+    X = breast_cancer.data.iloc[:, :3]
+    expected = np.array([0.5, -1.0, 2.0])
+    by_column = {name: lam for name, lam in zip(X.columns, expected)}
+    np.testing.assert_array_equal(BoxCoxTransformer(by_column).fit(X).lambdas_, expected)
+    arr = X.to_numpy()
+    by_output_name = {"x0": 0.5, "x1": -1.0, "x2": 2.0}
+    np.testing.assert_array_equal(BoxCoxTransformer(by_output_name).fit(arr).lambdas_, expected)
+    by_position_and_name = {0: 0.5, 2: 2.0, "x1": -1.0}
+    np.testing.assert_array_equal(BoxCoxTransformer(by_position_and_name).fit(arr).lambdas_, expected)
+
+
+@pytest.mark.parametrize(
+    ("lambdas", "message"),
+    [
+        ([1.0, 2.0], r"shape \(2,\) but X has 3 features"),
+        ([[1.0, 2.0, 3.0]], r"shape \(1, 3\) but X has 3 features"),
+        ({"x0": 1.0, "x1": 1.0}, r"missing feature\(s\) \['x2'\]"),
+        ({"x0": 1.0, "x1": 1.0, "x2": 1.0, "x9": 1.0}, "unknown feature 'x9'"),
+        ({"x0": 1.0, 0: 2.0, "x1": 1.0, "x2": 1.0}, "'x0' more than once"),
+        ({"x0": 1.0, "x1": "one", "x2": 1.0}, r"lambdas\['x1'\] must be a real number"),
+        ([1.0, np.nan, 1.0], r"non-finite λ for feature\(s\) \['x1'\]"),
+        ({"x0": 1.0, "x1": 1.0, "x2": np.inf}, r"non-finite λ for feature\(s\) \['x2'\]"),
+        (["a", "b", "c"], "lambdas must be numbers"),
+    ],
+)
+def test_bad_lambdas_raise_value_error_naming_the_problem(lambdas, message):
+    X = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(ValueError, match=message):
+        BoxCoxTransformer(lambdas).fit(X)
+
+
+def test_missing_feature_in_dict_is_named_by_dataframe_column():
+    X = pd.DataFrame({"radius": [1.0, 2.0, 4.0], "area": [3.0, 1.0, 2.0]})
+    with pytest.raises(ValueError, match=r"missing feature\(s\) \['area'\]"):
+        BoxCoxTransformer({"radius": 1.0}).fit(X)
+
+
+def test_nan_in_input_is_rejected():
+    X = np.array([[1.0, 2.0], [np.nan, 3.0], [2.0, 1.0]])
+    with pytest.raises(ValueError, match="NaN"):
+        BoxCoxTransformer().fit(X)
+    bc = BoxCoxTransformer().fit(np.nan_to_num(X))
+    with pytest.raises(ValueError, match="NaN"):
+        bc.transform(X)
