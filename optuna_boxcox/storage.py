@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 import re
 import sqlite3
+import time
 
 from optuna.storages import BaseStorage
 from optuna.storages import JournalStorage
@@ -32,10 +33,25 @@ def open_storage(url: str | None = None) -> BaseStorage:
             path.parent.mkdir(parents=True, exist_ok=True)
             with sqlite3.connect(path, timeout=60) as connection:
                 connection.execute("PRAGMA journal_mode=WAL")
-        storage = RDBStorage(url, engine_kwargs={"connect_args": {"timeout": 60}})
+        storage = _rdb(url, engine_kwargs={"connect_args": {"timeout": 60}})
         _relax_sqlite_sync(storage)
         return storage
-    return RDBStorage(url)
+    return _rdb(url)
+
+
+def _rdb(url: str, **kwargs: object) -> RDBStorage:
+    """RDBStorage, retried when workers race to create the schema of a new database."""
+    from sqlalchemy.exc import IntegrityError
+    from sqlalchemy.exc import OperationalError
+
+    for attempt in range(5):
+        try:
+            return RDBStorage(url, **kwargs)
+        except (IntegrityError, OperationalError):
+            if attempt == 4:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _relax_sqlite_sync(storage: RDBStorage) -> None:

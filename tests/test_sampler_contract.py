@@ -1,17 +1,22 @@
 """The paper's samplers honour Optuna's sampler contract (optuna.testing.pytest_samplers).
 
 The reusable suites optimise generic objectives (ints, categoricals, log floats, conditional and
-dynamic spaces, NaN values, fixed and partially fixed parameters) that declare no λ space. A plan
-sampler built as a user builds it, without ``search_space=``, therefore meets them as a plugin
-sampler dropped into an ordinary study: it finds no λ space in the study, must not claim plan
-positions or stop the study, and must hand every parameter to its independent sampler with values
-that are valid for their distributions.
+dynamic spaces, NaN values, fixed and partially fixed parameters, two threads). Each sampler meets
+them twice:
 
-Why not an explicit ``search_space`` over the suites' names: such a sampler declares ``x`` and ``y``
-to be float λ, and the suites then suggest ``x`` as an int or a categorical (Optuna rejects a
-parameter whose kind changes between the relative space and ``suggest_*``), and expect ``n_trials``
-trials where the plan is spent and stops the study after its budget (one trial for MLE). Those are
-the sampler's documented behaviour, pinned down in ``test_paper_samplers.py``, not contract breaches.
+* built as a user builds it, without ``search_space=``: a plugin sampler dropped into an ordinary
+  study. It finds no λ space in the study, so it must hand every parameter to its independent
+  sampler, with values valid for their distributions, and must not stop the study;
+* with an explicit λ space over two names the suites never suggest: every trial then claims a plan
+  position and runs through the plan machinery (positions, replay, ``after_trial``, NaN and failed
+  values, fixed parameters), while the suites' own parameters are sampled independently.
+
+Two things the suites assume are, by design, not true of a plan sampler, so they are not asked of it:
+the suites suggest ``x`` and ``y`` with every kind of distribution, which an explicit λ space over
+``x`` and ``y`` declares float (Optuna refuses a parameter whose kind differs between the relative
+space and ``suggest_*``); and they expect ``n_trials`` trials (up to 20) where a plan stops the study
+when its budget is spent, which for MLE is one trial. MLE therefore takes part in the second set
+only through the tests of ``test_paper_samplers.py`` that pin its single trial down.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from typing import Callable
 
 import optuna
+from optuna.distributions import FloatDistribution
 from optuna.samplers import BaseSampler
 from optuna.testing.pytest_samplers import BasicSamplerTestCase
 from optuna.testing.pytest_samplers import RelativeSamplerTestCase
@@ -30,7 +36,11 @@ from optuna_boxcox.samplers import FullGridSampler
 from optuna_boxcox.samplers import MLESampler
 from optuna_boxcox.samplers import SphericalSampler
 
-FACTORIES: dict[str, Callable[[], BaseSampler]] = {
+#: A λ space the suites never suggest from (their parameters are x, y, z, category, a … f).
+LAMBDAS = {"lambda_a": FloatDistribution(-10.0, 10.0), "lambda_b": FloatDistribution(-10.0, 10.0)}
+START = {"lambda_a": 0.3, "lambda_b": -2.0}
+
+AS_PLUGIN: dict[str, Callable[[], BaseSampler]] = {
     "coordinate-default": lambda: CoordinateGridSampler(),
     "coordinate-combined1": lambda: CoordinateGridSampler.from_preset("combined1", seed=7),
     "spherical": lambda: SphericalSampler(),
@@ -38,6 +48,18 @@ FACTORIES: dict[str, Callable[[], BaseSampler]] = {
     "diagonal-authors-code": lambda: DiagonalSampler(authors_code=True),
     "full-grid": lambda: FullGridSampler(),
     "mle": lambda: MLESampler(),
+}
+
+# Budgets over two λ: 88, 352, 21, 23, 22 and 121 trials, all above the suites' 20.
+WITH_LAMBDA_SPACE: dict[str, Callable[[], BaseSampler]] = {
+    "coordinate-default": lambda: CoordinateGridSampler(search_space=LAMBDAS),
+    "coordinate-combined1": lambda: CoordinateGridSampler.from_preset(
+        "combined1", seed=7, search_space=LAMBDAS, initial_params=START
+    ),
+    "spherical": lambda: SphericalSampler(grid_size=21, search_space=LAMBDAS),
+    "diagonal": lambda: DiagonalSampler(search_space=LAMBDAS),
+    "diagonal-authors-code": lambda: DiagonalSampler(authors_code=True, search_space=LAMBDAS),
+    "full-grid": lambda: FullGridSampler(search_space=LAMBDAS),
 }
 
 
@@ -50,24 +72,38 @@ def _quiet_optuna():
     optuna.logging.set_verbosity(verbosity)
 
 
-class _EachPaperSampler:
+class _AsPlugin:
     # The suites declare ``sampler`` on their base class; a class-level override wins over it.
-    @pytest.fixture(params=list(FACTORIES), ids=list(FACTORIES))
+    @pytest.fixture(params=list(AS_PLUGIN))
     def sampler(self, request: pytest.FixtureRequest) -> Callable[[], BaseSampler]:
-        return FACTORIES[request.param]
+        return AS_PLUGIN[request.param]
 
 
-class TestPaperSamplersAsBasicSamplers(_EachPaperSampler, BasicSamplerTestCase):
+class _WithLambdaSpace:
+    @pytest.fixture(params=list(WITH_LAMBDA_SPACE))
+    def sampler(self, request: pytest.FixtureRequest) -> Callable[[], BaseSampler]:
+        return WITH_LAMBDA_SPACE[request.param]
+
+
+class TestPaperSamplersAsBasicSamplers(_AsPlugin, BasicSamplerTestCase):
     pass
 
 
-class TestPaperSamplersAsRelativeSamplers(_EachPaperSampler, RelativeSamplerTestCase):
+class TestPaperSamplersAsRelativeSamplers(_AsPlugin, RelativeSamplerTestCase):
     pass
 
 
-@pytest.mark.parametrize("name", list(FACTORIES))
+class TestPlanSamplersAsBasicSamplers(_WithLambdaSpace, BasicSamplerTestCase):
+    pass
+
+
+class TestPlanSamplersAsRelativeSamplers(_WithLambdaSpace, RelativeSamplerTestCase):
+    pass
+
+
+@pytest.mark.parametrize("name", list(AS_PLUGIN))
 def test_sampler_without_a_lambda_space_neither_claims_plan_positions_nor_stops_the_study(name):
-    study = optuna.create_study(sampler=FACTORIES[name]())
+    study = optuna.create_study(sampler=AS_PLUGIN[name]())
     study.optimize(lambda t: t.suggest_float("x", -1, 1) ** 2, n_trials=15)
     assert len(study.trials) == 15, (
         f"{name}: a study without a λ space stopped after {len(study.trials)} of 15 trials"
@@ -75,3 +111,20 @@ def test_sampler_without_a_lambda_space_neither_claims_plan_positions_nor_stops_
     claimed = [t.number for t in study.trials if "boxcox:position" in t.system_attrs]
     assert claimed == [], f"{name}: trials {claimed} took plan positions without a λ space"
     assert "boxcox_sampler" not in study.user_attrs
+
+
+@pytest.mark.parametrize("name", list(WITH_LAMBDA_SPACE))
+def test_sampler_with_a_lambda_space_plans_it_while_the_suites_parameters_stay_independent(name):
+    sampler = WITH_LAMBDA_SPACE[name]()
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(
+        lambda t: t.suggest_int("y", -3, 3) + t.suggest_float("lambda_a", -10, 10), n_trials=12
+    )
+    positions = [t.system_attrs.get("boxcox:position") for t in study.trials]
+    assert positions == list(range(12)), (
+        f"{name}: trials took plan positions {positions} instead of one each, in order"
+    )
+    assert {t.params["y"] for t in study.trials} - set(range(-3, 4)) == set()
+    assert len({t.params["y"] for t in study.trials}) > 1, (
+        f"{name}: the parameter outside the λ space got one value in 12 trials"
+    )

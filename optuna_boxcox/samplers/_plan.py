@@ -409,12 +409,15 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _try_claim(self, study: Study, trial: FrozenTrial, position: int, replay: _Replay) -> bool:
         storage = study._storage
         storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, position)
-        # Another process may have claimed the same position between our read and our write. Both
-        # wrote before they read back, so at least one sees the other: whoever sees a rival backs off.
+        # Another process may have claimed the same position since we read the trials, and may
+        # even have finished it. Both claims are written before they are read back, so at least one
+        # claimant sees the other: whoever sees a rival (running or finished) backs off.
         rivals = [
             t
-            for t in storage.get_all_trials(study._study_id, deepcopy=False, states=(TrialState.RUNNING,))
-            if t._trial_id != trial._trial_id and t.system_attrs.get(POSITION_KEY) == position
+            for t in storage.get_all_trials(study._study_id, deepcopy=False)
+            if t._trial_id != trial._trial_id
+            and t.system_attrs.get(POSITION_KEY) == position
+            and t.state != TrialState.FAIL
         ]
         if rivals:
             storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, _UNCLAIMED)
