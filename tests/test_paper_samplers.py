@@ -101,15 +101,15 @@ def _quiet_optuna():
 
 L, E, P = 5, 2, 3
 BUDGETS = {
-    "spherical: L": (lambda: SphericalSampler(grid_size=L, search_space=space(NAMES3)), L),
-    "diagonal: p·L + 1": (lambda: DiagonalSampler(grid_size=L, search_space=space(NAMES3)), P * L + 1),
-    "diagonal authors' code: p·L": (
+    "spherical-L": (lambda: SphericalSampler(grid_size=L, search_space=space(NAMES3)), L),
+    "diagonal-pL+1": (lambda: DiagonalSampler(grid_size=L, search_space=space(NAMES3)), P * L + 1),
+    "diagonal-authors-code-pL": (
         lambda: DiagonalSampler(grid_size=L, authors_code=True, search_space=space(NAMES3)),
         P * L,
     ),
-    "full grid: L^p": (lambda: FullGridSampler(grid_size=L, search_space=space(NAMES3)), L**P),
-    "MLE: 1": (lambda: MLESampler(search_space=space(NAMES3)), 1),
-    "coordinate: E·p·L": (
+    "full-grid-L^p": (lambda: FullGridSampler(grid_size=L, search_space=space(NAMES3)), L**P),
+    "mle-1": (lambda: MLESampler(search_space=space(NAMES3)), 1),
+    "coordinate-EpL": (
         lambda: CoordinateGridSampler(grid_size=L, epochs=E, search_space=space(NAMES3)),
         E * P * L,
     ),

@@ -1,0 +1,57 @@
+"""The examples and the command line run as a user would run them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+import subprocess
+import sys
+
+import optuna
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_quickstart_run_twice_leaves_one_resumable_sqlite_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'quickstart.db'}"
+    command = [sys.executable, str(ROOT / "examples" / "quickstart.py"), "--sampler", "spherical", "--storage", url]
+    first = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+    second = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
+    assert "best λ by feature" in first.stdout and "mean radius" in first.stdout
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == ["quickstart.db"]
+    (summary,) = optuna.get_all_study_summaries(url)
+    study = optuna.load_study(study_name=summary.study_name, storage=url)
+    assert "mean radius" in study.trials[0].params and len(study.trials[0].params) == 30
+    # The second run resumed the finished search: at most one extra trial re-scoring Λopt.
+    assert 11 <= len(study.trials) <= 12, second.stdout
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "optuna_boxcox.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+def test_search_prints_lambdas_by_feature_and_the_dashboard_command(tmp_path):
+    run = cli("search", "--dataset", "wine", "--features", "3", "--classifier", "bayes", "--sampler", "spherical", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "alcohol" in run.stdout and "malic_acid" in run.stdout
+    assert "optuna-boxcox dashboard" in run.stdout
+    assert (tmp_path / "studies" / "optuna-boxcox.db").exists()
+
+
+@pytest.mark.parametrize(
+    "csv, args, message",
+    [
+        ("a,b,y\n1,x,0\n2,y,1\n3,z,0\n4,w,1\n", ["--label", "y"], "non-numeric feature column(s) in data.csv: b"),
+        ("a,b,y\n1,2,0\n2,3,1\n3,4,0\n", ["--label", "target"], "label column 'target' not in data.csv"),
+        ("a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,1,1\n", ["--label", "y", "--sampler", "annealing"], "unknown sampler 'annealing'"),
+    ],
+)
+def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(tmp_path, csv, args, message):
+    (tmp_path / "data.csv").write_text(csv)
+    run = cli("search", "--csv", "data.csv", *args, cwd=tmp_path)
+    assert run.returncode != 0
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], run.stderr
+    assert "Traceback" not in run.stderr
