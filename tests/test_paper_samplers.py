@@ -328,11 +328,6 @@ def test_study_continued_with_more_epochs_ends_where_a_fresh_run_ends_without_re
     assert study.user_attrs["boxcox_sampler"]["settings"]["epochs"] == 4
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PlanSampler._finish writes the 'boxcox_result' study attr only when it is absent, so a "
-    "study continued with more epochs keeps the shorter run's Λ",
-)
 def test_study_continued_with_more_epochs_records_the_new_result_in_the_study(two_epoch_study):
     sampler = coordinate(4)
     study = optuna.load_study(storage=two_epoch_study, study_name="stairs", sampler=sampler)
@@ -534,3 +529,9 @@ def test_mle_sampler_on_breast_cancer_evaluates_the_objectives_mle_point_once(br
     Z = 1 + (X - X.min()) / (X.max() - X.min())
     expected = [scipy.stats.boxcox_normmax(Z[c].to_numpy(), method="mle") for c in X.columns]
     np.testing.assert_allclose(list(objective.mle_params.values()), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_study_cannot_be_continued_with_fewer_epochs_than_it_ran(two_epoch_study):
+    study = optuna.load_study(storage=two_epoch_study, study_name="stairs", sampler=coordinate(1))
+    with pytest.raises(ValueError, match="epochs"):
+        study.optimize(Objective(stairs, NAMES2), n_trials=1, catch=())

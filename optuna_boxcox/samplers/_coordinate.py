@@ -229,10 +229,11 @@ class CoordinateGridSampler(PlanSampler):
         }
 
     def _continues(self, recorded: Mapping[str, Any]) -> bool:
-        # More (or fewer) epochs replay the same plan prefix: a study can be continued with more.
+        # More epochs replay the same plan and extend it: a study can be continued with more.
+        # Fewer would silently drop finished epochs from the result, so they are refused.
         mine = {k: v for k, v in self.settings().items() if k != "epochs"}
         theirs = {k: v for k, v in recorded.items() if k != "epochs"}
-        return mine == theirs
+        return mine == theirs and self.epochs >= recorded.get("epochs", 0)
 
     def budget(self, n_params: int) -> int:
         return self.epochs * n_params * self.grid_size

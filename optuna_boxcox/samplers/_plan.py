@@ -507,9 +507,12 @@ class PlanSampler(BaseSampler, abc.ABC):
 
     def _finish(self, study: Study) -> None:
         result = self.result(study)
-        if result.finished and RESULT_ATTR not in study.user_attrs:
-            study.set_user_attr(
-                RESULT_ATTR, {"params": result.params, "best_value": result.best_value}
+        record = {"params": result.params, "best_value": result.best_value}
+        if result.finished and study.user_attrs.get(RESULT_ATTR) != record:
+            study.set_user_attr(RESULT_ATTR, record)
+            _logger.info(
+                f"{type(self).__name__}: the plan's {result.budget} trials are done "
+                f"(best value {result.best_value}); stopping the study."
             )
         try:
             study.stop()
