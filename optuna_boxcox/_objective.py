@@ -237,9 +237,10 @@ class BoxCoxObjective:
         """Per thread, keep the last transform and redo only the columns whose λ changed."""
         state = self._local
         if getattr(state, "lambdas", None) is None:
+            # C order: scikit-learn copies (or slows down on) Fortran-ordered input.
             state.lambdas = np.full(self.space.dim, np.nan)
-            state.transformed = np.empty_like(self.values)
-            state.scaled = np.empty_like(self.values)
+            state.transformed = np.empty(self.values.shape)
+            state.scaled = np.empty(self.values.shape)
         for j in np.flatnonzero(lambdas != state.lambdas):
             column = _numerics.power_column(self.values[:, j], float(lambdas[j]), self.method)
             mean, scale = _numerics.fit_scale(column[:, None])
