@@ -14,6 +14,7 @@ from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import DiagonalSampler
 from optuna_boxcox.samplers import FullGridSampler
 from optuna_boxcox.samplers import MLESampler
+from optuna_boxcox.samplers import NelderMeadSampler
 from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import SearchResult
 from optuna_boxcox.samplers import SphericalSampler
@@ -30,6 +31,7 @@ __all__ = [
     "DiagonalSampler",
     "FullGridSampler",
     "MLESampler",
+    "NelderMeadSampler",
     "SAMPLERS",
     "SearchResult",
     "SphericalSampler",

@@ -7,6 +7,7 @@ from optuna_boxcox.samplers._coordinate import CoordinateGridSampler
 from optuna_boxcox.samplers._diagonal import DiagonalSampler
 from optuna_boxcox.samplers._full_grid import FullGridSampler
 from optuna_boxcox.samplers._mle import MLESampler
+from optuna_boxcox.samplers._nelder_mead import NelderMeadSampler
 from optuna_boxcox.samplers._plan import PlanSampler
 from optuna_boxcox.samplers._plan import SearchResult
 from optuna_boxcox.samplers._registry import SAMPLERS
@@ -19,6 +20,7 @@ __all__ = [
     "DiagonalSampler",
     "FullGridSampler",
     "MLESampler",
+    "NelderMeadSampler",
     "PlanSampler",
     "SAMPLERS",
     "SearchResult",

@@ -12,6 +12,7 @@ from optuna_boxcox.samplers._coordinate import CoordinateGridSampler
 from optuna_boxcox.samplers._diagonal import DiagonalSampler
 from optuna_boxcox.samplers._full_grid import FullGridSampler
 from optuna_boxcox.samplers._mle import MLESampler
+from optuna_boxcox.samplers._nelder_mead import NelderMeadSampler
 from optuna_boxcox.samplers._spherical import SphericalSampler
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ SAMPLERS: dict[str, Callable[..., BaseSampler]] = {
     "diagonal": _paper(DiagonalSampler),
     "grid": _paper(FullGridSampler),
     "mle": _paper(MLESampler),
+    "nelder-mead": _paper(NelderMeadSampler),
     "tpe": _tpe,
     "random": lambda seed, **kw: optuna.samplers.RandomSampler(seed=seed, **kw),
     "cmaes": _cmaes,

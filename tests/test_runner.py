@@ -1,0 +1,113 @@
+"""The batched runner writes the same study as study.optimize, faster, and resumes."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+from sklearn.naive_bayes import GaussianNB
+
+from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import open_storage
+from optuna_boxcox._runner import run_batched
+
+
+def storage_url(kind, tmp_path, name):
+    return {"memory": None, "sqlite": f"sqlite:///{tmp_path / name}.db", "journal": str(tmp_path / f"{name}.jsonl")}[kind]
+
+
+def new_study(kind, tmp_path, name, sampler):
+    url = storage_url(kind, tmp_path, name)
+    storage = open_storage(url) if url else None
+    return optuna.create_study(storage=storage, study_name="s", direction="maximize", sampler=sampler)
+
+
+def content(study):
+    return [
+        (t.number, t.state, t.params, t.value, t.user_attrs, t.system_attrs, t.distributions)
+        for t in study.get_trials(deepcopy=False)
+    ]
+
+
+@pytest.fixture(scope="module")
+def data(breast_cancer):
+    return breast_cancer.data.iloc[:, :3], breast_cancer.target
+
+
+# Every sampler on every kind of storage, but the long shift plan only where study.optimize is quick.
+CASES = [
+    (kind, name)
+    for kind in ("memory", "sqlite", "journal")
+    for name in ("iterative", "shift", "spherical", "diagonal", "mle", "nelder-mead")
+    if not (kind == "sqlite" and name in ("shift", "nelder-mead"))
+]
+
+
+@pytest.mark.parametrize("kind, name", CASES)
+def test_batched_run_writes_the_study_that_optimize_writes(tmp_path, data, kind, name):
+    X, y = data
+    by_optimize = new_study(kind, tmp_path, "optimize", make_sampler(name, seed=1))
+    by_optimize.optimize(BoxCoxObjective(X, y, GaussianNB()))
+    sampler = make_sampler(name, seed=1)
+    batched = new_study(kind, tmp_path, "batched", sampler)
+    result = run_batched(batched, BoxCoxObjective(X, y, GaussianNB()), sampler)
+    if kind != "memory":  # what a reader of the storage sees
+        url = storage_url(kind, tmp_path, "batched")
+        batched = optuna.load_study(study_name="s", storage=open_storage(url))
+    assert content(batched) == content(by_optimize)
+    assert batched.user_attrs == by_optimize.user_attrs
+    assert result.params == by_optimize.sampler.result(by_optimize).params
+
+
+def test_interrupted_batched_run_resumes_to_the_same_study(tmp_path, data):
+    X, y = data
+    whole_sampler = make_sampler("iterative", seed=2)
+    whole = new_study("sqlite", tmp_path, "whole", whole_sampler)
+    run_batched(whole, BoxCoxObjective(X, y, GaussianNB()), whole_sampler)
+    parts = new_study("sqlite", tmp_path, "parts", make_sampler("iterative", seed=2))
+    for _ in range(3):  # a fresh process each time: new objective and sampler
+        sampler = make_sampler("iterative", seed=2)
+        run_batched(parts, BoxCoxObjective(X, y, GaussianNB()), sampler, max_trials=50)
+    run_batched(parts, BoxCoxObjective(X, y, GaussianNB()), make_sampler("iterative", seed=2))
+    assert content(parts) == content(whole)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_a_batch_another_writer_already_finished_is_not_written_twice(tmp_path, kind):
+    from datetime import datetime
+
+    from optuna_boxcox._persist import TrialRecord
+    from optuna_boxcox._persist import write_trials
+
+    study = new_study(kind, tmp_path, "two", None)
+    dist = {"a": optuna.distributions.FloatDistribution(-1, 1)}
+
+    def record(position):
+        now = datetime.now()
+        return TrialRecord({"a": 0.5}, dist, 1.0, {}, {"boxcox:position": position}, now, now)
+
+    last = write_trials(study, [record(0), record(1)], position_key="boxcox:position")
+    # A writer that read the study before that write tries positions 1 and 2.
+    write_trials(study, [record(1), record(2)], position_key="boxcox:position", after_trial_id=-1)
+    positions = [t.system_attrs["boxcox:position"] for t in study.get_trials()]
+    assert positions == [0, 1, 2]
+    assert [t.number for t in study.get_trials()] == [0, 1, 2]
+    assert last >= 0
+
+
+def test_batched_run_over_two_processes_gives_the_same_result(tmp_path, data):
+    X, y = data
+    one, two = make_sampler("iterative"), make_sampler("iterative")
+    s1 = optuna.create_study(direction="maximize", sampler=one)
+    s2 = optuna.create_study(direction="maximize", sampler=two)
+    r1 = run_batched(s1, BoxCoxObjective(X, y, GaussianNB()), one)
+    import optuna_boxcox._runner as runner
+
+    previous, runner._POOL_WORTHWHILE = runner._POOL_WORTHWHILE, 0.0  # force the pool on
+    try:
+        r2 = run_batched(s2, BoxCoxObjective(X, y, GaussianNB()), two, n_jobs=2)
+    finally:
+        runner._POOL_WORTHWHILE = previous
+    assert r1.params == r2.params and r1.best_value == r2.best_value
+    np.testing.assert_array_equal([t.value for t in s1.trials], [t.value for t in s2.trials])
