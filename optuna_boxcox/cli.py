@@ -15,6 +15,7 @@ from optuna_boxcox import __version__
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._runner import run_batched
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.datasets import DATASETS
@@ -63,6 +64,12 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-jobs", type=int, default=1, help="threads evaluating trials")
     parser.add_argument(
         "--n-trials", type=int, default=None, help="trial budget (default: the sampler's own, or 100)"
+    )
+    parser.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="one trial at a time through study.optimize (to share a study with other workers); "
+        "by default the paper's samplers run batch by batch with one write per batch",
     )
 
 
@@ -118,8 +125,11 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     if n_trials is None and budget is None:
         n_trials = 100
     started = time.perf_counter()
-    with _progress(study, budget if n_trials is None else n_trials) as callback:
-        study.optimize(objective, n_trials=n_trials, n_jobs=args.n_jobs, callbacks=[callback])
+    with _progress(study, budget if n_trials is None else n_trials) as progress:
+        if budget is not None and n_trials is None and not args.no_batch:
+            run_batched(study, objective, sampler, n_jobs=args.n_jobs, on_batch=progress.batch)
+        else:
+            study.optimize(objective, n_trials=n_trials, n_jobs=args.n_jobs, callbacks=[progress])
     elapsed = time.perf_counter() - started
     if isinstance(sampler, PlanSampler) and sampler.result(study).params is not None:
         result = sampler.result(study)
@@ -143,7 +153,7 @@ class _progress:
     """A tqdm bar over the trials of a study (on a terminal), as an Optuna callback."""
 
     def __init__(self, study: optuna.Study, total: int | None) -> None:
-        self.study, self.total, self.bar = study, total, None
+        self.study, self.total, self.bar, self._written = study, total, None, 0
 
     def __enter__(self):
         if sys.stderr.isatty():
@@ -156,6 +166,11 @@ class _progress:
     def __call__(self, study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
         if self.bar is not None:
             self.bar.update(1)
+
+    def batch(self, written: int, total: int | None) -> None:
+        if self.bar is not None:
+            self.bar.update(written - self._written)
+            self._written = written
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:

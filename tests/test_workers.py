@@ -20,11 +20,13 @@ PRESET = "iterative"
 FEATURES = 5  # 4 epochs · 5 features · 11 candidates = 220 trials
 
 
-def search_command(storage: str, study: str, preset: str = PRESET) -> list[str]:
+def search_command(storage: str, study: str, preset: str = PRESET, batched: bool = False) -> list[str]:
+    """One worker; by default trial by trial (study.optimize), the way workers share a study."""
     return [
         sys.executable, "-m", "optuna_boxcox.cli", "search",
         "--dataset", "breast_cancer", "--features", str(FEATURES), "--classifier", "bayes",
         "--sampler", preset, "--storage", storage, "--study-name", study, "--seed", "3",
+        *([] if batched else ["--no-batch"]),
     ]
 
 
@@ -79,17 +81,18 @@ def completed(url: str, study: str) -> int:
     return len(loaded.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
 
 
-@pytest.mark.parametrize("kill_after", [15, 97])
-def test_a_search_killed_and_restarted_ends_like_an_uninterrupted_one(tmp_path, reference, kill_after):
+@pytest.mark.parametrize("batched, kill_after", [(False, 15), (False, 97), (True, 60)])
+def test_a_search_killed_and_restarted_ends_like_an_uninterrupted_one(tmp_path, reference, batched, kill_after):
     url = f"sqlite:///{tmp_path / 'killed.db'}"
-    worker = subprocess.Popen(search_command(url, "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = search_command(url, "killed", batched=batched)
+    worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while completed(url, "killed") < kill_after and worker.poll() is None:
         assert time.monotonic() < deadline, "the worker made no progress"
         time.sleep(0.05)
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait()
-    run(url, "killed")  # the same command again
+    subprocess.run(command, check=True, capture_output=True, timeout=600)  # the same command again
     study, result = outcome(url, "killed")
     _, expected = reference
     assert result.params == expected.params, "the restarted search chose another Λ"

@@ -161,15 +161,14 @@ class _Ledger:
     def update(
         self, trials: Sequence[FrozenTrial], score: Callable[[FrozenTrial], float], max_retries: int
     ) -> list[FrozenTrial]:
-        """Account newly finished trials; return the running ones that hold a position."""
+        """Account newly finished trials; return the unfinished ones."""
         running = []
         for t in trials[self._frontier:]:
             if t.number in self._accounted:
                 continue
             position = t.system_attrs.get(POSITION_KEY)
             if t.state == TrialState.RUNNING or t.state == TrialState.WAITING:
-                if position is not None and position != _UNCLAIMED:
-                    running.append(t)
+                running.append(t)
                 continue
             self._accounted.add(t.number)
             if position is None or position == _UNCLAIMED or position in self.scores:
@@ -479,8 +478,11 @@ class PlanSampler(BaseSampler, abc.ABC):
         ledger = self._cache(study)[2]
         held: dict[int, FrozenTrial] = {}
         for t in ledger.update(trials, lambda t: self._score(study, t.state, t.values), self._max_retries):
-            if not self._reap_if_dead(study, t):
-                held.setdefault(t.system_attrs[POSITION_KEY], t)
+            if self._reap_if_dead(study, t):
+                continue
+            position = t.system_attrs.get(POSITION_KEY)
+            if position is not None and position != _UNCLAIMED:
+                held.setdefault(position, t)
         return held
 
     def _reap_if_dead(self, study: Study, trial: FrozenTrial) -> bool:
