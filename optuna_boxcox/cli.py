@@ -30,6 +30,10 @@ from optuna_boxcox.storage import open_storage
 from optuna_boxcox.storage import redact
 
 
+#: Modules that add sub-commands (each defines ``register(subparsers)``).
+_COMMAND_MODULES: list[str] = []
+
+
 class UsageError(Exception):
     """A problem the user can fix; printed as one line without a traceback."""
 
@@ -252,6 +256,12 @@ def build_parser() -> argparse.ArgumentParser:
     dash.add_argument("--port", type=int, default=8080)
     dash.add_argument("--artifact-dir", default="studies/artifacts", help="where figures attached to studies are kept")
     dash.set_defaults(func=cmd_dashboard)
+
+    # Commands that live beside the pieces they compose; each module has register(subparsers).
+    import importlib
+
+    for module in _COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
     return parser
 
 
