@@ -258,13 +258,23 @@ class BoxCoxObjective:
     ) -> float:
         if isinstance(self.scoring, str) and self.scoring in CRITERIA:
             return float(self._score_fn(values, transformed, scaled, lambdas))
+        return self.score_features(scaled)
+
+    def score_features(self, features: np.ndarray) -> float:
+        """The objective's classifier score on a ready feature matrix (one row per training sample).
+
+        This is how other transforms (StandardScaler, PowerTransformer, …) are scored the same way
+        as a Λ; classifier-free criteria need the Box-Cox internals and are refused here.
+        """
+        if isinstance(self.scoring, str) and self.scoring in CRITERIA:
+            raise ValueError(f"scoring {self.scoring!r} scores Box-Cox λ, not arbitrary features")
         if self._splits is None:
-            model = clone(self.estimator).fit(scaled, self.y)
-            return float(self._score_fn(self.y, model.predict(scaled)))
+            model = clone(self.estimator).fit(features, self.y)
+            return float(self._score_fn(self.y, model.predict(features)))
         scores = []
         for train, test in self._splits:
-            model = clone(self.estimator).fit(scaled[train], self.y[train])
-            scores.append(self._score_fn(self.y[test], model.predict(scaled[test])))
+            model = clone(self.estimator).fit(features[train], self.y[train])
+            scores.append(self._score_fn(self.y[test], model.predict(features[test])))
         return float(np.mean(scores))
 
     # -- argument resolution ---------------------------------------------------------------

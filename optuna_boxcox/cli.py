@@ -31,7 +31,7 @@ from optuna_boxcox.storage import redact
 
 
 #: Modules that add sub-commands (each defines ``register(subparsers)``).
-_COMMAND_MODULES: list[str] = []
+_COMMAND_MODULES: list[str] = ["optuna_boxcox.compare"]
 
 
 class UsageError(Exception):
