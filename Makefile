@@ -9,8 +9,13 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,browser,figures]'
 	touch $(STAMP)
+
+# Debian's Chromium drives the browser tests and PNG export (Playwright never downloads a browser).
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "chromium not installed: browser tests will be skipped"
 
 install: $(STAMP)
 
@@ -18,11 +23,11 @@ demo: $(STAMP)
 	$(VENV)/bin/optuna-boxcox demo
 
 # The CI-sized suite: every behaviour, small versions of the long reproduction runs.
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest -m "not slow" -q
 
 # Everything, including the full-scale runs marked slow.
-test-all: $(STAMP)
+test-all: $(STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q
 
 clean:

@@ -73,6 +73,7 @@ def run_batched(
     space = sampler._space(study)
     with sampler._lock:
         trials = sampler._trials(study)
+        sampler._forget(study)  # a fresh replay: this run advances it privately
         replay, scores = sampler._sync(study, space, trials)
     last_trial_id = max((t._trial_id for t in trials), default=-1)
     distributions = space.distributions()
@@ -126,12 +127,13 @@ def run_batched(
                 on_batch(written, replay.n_positions if replay.finished else None)
     finally:
         pool.close()
-    # Keep the sampler's per-study cache in step with what was written.
-    with sampler._lock:
-        sampler._sync(study, space, sampler._trials(study))
+    # The result comes from the replay we advanced; reading the study back would cost more than
+    # the whole run. The sampler's own cache did not see our writes, so it is dropped.
+    result = sampler._result_of(study, replay, space)
+    sampler._forget(study)
     if replay.finished:
-        sampler._finish(study)
-    return sampler.result(study)
+        sampler._finish(study, result)
+    return result
 
 
 # -- scoring, optionally over worker processes -------------------------------------------------

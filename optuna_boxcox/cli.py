@@ -22,6 +22,8 @@ from optuna_boxcox.datasets import DATASETS
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.datasets import load_csv
 from optuna_boxcox.datasets import load_dataset
+from optuna_boxcox.figures import attach_figures
+from optuna_boxcox.figures import search_figures
 from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
@@ -31,7 +33,7 @@ from optuna_boxcox.storage import redact
 
 
 #: Modules that add sub-commands (each defines ``register(subparsers)``).
-_COMMAND_MODULES: list[str] = ["optuna_boxcox.compare"]
+_COMMAND_MODULES: list[str] = ["optuna_boxcox.compare", "optuna_boxcox.bench"]
 
 
 class UsageError(Exception):
@@ -68,6 +70,11 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-jobs", type=int, default=1, help="threads evaluating trials")
     parser.add_argument(
         "--n-trials", type=int, default=None, help="trial budget (default: the sampler's own, or 100)"
+    )
+    parser.add_argument(
+        "--no-figures",
+        action="store_true",
+        help="do not attach the search's figures and note to the study (shown by optuna-dashboard)",
     )
     parser.add_argument(
         "--no-batch",
@@ -140,11 +147,14 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         params, best = result.params, result.best_value
     else:
         params, best = study.best_params, study.best_value
+    if not getattr(args, "no_figures", False):
+        attach_figures(study, *search_figures(study, objective, sampler))
     return {
         "study": study,
         "study_name": study_name,
         "storage": args.storage,
         "objective": objective,
+        "sampler": sampler,
         "params": params,
         "best": best,
         "base": objective.evaluate(np.ones(len(objective.param_names))),
@@ -209,7 +219,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args = argparse.Namespace(
         dataset="wine", csv=None, label=None, features=None, classifier="knn", sampler="coordinate",
         scoring="accuracy", cv=None, storage=args.storage, study_name="demo/wine/knn/coordinate",
-        seed=0, n_jobs=1, n_trials=None,
+        seed=0, n_jobs=1, n_trials=None, no_batch=False, no_figures=False,
     )
     print("optuna-boxcox demo: the paper's iterative coordinate grid search (Algorithm 6) choosing one")
     print("Box-Cox λ per feature of scikit-learn's wine data for a k-nearest-neighbours classifier.\n")

@@ -229,21 +229,6 @@ def format_table(runs: list[SamplerRuns], references: dict[str, tuple[float, flo
     return "\n".join(lines)
 
 
-def best_so_far_figure(runs: list[SamplerRuns]):
-    """Mean best-so-far score against trial number, one line per sampler."""
-    import plotly.graph_objects as go
-
-    figure = go.Figure()
-    for r in runs:
-        length = min(len(c) for c in r.curves)
-        mean = np.mean([c[:length] for c in r.curves], axis=0)
-        figure.add_trace(go.Scatter(x=np.arange(1, length + 1), y=mean, mode="lines", name=r.name))
-    figure.update_layout(
-        title="Best score so far (mean over seeds)", xaxis_title="trial", yaxis_title="best score"
-    )
-    return figure
-
-
 # -- command line -------------------------------------------------------------------------------
 def register(subparsers: Any) -> None:
     from optuna_boxcox.cli import DEFAULT_STORAGE
@@ -292,9 +277,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(format_table(runs, references))
     plot = args.plot or Path("studies") / f"compare-{data_name}-{args.classifier}.html"
     plot.parent.mkdir(parents=True, exist_ok=True)
-    best_so_far_figure(runs).write_html(str(plot), include_plotlyjs=True)
+    from optuna_boxcox.figures import best_so_far
+
+    store = open_storage(args.storage)
+    studies = {
+        r.name: [optuna.load_study(study_name=f"{data_name}/{args.classifier}/{r.name}/seed{k}", storage=store) for k in range(args.seeds)]
+        for r in runs
+    }
+    best_so_far(studies).write_html(str(plot), include_plotlyjs=True)
     print(f"best-so-far plot: {plot}")
     return 0
 
 
-__all__ = ["compare", "format_table", "best_so_far_figure", "reference_transforms"]
+__all__ = ["compare", "format_table", "reference_transforms"]

@@ -461,6 +461,10 @@ class PlanSampler(BaseSampler, abc.ABC):
             self._studies[key] = cached
         return cached
 
+    def _forget(self, study: Study) -> None:
+        """Drop this process's replay of the study (after writing to it behind the sampler)."""
+        self._studies.pop((id(study._storage), study._study_id), None)
+
     def _replay(self, study: Study, space: LambdaSpace | None = None) -> _Replay:
         return self._cache(study)[1]
 
@@ -507,8 +511,8 @@ class PlanSampler(BaseSampler, abc.ABC):
             return -np.inf
         return value if study.direction == StudyDirection.MAXIMIZE else -value
 
-    def _finish(self, study: Study) -> None:
-        result = self.result(study)
+    def _finish(self, study: Study, result: SearchResult | None = None) -> None:
+        result = result or self.result(study)
         record = {"params": result.params, "best_value": result.best_value}
         if result.finished and study.user_attrs.get(RESULT_ATTR) != record:
             study.set_user_attr(RESULT_ATTR, record)
@@ -544,6 +548,9 @@ class PlanSampler(BaseSampler, abc.ABC):
             return SearchResult(None, None)
         with self._lock:
             replay, _ = self._sync(study, space, self._trials(study))
+        return self._result_of(study, replay, space)
+
+    def _result_of(self, study: Study, replay: _Replay, space: LambdaSpace) -> SearchResult:
         history = [space.to_params(b.incumbent) for b in replay.batches[1:]]
         if replay.finished:
             point, score = replay.result

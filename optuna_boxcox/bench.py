@@ -1,0 +1,200 @@
+"""``optuna-boxcox bench``: the paper's plain loop, plain ``study.optimize`` and the batched fast path,
+side by side on the same data, classifier and preset, with the ratios measured in one run.
+
+(a) the paper's loop as its pseudo-code writes it: every candidate re-scales all columns, applies
+    ``scipy.stats.boxcox`` per column, fits a fresh ``StandardScaler`` and the paper's classifier
+    (``SVC(probability=True)`` for svc), predicts the training data; driven by the same plan.
+(b) ``study.optimize`` with :class:`CoordinateGridSampler` and :class:`BoxCoxObjective` on SQLite.
+(c) :func:`run_batched` on SQLite: one write per sweep, incremental transform, exact fast scorers.
+
+All three must choose the same Λ; (b) is slow by design, so by default it runs the first
+``--b-trials`` trials of the plan and is checked trial by trial against (c)'s first trials.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+import warnings
+
+import numpy as np
+import optuna
+from scipy import stats
+from sklearn.base import clone
+from sklearn.model_selection import RepeatedStratifiedKFold
+from sklearn.preprocessing import StandardScaler
+
+from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._runner import run_batched
+from optuna_boxcox.classifiers import make_classifier
+from optuna_boxcox.classifiers import paper_svc
+from optuna_boxcox.samplers import CoordinateGridSampler
+from optuna_boxcox.storage import open_storage
+
+BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
+
+
+def training_fold(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The first training fold of the paper's outer protocol, features cast to float32 as the authors did."""
+    X = np.asarray(X, dtype=np.float32).astype(np.float64)
+    y = np.asarray(y)
+    train, _ = next(RepeatedStratifiedKFold(n_splits=10, n_repeats=5, random_state=42).split(X, y))
+    return X[train], y[train]
+
+
+def paper_classifier(name: str) -> Any:
+    return paper_svc() if name == "svc" else make_classifier(name)
+
+
+def plain_loop_score(X: np.ndarray, y: np.ndarray, lambdas: np.ndarray, classifier: Any) -> float:
+    """One evaluation exactly as the paper's pseudo-code does it."""
+    Z = 1 + (X - X.min(axis=0)) / np.where(np.ptp(X, axis=0) > 0, np.ptp(X, axis=0), 1.0)
+    B = np.column_stack([stats.boxcox(Z[:, j], lmbda=lam) for j, lam in enumerate(lambdas)])
+    S = StandardScaler().fit_transform(B)
+    model = clone(classifier).fit(S, y)
+    return float(np.mean(model.predict(S) == y))
+
+
+def run_plain_loop(X, y, classifier_name, sampler, space) -> tuple[np.ndarray, int, float]:
+    classifier = paper_classifier(classifier_name)
+    plan = sampler._plan(space)
+    started = time.perf_counter()
+    evaluations = 0
+    batch = next(plan)
+    try:
+        while True:
+            scores = [plain_loop_score(X, y, x, classifier) for x in batch.points]
+            evaluations += len(scores)
+            batch = plan.send(scores)
+    except StopIteration as stop:
+        chosen = stop.value[0]
+    return chosen, evaluations, time.perf_counter() - started
+
+
+def run_optimize(X, y, classifier_name, preset, url, n_trials) -> tuple[optuna.Study, float]:
+    objective = BoxCoxObjective(X, y, make_classifier(classifier_name))
+    sampler = CoordinateGridSampler.from_preset(preset)
+    study = optuna.create_study(storage=open_storage(url), study_name="b", direction="maximize", sampler=sampler)
+    started = time.perf_counter()
+    study.optimize(objective, n_trials=n_trials)
+    return study, time.perf_counter() - started
+
+
+def run_fast(X, y, classifier_name, preset, url, n_jobs) -> tuple[optuna.Study, Any, float]:
+    objective = BoxCoxObjective(X, y, make_classifier(classifier_name))
+    sampler = CoordinateGridSampler.from_preset(preset)
+    study = optuna.create_study(storage=open_storage(url), study_name="c", direction="maximize", sampler=sampler)
+    started = time.perf_counter()
+    result = run_batched(study, objective, sampler, n_jobs=n_jobs)
+    return study, result, time.perf_counter() - started
+
+
+def bench_classifier(X, y, name, preset, b_trials, workdir: Path) -> dict[str, Any]:
+    space = BoxCoxObjective(X, y, make_classifier(name)).space
+    sampler = CoordinateGridSampler.from_preset(preset)
+    budget = sampler.budget(space.dim)
+    lambdas_a, n_a, t_a = run_plain_loop(X, y, name, sampler, space)
+    study_c, result_c, t_c = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c-{name}.db'}", 1)
+    _, result_c2, t_c2 = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c2-{name}.db'}", 2)
+    n_b = budget if b_trials <= 0 else min(b_trials, budget)
+    study_b, t_b = run_optimize(X, y, name, preset, f"sqlite:///{workdir / f'b-{name}.db'}", n_b)
+    lambdas_c = np.array(list(result_c.params.values()))
+    trials_b = study_b.trials[:n_b]
+    trials_c = study_c.trials[:n_b]
+    b_matches = all(tb.params == tc.params and tb.value == tc.value for tb, tc in zip(trials_b, trials_c))
+    return {
+        "classifier": name,
+        "trials": budget,
+        "a_ms": 1e3 * t_a / n_a,
+        "b_ms": 1e3 * t_b / n_b,
+        "c_ms": 1e3 * t_c / budget,
+        "c2_ms": 1e3 * t_c2 / budget,
+        "same_lambda_a_c": bool(np.array_equal(lambdas_a, lambdas_c)),
+        "same_lambda_c_c2": result_c.params == result_c2.params,
+        "b_equals_c": b_matches and (n_b < budget or study_b.sampler.result(study_b).params == result_c.params),
+        "b_trials": n_b,
+    }
+
+
+def peak_rss_of_search(csv: Path, label: str, classifier: str, preset: str, workdir: Path) -> tuple[float, int]:
+    """Peak RSS (MiB) of a separate process running one batched search persisted to SQLite."""
+    code = (
+        "from optuna_boxcox.bench import _child_search; "
+        f"_child_search({str(csv)!r}, {label!r}, {classifier!r}, {preset!r}, {str(workdir / 'rss.db')!r})"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    trials, rss_kib = completed.stdout.split()[-2:]
+    return int(rss_kib) / 1024, int(trials)
+
+
+def _child_search(csv: str, label: str, classifier: str, preset: str, db: str) -> None:
+    from optuna_boxcox.datasets import load_csv
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    X, y = training_fold(*load_csv(csv, label))
+    run_fast(X, y, classifier, preset, f"sqlite:///{db}", 1)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux: this process's own
+    (summary,) = optuna.get_all_study_summaries(f"sqlite:///{db}")
+    print(summary.n_trials, peak)
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    head = (
+        f"{'classifier':<10} {'trials':>7} {'(a) ms':>8} {'(b) ms':>8} {'(c) ms':>8} {'(c)x2 ms':>9} "
+        f"{'a/c':>6} {'b/c':>7} {'c/c2':>6}  same Λ a=c, c=c2, b=c"
+    )
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r['classifier']:<10} {r['trials']:>7} {r['a_ms']:>8.2f} {r['b_ms']:>8.1f} {r['c_ms']:>8.3f} "
+            f"{r['c2_ms']:>9.3f} {r['a_ms'] / r['c_ms']:>6.1f} {r['b_ms'] / r['c_ms']:>7.0f} "
+            f"{r['c_ms'] / r['c2_ms']:>6.2f}  {r['same_lambda_a_c']}, {r['same_lambda_c_c2']}, "
+            f"{r['b_equals_c']} (first {r['b_trials']} trials)"
+        )
+    return "\n".join(lines)
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "bench", help="plain loop vs study.optimize vs the batched fast path, side by side"
+    )
+    parser.add_argument("--csv", type=Path, required=True, help="data CSV (e.g. sonar.csv) with a label column")
+    parser.add_argument("--label", default="y")
+    parser.add_argument("--classifiers", default=",".join(BENCH_CLASSIFIERS))
+    parser.add_argument("--preset", default="iterative")
+    parser.add_argument(
+        "--b-trials", type=int, default=110,
+        help="trials of (b) plain study.optimize to time and compare with (c) (0: the whole plan)",
+    )
+    parser.add_argument("--memory-preset", default="combined2", help="preset of the peak-RSS run ('' to skip)")
+    parser.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from optuna_boxcox.datasets import load_csv
+
+    warnings.simplefilter("ignore", FutureWarning)  # SVC(probability=True) in (a)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    X, y = training_fold(*load_csv(args.csv, args.label))
+    print(f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
+          f"every trial persisted in SQLite; per-evaluation milliseconds", flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.classifiers.split(","):
+            rows.append(bench_classifier(X, y, name.strip(), args.preset, args.b_trials, Path(tmp)))
+            print(format_rows(rows[-1:]).splitlines()[-1], flush=True)
+        print()
+        print(format_rows(rows))
+        if args.memory_preset:
+            rss, trials = peak_rss_of_search(args.csv, args.label, "bayes", args.memory_preset, Path(tmp))
+            print(f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials persisted): {rss:.0f} MiB")
+    return 0 if all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows) else 1
+
+
+__all__ = ["cmd_bench", "register", "training_fold", "plain_loop_score"]

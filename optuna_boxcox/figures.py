@@ -1,0 +1,446 @@
+"""Figures of a Box-Cox λ search, for optuna-dashboard, HTML and PNG.
+
+Every builder is a pure function of a finished study, a :class:`~optuna_boxcox.samplers.SearchResult`
+or a :class:`~optuna_boxcox.BoxCoxObjective`, and returns a :class:`plotly.graph_objects.Figure`:
+
+- :func:`lambda_trajectory`: each feature's λ in Λopt after every sweep of the search;
+- :func:`best_so_far`: the best score against the number of finished trials, for one study or
+  several overlaid (a mean over seeds when a name maps to several studies);
+- :func:`grid_heatmap`: for two features, the score over an L × L grid of (λ1, λ2) with the points
+  the search evaluated and the optima of other searches marked (the paper's grid exploration);
+- :func:`transform_curves`: each feature's Box-Cox curve at its λ over z ∈ [1, 2], min-max scaled;
+- :func:`criteria_sweep`: along the spherical sweep λ = c for every feature, the classifier's score
+  beside the classifier-free criteria of Bicego & Baldo (2016, Figures 4-6), all scaled to [0, 1],
+  with each criterion's L∞ distance to the score.
+
+:func:`search_figures` chooses the figures for one search and writes a note about it;
+:func:`attach_figures` stores both in the study, where optuna-dashboard shows them on the study's
+page; :func:`write_figures` writes them as files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+import tempfile
+from typing import TYPE_CHECKING
+import warnings
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+import plotly.graph_objects as go
+
+from optuna_boxcox import _criteria
+from optuna_boxcox import _numerics
+from optuna_boxcox._space import DEFAULT_GRID_RANGE
+from optuna_boxcox.samplers import PlanSampler
+from optuna_boxcox.samplers._plan import SAMPLER_ATTR
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+
+    from optuna.artifacts._protocol import ArtifactStore
+    from optuna.samplers import BaseSampler
+
+    from optuna_boxcox._objective import BoxCoxObjective
+
+#: Names of the classifier-free criteria as the figures show them.
+CRITERION_LABELS = {"ml": "ML", "pcml": "PCML", "fisher": "Fisher", "1nn-mm": "1NN-MM"}
+#: The spherical sweep of :func:`criteria_sweep`: every λ = c for c in this grid.
+DEFAULT_SWEEP = np.linspace(-5.0, 5.0, 41)
+#: Points of each curve of :func:`transform_curves`.
+_CURVE_POINTS = 101
+_LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+
+
+# -- numerics shared by the builders -----------------------------------------------------------
+def normalise(values: Sequence[float]) -> np.ndarray:
+    """Min-max scale to [0, 1]; a constant curve becomes all zeros (it carries no shape)."""
+    v = np.asarray(values, dtype=np.float64)
+    low, high = np.min(v), np.max(v)
+    if not high > low:
+        return np.zeros_like(v)
+    return (v - low) / (high - low)
+
+
+def linf_distances(score: Sequence[float], curves: Mapping[str, Sequence[float]]) -> dict[str, float]:
+    """max |normalise(curve) − normalise(score)| of every curve: 0 when it has the score's shape."""
+    reference = normalise(score)
+    return {name: float(np.max(np.abs(normalise(c) - reference))) for name, c in curves.items()}
+
+
+def _steps(x: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[float]]:
+    """The corners of a step curve drawn with ``line_shape="hv"``: the first and last points and every
+    change. The figure is unchanged and its JSON, stored in the study, stays small for long searches.
+    """
+    keep = [i for i in range(len(y)) if i in (0, len(y) - 1) or y[i] != y[i - 1]]
+    return [x[i] for i in keep], [float(y[i]) for i in keep]
+
+
+def best_so_far_curve(study: optuna.Study) -> np.ndarray:
+    """Best value among the first k finished trials, for k = 1 … n (in the study's direction)."""
+    values = [
+        t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    ]
+    if not values:
+        return np.empty(0)
+    best = np.maximum if study.direction == optuna.study.StudyDirection.MAXIMIZE else np.minimum
+    return best.accumulate(np.asarray(values, dtype=np.float64))
+
+
+def spherical_curves(
+    objective: BoxCoxObjective, c: Sequence[float], criteria: Sequence[str]
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The objective's score and each criterion at every point λ = (c, …, c) of the spherical sweep."""
+    unknown = [name for name in criteria if name not in _criteria.CRITERIA]
+    if unknown:
+        raise ValueError(f"unknown criteria {unknown}; choose from {list(_criteria.CRITERIA)}")
+    p = objective.space.dim
+    score = np.array([objective.evaluate(np.full(p, float(ci))) for ci in c])
+    curves = {name: np.empty(len(score)) for name in criteria}
+    for i, ci in enumerate(c):
+        lambdas = np.full(p, float(ci))
+        for name in criteria:
+            curves[name][i] = _criterion_value(objective, name, lambdas)
+    return score, curves
+
+
+def _criterion_value(objective: BoxCoxObjective, name: str, lambdas: np.ndarray) -> float:
+    criterion = _criteria.CRITERIA[name]
+    labels = (objective.y,) if criterion.needs_labels else ()
+    if criterion.data == "scaled":
+        return float(criterion.function(objective.transform(lambdas), *labels))
+    transformed = _numerics.power_columns(objective.values, lambdas, objective.method)
+    return float(
+        criterion.function(objective.values, transformed, lambdas, *labels, method=objective.method)
+    )
+
+
+# -- figure builders ----------------------------------------------------------------------------
+def lambda_trajectory(
+    history: Sequence[Mapping[str, float]], *, title: str = "λ of every feature after each sweep"
+) -> go.Figure:
+    """Each feature's λ in Λopt after every sweep (``SearchResult.history``), one line per feature.
+
+    Lines are named after the features (the λ parameter names) in the order of the first entry.
+    Each is a step line through the sweeps where that λ changed (and the first and last sweep).
+    """
+    if not history:
+        raise ValueError("the search has no history yet: no sweep has finished")
+    sweeps = list(range(1, len(history) + 1))
+    figure = go.Figure()
+    for name in history[0]:
+        x, y = _steps(sweeps, [step[name] for step in history])
+        figure.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", line_shape="hv", name=name))
+    figure.update_layout(title=title, xaxis_title="sweep", yaxis_title="λ", **_LAYOUT)
+    return figure
+
+
+def best_so_far(
+    studies: optuna.Study | Mapping[str, optuna.Study | Sequence[optuna.Study]],
+    *,
+    title: str | None = None,
+) -> go.Figure:
+    """Best score against finished trials; one line per study, or per name of a mapping.
+
+    A name mapped to several studies (one per seed) gets the mean of their curves, cut to the
+    shortest, so samplers can be compared at the same budget. Each line is a step line through the
+    trials that improved it (and the first and last).
+    """
+    if isinstance(studies, optuna.Study):
+        studies = {studies.study_name: studies}
+    figure = go.Figure()
+    for name, runs in studies.items():
+        runs = [runs] if isinstance(runs, optuna.Study) else list(runs)
+        curves = [best_so_far_curve(s) for s in runs]
+        length = min(len(c) for c in curves)
+        mean = np.mean([c[:length] for c in curves], axis=0) if length else np.empty(0)
+        x, y = _steps(list(range(1, length + 1)), mean.tolist())
+        figure.add_trace(go.Scatter(x=x, y=y, mode="lines", line_shape="hv", name=name))
+    several = any(not isinstance(r, optuna.Study) and len(r) > 1 for r in studies.values())
+    default = "Best score so far" + (" (mean over seeds)" if several else "")
+    figure.update_layout(
+        title=title or default, xaxis_title="trials finished", yaxis_title="best score", **_LAYOUT
+    )
+    return figure
+
+
+def grid_heatmap(
+    objective: BoxCoxObjective,
+    *,
+    grid: Sequence[float] | None = None,
+    study: optuna.Study | None = None,
+    markers: Mapping[str, Mapping[str, float]] | None = None,
+    title: str = "Score over the λ grid",
+) -> go.Figure:
+    """For two features: the objective's score at every (λ1, λ2) of ``grid`` × ``grid``.
+
+    ``grid`` defaults to the paper's ``linspace(-5, 5, 11)``. The finished trials of ``study`` are
+    drawn as small points, and each entry of ``markers`` (name → params, e.g. the optima of the
+    spherical, diagonal and full-grid searches) as a labelled marker.
+    """
+    names = objective.param_names
+    if len(names) != 2:
+        raise ValueError(f"the grid heatmap needs exactly 2 features, the objective has {len(names)}")
+    grid = np.linspace(*DEFAULT_GRID_RANGE, 11) if grid is None else np.asarray(grid, dtype=np.float64)
+    scores = [[objective.evaluate(np.array([l1, l2])) for l1 in grid] for l2 in grid]
+    figure = go.Figure(
+        go.Heatmap(
+            x=grid.tolist(), y=grid.tolist(), z=scores, colorscale="Viridis", name="score",
+            colorbar={"title": {"text": "score"}},
+        )
+    )
+    if study is not None:
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        figure.add_trace(
+            go.Scatter(
+                x=[t.params[names[0]] for t in trials],
+                y=[t.params[names[1]] for t in trials],
+                text=[f"trial {t.number}: {t.value:.4f}" for t in trials],
+                mode="markers",
+                marker={"size": 5, "color": "white", "line": {"width": 1, "color": "black"}},
+                name="evaluated",
+            )
+        )
+    symbols = ["star", "diamond", "x", "square", "triangle-up", "cross"]
+    for i, (label, params) in enumerate((markers or {}).items()):
+        figure.add_trace(
+            go.Scatter(
+                x=[float(params[names[0]])],
+                y=[float(params[names[1]])],
+                mode="markers",
+                marker={"size": 14, "symbol": symbols[i % len(symbols)], "line": {"width": 1}},
+                name=label,
+            )
+        )
+    figure.update_layout(
+        title=title, xaxis_title=f"λ of {names[0]}", yaxis_title=f"λ of {names[1]}",
+        legend={"orientation": "h", "y": -0.2}, **_LAYOUT,
+    )
+    return figure
+
+
+def transform_curves(
+    objective: BoxCoxObjective,
+    params: Mapping[str, float],
+    *,
+    title: str = "The transform of every feature (min-max scaled)",
+) -> go.Figure:
+    """Each feature's power transform at its λ, over the range of its input, scaled to [0, 1].
+
+    For Box-Cox the input is the feature scaled into z ∈ [1, 2], the same for every feature, so the
+    curves show side by side how strongly each λ bends its feature.
+    """
+    figure = go.Figure()
+    for j, name in enumerate(objective.param_names):
+        column = objective.values[:, j]
+        z = np.linspace(np.min(column), np.max(column), _CURVE_POINTS)
+        lam = float(params[name])
+        curve = normalise(_numerics.power_column(z, lam, objective.method))
+        figure.add_trace(
+            go.Scatter(x=z.tolist(), y=curve.tolist(), mode="lines", name=f"{name} (λ = {lam:.3g})")
+        )
+    x_title = "z (feature scaled into [1, 2])" if objective.method == "box-cox" else "x"
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_LAYOUT)
+    return figure
+
+
+def criteria_sweep(
+    objective: BoxCoxObjective,
+    *,
+    c: Sequence[float] | None = None,
+    criteria: Sequence[str] = ("ml", "pcml", "fisher"),
+    title: str | None = None,
+) -> go.Figure:
+    """Why a criterion can stand in for the classifier (Bicego & Baldo 2016, Figures 4-6).
+
+    Along the spherical sweep λ = (c, …, c) the objective's score and each criterion are min-max
+    scaled to [0, 1]; the legend gives each criterion's L∞ distance to the score
+    (:func:`linf_distances`), small when the criterion peaks where the classifier does.
+    """
+    c = DEFAULT_SWEEP if c is None else np.asarray(c, dtype=np.float64)
+    score, curves = spherical_curves(objective, c, criteria)
+    distances = linf_distances(score, curves)
+    scoring = objective.scoring if isinstance(objective.scoring, str) else "score"
+    figure = go.Figure(
+        go.Scatter(
+            x=c.tolist(), y=normalise(score).tolist(), mode="lines+markers",
+            name=f"{scoring} of {type(objective.estimator).__name__}", line={"width": 3},
+        )
+    )
+    for name, curve in curves.items():
+        label = CRITERION_LABELS.get(name, name)
+        figure.add_trace(
+            go.Scatter(
+                x=c.tolist(), y=normalise(curve).tolist(), mode="lines", line={"dash": "dot"},
+                name=f"{label} (L∞ = {distances[name]:.3f})",
+            )
+        )
+    summary = ", ".join(f"{CRITERION_LABELS.get(n, n)} {d:.3f}" for n, d in distances.items())
+    figure.update_layout(
+        title=title or f"Score and criteria along λ = c for every feature (L∞: {summary})",
+        xaxis_title="c (every λ = c)", yaxis_title="min-max scaled", **_LAYOUT,
+    )
+    return figure
+
+
+# -- one search ---------------------------------------------------------------------------------
+def search_figures(
+    study: optuna.Study, objective: BoxCoxObjective, sampler: BaseSampler
+) -> tuple[dict[str, go.Figure], str]:
+    """The figures for one finished search, by dashboard id, and a Markdown note describing it.
+
+    The λ trajectory when ``sampler`` is one of the paper's (it has a history), the best-so-far
+    curve, the transform at the chosen λ, and the grid heatmap when there are two features.
+    """
+    result = sampler.result(study) if isinstance(sampler, PlanSampler) else None
+    params = result.params if result is not None and result.params is not None else None
+    finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if params is None and finished:
+        params = study.best_params
+    figures: dict[str, go.Figure] = {}
+    if result is not None and result.history:
+        figures["lambda-trajectory"] = lambda_trajectory(result.history)
+    if finished:
+        figures["best-so-far"] = best_so_far(study)
+    if params is not None:
+        figures["transform"] = transform_curves(objective, params)
+    if objective.space.dim == 2:
+        markers = {"MLE": objective.mle_params}
+        if params is not None:
+            markers["chosen Λ"] = params
+        figures["grid"] = grid_heatmap(objective, study=study, markers=markers)
+    return figures, search_note(study, objective, params)
+
+
+def search_note(
+    study: optuna.Study, objective: BoxCoxObjective, params: Mapping[str, float] | None
+) -> str:
+    """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ."""
+    recorded = study.user_attrs.get("objective", {})
+    sampler = study.user_attrs.get(SAMPLER_ATTR, {})
+    n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    scoring = recorded.get("scoring", objective.scoring if isinstance(objective.scoring, str) else "custom")
+    cv = recorded.get("cv", "resubstitution" if objective.cv is None else f"{objective.cv}-fold")
+    n_samples = recorded.get("n_samples", objective.X.shape[0])
+    settings = sampler.get("settings", {})
+    lines = [
+        f"## Box-Cox λ search `{study.study_name}`",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| data set | {recorded.get('dataset', '—')} ({n_samples} samples × {objective.space.dim} features) |",
+        f"| classifier | {recorded.get('classifier', type(objective.estimator).__name__)} |",
+        f"| scoring | {scoring}, {cv} |",
+        f"| sampler | {sampler.get('name', '—')} |",
+        f"| settings | {', '.join(f'{k} = {v}' for k, v in settings.items()) or '—'} |",
+        f"| trials | {n_finished} finished |",
+    ]
+    if params is not None:
+        base = objective.evaluate(np.ones(objective.space.dim))
+        mle = objective.evaluate(objective.mle_lambdas)
+        chosen = objective.evaluate(objective.to_lambdas(params))
+        lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
+        lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
+        mle_params = objective.mle_params
+        lines += [f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names]
+    return "\n".join(lines) + "\n"
+
+
+# -- where figures go ---------------------------------------------------------------------------
+def attach_figures(
+    study: optuna.Study,
+    figures: Mapping[str, go.Figure],
+    note: str,
+    artifact_store: ArtifactStore | None = None,
+) -> None:
+    """Store the figures and the note in the study; optuna-dashboard shows them on the study page.
+
+    Each figure is saved with :func:`optuna_dashboard.save_plotly_graph_object` under its key as the
+    graph id (letters, digits, ``-``, ``_``, ``:``, ``.``), so attaching again replaces it. With an
+    ``artifact_store`` the figures are also uploaded as study artifacts (PNG when it can be
+    rendered, otherwise self-contained HTML).
+    """
+    from optuna_dashboard import save_note
+    from optuna_dashboard import save_plotly_graph_object
+
+    for key, figure in figures.items():
+        save_plotly_graph_object(study, figure, graph_object_id=key)
+    save_note(study, note)
+    if artifact_store is not None:
+        from optuna.artifacts import upload_artifact
+
+        with tempfile.TemporaryDirectory() as directory:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                paths = write_figures(figures, directory, formats=("png",))
+            if not paths:
+                paths = write_figures(figures, directory, formats=("html",), include_plotlyjs=True)
+            for path in paths:
+                upload_artifact(artifact_store=artifact_store, file_path=str(path), study_or_trial=study)
+
+
+def write_figures(
+    figures: Mapping[str, go.Figure],
+    directory: str | Path,
+    formats: Sequence[str] = ("html", "png"),
+    *,
+    include_plotlyjs: bool | str = "directory",
+) -> list[Path]:
+    """Write every figure as ``<directory>/<key>.<format>``; returns the files written.
+
+    HTML pages share one ``plotly.min.js`` in ``directory`` (they open without a network). PNG needs
+    kaleido, which drives a Chrome or Chromium installed on the machine; without them the PNGs are
+    left out with a :class:`RuntimeWarning` saying why, and the HTML is still written.
+    """
+    unknown = set(formats) - {"html", "png"}
+    if unknown:
+        raise ValueError(f"formats must be 'html' and/or 'png', got {sorted(unknown)}")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    if "html" in formats:
+        for key, figure in figures.items():
+            path = directory / f"{key}.html"
+            figure.write_html(str(path), include_plotlyjs=include_plotlyjs)
+            written.append(path)
+    if "png" in formats and figures:
+        written += _write_pngs(figures, directory)
+    return written
+
+
+def _write_pngs(figures: Mapping[str, go.Figure], directory: Path) -> list[Path]:
+    import plotly.io as pio
+
+    paths = [directory / f"{key}.png" for key in figures]
+    try:
+        # One browser for all figures: kaleido starts Chromium once per call.
+        pio.write_images(list(figures.values()), [str(p) for p in paths], width=900, height=550)
+    except Exception as error:  # kaleido missing, or no Chrome/Chromium for it to drive
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        warnings.warn(
+            f"PNG figures not written ({type(error).__name__}: {reason}); PNG export needs "
+            "`pip install kaleido` and a Chrome or Chromium (Debian: apt-get install chromium)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return []
+    return paths
+
+
+__all__ = [
+    "attach_figures",
+    "best_so_far",
+    "best_so_far_curve",
+    "criteria_sweep",
+    "grid_heatmap",
+    "lambda_trajectory",
+    "linf_distances",
+    "normalise",
+    "search_figures",
+    "search_note",
+    "spherical_curves",
+    "transform_curves",
+    "write_figures",
+]
