@@ -127,6 +127,12 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
             "cv": args.cv if args.cv else "resubstitution",
             "n_samples": int(X.shape[0]),
             "n_features": int(X.shape[1]),
+            # What a joining worker needs to rebuild the same objective and sampler.
+            "features": args.features,
+            "sampler": args.sampler,
+            "seed": args.seed,
+            "csv": str(args.csv) if args.csv is not None else None,
+            "label": args.label,
         },
     )
     budget = None
@@ -215,6 +221,29 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    """Join an existing study as one more worker, trial by trial, with the study's own settings."""
+    storage = open_storage(args.storage)
+    try:
+        study = optuna.load_study(study_name=args.study_name, storage=storage)
+    except KeyError:
+        raise UsageError(f"no study {args.study_name!r} in {redact(args.storage)}; start it with 'search'") from None
+    spec = study.user_attrs.get("objective")
+    if not spec or "sampler" not in spec:
+        raise UsageError(f"study {args.study_name!r} was not created by 'optuna-boxcox search'; cannot join it")
+    csv = args.csv or (Path(spec["csv"]) if spec.get("csv") else None)
+    joined = argparse.Namespace(
+        dataset=None if csv else spec["dataset"], csv=csv, label=args.label or spec.get("label"),
+        features=spec.get("features"), classifier=spec["classifier"], sampler=spec["sampler"],
+        scoring=spec["scoring"], cv=None if spec["cv"] == "resubstitution" else spec["cv"],
+        storage=args.storage, study_name=args.study_name, seed=spec["seed"], n_jobs=args.n_jobs,
+        n_trials=None, no_batch=True, no_figures=True,
+    )
+    found = run_search(joined)
+    print(f"worker done: study {args.study_name!r} has {len(found['study'].trials)} trials")
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     args = argparse.Namespace(
         dataset="wine", csv=None, label=None, features=None, classifier="knn", sampler="coordinate",
@@ -255,6 +284,16 @@ def build_parser() -> argparse.ArgumentParser:
     search = sub.add_parser("search", help="run or resume one study (one data set, classifier, sampler)")
     add_search_arguments(search)
     search.set_defaults(func=cmd_search)
+
+    worker = sub.add_parser(
+        "worker", help="join an existing study as one more worker (e.g. many machines on PostgreSQL)"
+    )
+    worker.add_argument("--storage", required=True, help="the study's storage URL")
+    worker.add_argument("--study-name", required=True)
+    worker.add_argument("--csv", type=Path, default=None, help="the data, when the study was made from a CSV elsewhere")
+    worker.add_argument("--label", default=None)
+    worker.add_argument("--n-jobs", type=int, default=1)
+    worker.set_defaults(func=cmd_worker)
 
     demo = sub.add_parser("demo", help="a real search on a bundled data set, recorded in SQLite")
     demo.add_argument("--storage", default=DEFAULT_STORAGE)

@@ -27,3 +27,71 @@ def sonar() -> Bunch:
 def breast_cancer() -> Bunch:
     """Breast cancer (569 × 30) from scikit-learn, as DataFrame ``data`` and Series ``target``."""
     return load_breast_cancer(as_frame=True)
+
+
+# -- a throw-away PostgreSQL server on loopback ---------------------------------------------------
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_server_user(command: list[str]) -> list[str]:
+    # PostgreSQL refuses to run as root; Debian's package brings a 'postgres' user.
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *command]
+    return command
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """(host, port) of a PostgreSQL server started for this test session, or a skip saying why."""
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not bins:
+        pytest.skip("PostgreSQL server not installed (make test installs Debian's postgresql as root)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg not installed (pip extra 'postgres')")
+    bindir = os.path.dirname(bins[-1])
+    root = tempfile.mkdtemp(prefix="optuna-boxcox-pg-")
+    data, sockets = os.path.join(root, "data"), os.path.join(root, "run")
+    os.makedirs(sockets)
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+        shutil.chown(sockets, "postgres")
+    port = _free_port()
+    run = lambda *cmd: subprocess.run(_as_server_user(list(cmd)), capture_output=True, text=True, timeout=120)
+    init = run(f"{bindir}/initdb", "-D", data, "--auth=trust", "-U", "postgres")
+    if init.returncode != 0:
+        pytest.skip(f"initdb failed: {init.stderr.strip()[:300]}")
+    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off"
+    start = run(f"{bindir}/pg_ctl", "-D", data, "-o", options, "-l", os.path.join(root, "log"), "-w", "start")
+    if start.returncode != 0:
+        pytest.skip(f"PostgreSQL could not start: {start.stderr.strip()[:300]}")
+    try:
+        yield "127.0.0.1", port
+    finally:
+        run(f"{bindir}/pg_ctl", "-D", data, "-m", "immediate", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """URL of a fresh, empty database on the session's PostgreSQL server."""
+    import psycopg
+
+    host, port = postgres_server
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+    return f"postgresql+psycopg://postgres@{host}:{port}/{name}"

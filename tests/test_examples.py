@@ -55,3 +55,32 @@ def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(tmp_pa
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
     assert "Traceback" not in run.stderr
+
+
+def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), *args], capture_output=True, text=True, cwd=cwd, timeout=600
+    )
+
+
+def test_compare_example_runs_with_a_tiny_budget(tmp_path):
+    run = run_example("compare_samplers.py", "--seeds", "1", "--features", "2", "--storage", f"sqlite:///{tmp_path / 'c.db'}", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "nelder-mead" in run.stdout and "held-out" in run.stdout
+
+
+def test_pipeline_example_runs_with_a_tiny_budget(tmp_path):
+    run = run_example("pipeline.py", "--sampler", "mle", "--folds", "2", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "Box-Cox (mle)" in run.stdout
+
+
+def test_workers_example_shares_one_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    run = run_example("workers.py", "--workers", "2", "--features", "2", "--sampler", "iterative", "--storage", url, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "2 workers (exit codes [0, 0])" in run.stdout
+    study = optuna.load_study(study_name="workers/breast_cancer/bayes/iterative", storage=url)
+    positions = [t.system_attrs.get("boxcox:position") for t in study.trials if t.state.name == "COMPLETE"]
+    plan = [p for p in positions if p is not None and p >= 0]
+    assert sorted(plan) == list(range(4 * 2 * 11)), "each plan position was done exactly once"
