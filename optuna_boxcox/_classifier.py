@@ -26,9 +26,11 @@ from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._transform import BoxCoxTransformer
+from optuna_boxcox._transform import _check_features
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import open_storage
 
 #: Trials for samplers without a budget of their own (TPE, random, …) when n_trials is None.
 DEFAULT_OPEN_ENDED_TRIALS = 100
@@ -188,6 +190,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> BoxCoxClassifier:
         """Search Λ on (X, y) with an Optuna study, then fit the transform and the classifier."""
         self._validate_params()
+        _check_features(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -211,6 +214,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sampler = self._make_sampler(seed)
         with _optuna_verbosity(self.verbose):
             study = self._make_study(sampler)
+            # A study made for another λ space is refused before a failed trial is written into it.
+            objective.register(study)
             n_trials = self.n_trials
             if n_trials is None:
                 n_trials = (
@@ -242,8 +247,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if isinstance(self.storage, optuna.Study):
             self.storage.sampler = sampler
             return self.storage
+        # open_storage: an unusable URL is refused with a message naming it (password redacted).
+        storage = open_storage(self.storage) if isinstance(self.storage, str) else self.storage
         return optuna.create_study(
-            storage=self.storage,
+            storage=storage,
             sampler=sampler,
             study_name=self.study_name,
             direction="maximize",
@@ -252,6 +259,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
+        _check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.transformer_.transform(X)
 

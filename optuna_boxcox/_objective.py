@@ -21,6 +21,7 @@ from optuna_boxcox import _numerics
 from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox._space import default_bounds
+from optuna_boxcox._transform import _check_features
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -120,7 +121,8 @@ class BoxCoxObjective:
                 f"extrapolation must be one of {_numerics.EXTRAPOLATIONS}, got {extrapolation!r}"
             )
         self.names = _feature_names(X)
-        self.X = check_array(X, dtype=np.float64, ensure_min_samples=2)
+        _check_features(X)
+        self.X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
         self.y = np.asarray(y)
         if self.y.ndim != 1 or len(self.y) != len(self.X):
             raise ValueError(
@@ -222,7 +224,7 @@ class BoxCoxObjective:
         """Score of one Λ (cached: a Λ scored before is not refitted)."""
         if not isinstance(lambdas, np.ndarray) and hasattr(lambdas, "keys"):
             lambdas = self.to_lambdas(lambdas)
-        lambdas = np.asarray(lambdas, dtype=np.float64)
+        lambdas = self._checked(lambdas)
         key = lambdas.tobytes()
         with self._lock:
             if key in self._cache:
@@ -236,7 +238,17 @@ class BoxCoxObjective:
 
     def transform(self, lambdas: Sequence[float]) -> np.ndarray:
         """The standard-scaled transformed training data for ``lambdas`` (a copy)."""
-        return self._transformed(np.asarray(lambdas, dtype=np.float64))[2].copy()
+        return self._transformed(self._checked(lambdas))[2].copy()
+
+    def _checked(self, lambdas: Sequence[float]) -> np.ndarray:
+        lambdas = np.asarray(lambdas, dtype=np.float64)
+        if lambdas.shape != (self.space.dim,):
+            raise ValueError(
+                f"expected {self.space.dim} λ, one per feature of X, got an array of shape {lambdas.shape}"
+            )
+        if not np.all(np.isfinite(lambdas)):
+            raise ValueError(f"λ must be finite, got {lambdas.tolist()}")
+        return lambdas
 
     def _transformed(self, lambdas: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per thread, keep the last transform and redo only the columns whose λ changed."""

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from numbers import Integral, Real
+import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -183,6 +184,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self._fit(X)
 
     def _fit(self, X):
+        _check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=True)
         # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
         with np.errstate(all="ignore"):
@@ -215,6 +217,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Transformed data, float64 and finite.
         """
         check_is_fitted(self)
+        _check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
@@ -264,6 +267,41 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if hasattr(self, "feature_names_in_"):
             return [str(name) for name in self.feature_names_in_]
         return [f"x{j}" for j in range(self.n_features_in_)]
+
+
+def _check_features(X) -> None:
+    """Refuse what scikit-learn's validation would refuse without naming the problem: non-numeric
+    columns (NumPy's "could not convert string to float") and a DataFrame without columns."""
+    if isinstance(X, np.ndarray) and X.dtype.kind in "biuf":
+        return
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(X, pandas.DataFrame):
+        if X.shape[1] == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={X.shape}): it needs at least one feature column")
+        columns = [
+            (repr(str(name)), X.iloc[:, j])
+            for j, name in enumerate(X.columns)
+            if not pandas.api.types.is_numeric_dtype(X.dtypes.iloc[j])
+        ]
+    else:
+        try:
+            values = np.asarray(X)
+        except (TypeError, ValueError):
+            return  # ragged or exotic input: scikit-learn's validation says what is wrong
+        if values.ndim != 2 or values.dtype.kind not in "OSU":
+            return
+        columns = [(f"at position {j}", values[:, j]) for j in range(values.shape[1])]
+    bad = []
+    for name, column in columns:
+        try:
+            np.asarray(column, dtype=np.float64)
+        except ValueError:  # a string that is no number; other objects keep NumPy's TypeError
+            bad.append(name)
+    if bad:
+        raise ValueError(
+            f"non-numeric feature column(s) {', '.join(bad)} in X: every feature must be a number "
+            "(encode categorical columns as numbers first)"
+        )
 
 
 def _resolve_lambdas(lambdas, feature_names: list[str]) -> np.ndarray:

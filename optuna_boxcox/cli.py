@@ -118,6 +118,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         direction="maximize",
         load_if_exists=True,
     )
+    objective.register(study)  # a study made for another λ space is refused before anything is written
     study.set_user_attr(
         "objective",
         {

@@ -65,19 +65,24 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
             + ("…" if frame.shape[1] > 10 else "")
         )
     y = frame.pop(label)
+    if y.isna().any():
+        raise DataError(f"label column {label!r} of {path.name} is empty in {int(y.isna().sum())} row(s)")
     return validate_features(frame, source=path.name), y
 
 
 def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:
     """Numeric, finite, non-empty features, or a DataError naming the offending columns."""
     X = pd.DataFrame(X)
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise DataError(f"{source} has no rows or no feature columns")
+    if X.shape[1] == 0:
+        raise DataError(f"{source} has no feature columns")
+    if X.shape[0] == 0:
+        raise DataError(f"{source} has no rows (0 samples)")
     non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
         raise DataError(f"non-numeric feature column(s) in {source}: {', '.join(non_numeric)}")
     values = X.to_numpy(dtype=np.float64)
-    bad = [str(c) for c, ok in zip(X.columns, np.isfinite(values).all(axis=0)) if not ok]
-    if bad:
-        raise DataError(f"missing or infinite values in column(s) of {source}: {', '.join(bad)}")
+    for problem, found in (("missing (NaN)", np.isnan(values)), ("infinite", np.isinf(values))):
+        bad = [str(c) for c, hit in zip(X.columns, found.any(axis=0)) if hit]
+        if bad:
+            raise DataError(f"{problem} values in column(s) of {source}: {', '.join(bad)}")
     return X

@@ -6,7 +6,9 @@ from pathlib import Path
 import re
 import sqlite3
 import time
+import warnings
 
+from optuna.exceptions import ExperimentalWarning
 from optuna.storages import BaseStorage
 from optuna.storages import JournalStorage
 from optuna.storages import RDBStorage
@@ -66,11 +68,14 @@ def _rdb(url: str, **kwargs: object) -> RDBStorage:
     shown = redact(url)
     for attempt in range(5):
         try:
-            return RDBStorage(url, **kwargs)
+            # The heartbeat is this package's choice, not the user's: no warning about its API.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ExperimentalWarning)
+                return RDBStorage(url, **kwargs)
         except ArgumentError as error:  # also NoSuchModuleError: an unknown dialect
             raise ValueError(
                 f"storage {shown!r} is not a database URL ({_first_line(error)}); give e.g. "
-                "sqlite:///studies/optuna-boxcox.db, postgresql+psycopg://user:password@host/db, "
+                "sqlite:///studies/optuna-boxcox.db, postgresql+psycopg://user@host/db, "
                 f"or a journal file ending in {', '.join(_JOURNAL_SUFFIXES)}"
             ) from error
         except ImportError as error:
@@ -122,7 +127,8 @@ def _relax_sqlite_sync(storage: RDBStorage) -> None:
 
 def redact(url: str) -> str:
     """The URL with any password replaced by ***, for messages and logs."""
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+    # No whitespace in either part: in a message, never span from one URL to an @ words later.
+    return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", url)
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -366,12 +366,14 @@ class PlanSampler(BaseSampler, abc.ABC):
                 return
             if state == TrialState.FAIL:
                 return  # the position is re-run (up to max_retries)
-            space = self._space(study)
             score = self._score(study, state, values)
-            replay, scores = self._sync(study, space, self._trials(study))
+            # What this process knew when it claimed the position is enough (no storage read):
+            # in a sequential run every earlier trial had finished by then.
+            _, replay, ledger = self._cache(study)
+            scores = dict(ledger.scores)
             batch, index = replay.locate(position)
             # Improved on Λopt as it stood before this candidate: the best at the start of the
-            # batch and the batch's earlier candidates (in a parallel run: those finished so far).
+            # batch and the batch's earlier candidates (in a parallel run: those known so far).
             earlier = [scores[p] for p in range(position - index, position) if p in scores]
             running = max([batch.incumbent_score, *earlier])
             study._storage.set_trial_user_attr(trial._trial_id, "improved", bool(score > running))

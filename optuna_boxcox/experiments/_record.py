@@ -1,0 +1,90 @@
+"""Experiment studies: each unit of a reproduction run is a finished trial in the study storage.
+
+An outer fold of one (row, classifier) of Tables 5–8, or one Λ cell of a grid exploration (Tables
+2–3), is written as a finished trial the moment it is computed, with its position (fold or cell index)
+as a system attribute. A run that is interrupted and started again reads which positions are
+finished and computes only the others; the dashboard shows the progress as trials accumulate.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from typing import TYPE_CHECKING
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+from optuna_boxcox._persist import TrialRecord
+from optuna_boxcox._persist import write_trials
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+
+    from optuna.distributions import BaseDistribution
+    from optuna.storages import BaseStorage
+    from optuna.trial import FrozenTrial
+
+#: Trial system attribute holding the trial's position (outer fold or grid cell index).
+POSITION_KEY = "reproduce:position"
+#: Study user attribute recording what the study measures; a study is only continued with the same.
+SETTINGS_ATTR = "reproduce"
+#: Study user attributes shown in the dashboard once the study is complete.
+RESULT_ATTR = "reproduce_result"
+
+
+def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> optuna.Study:
+    """Create or load the experiment study ``name``; refuse one recorded with other settings."""
+    study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True)
+    mine = json.loads(json.dumps(settings))
+    recorded = study.user_attrs.get(SETTINGS_ATTR)
+    if recorded is None:
+        study.set_user_attr(SETTINGS_ATTR, mine)
+    elif recorded != mine:
+        changed = sorted(k for k in set(mine) | set(recorded) if mine.get(k) != recorded.get(k))
+        raise ValueError(
+            f"study {name!r} in this storage was run with other settings ({', '.join(changed)} differ: "
+            f"recorded {[recorded.get(k) for k in changed]}, now {[mine.get(k) for k in changed]}); "
+            "use another --storage, or delete the study to start it again"
+        )
+    return study
+
+
+def finished(study: optuna.Study) -> dict[int, FrozenTrial]:
+    """Finished trials by position (the first one when a position was written twice)."""
+    trials = study._storage.get_all_trials(
+        study._study_id, deepcopy=False, states=(TrialState.COMPLETE,)
+    )
+    done: dict[int, FrozenTrial] = {}
+    for t in trials:
+        position = t.system_attrs.get(POSITION_KEY)
+        if position is not None and position not in done:
+            done[int(position)] = t
+    return done
+
+
+def record(
+    study: optuna.Study,
+    entries: Sequence[tuple[int, Mapping[str, Any], float, Mapping[str, Any], float]],
+    distributions: Mapping[str, BaseDistribution],
+) -> None:
+    """Append finished trials in one write: (position, params, value, user attrs, seconds) each.
+
+    A position another process has written meanwhile is not written again.
+    """
+    now = datetime.datetime.now()
+    records = [
+        TrialRecord(
+            params=dict(params),
+            distributions=dict(distributions),
+            value=float(value),
+            user_attrs=dict(attrs),
+            system_attrs={POSITION_KEY: int(position)},
+            datetime_start=now - datetime.timedelta(seconds=float(seconds)),
+            datetime_complete=now,
+        )
+        for position, params, value, attrs, seconds in entries
+    ]
+    write_trials(study, records, position_key=POSITION_KEY)
