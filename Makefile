@@ -4,12 +4,12 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-all clean
+.PHONY: install demo test test-all clean postgres
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,browser,figures]'
+	$(PY) -m pip install --quiet -e '.[test,browser,figures,postgres]'
 	touch $(STAMP)
 
 # Debian's Chromium drives the browser tests and PNG export (Playwright never downloads a browser).
@@ -23,11 +23,16 @@ demo: $(STAMP)
 	$(VENV)/bin/optuna-boxcox demo
 
 # The CI-sized suite: every behaviour, small versions of the long reproduction runs.
-test: $(STAMP) $(CHROMIUM)
+# Debian's PostgreSQL server for the multi-worker tests (they start a throw-away one on loopback).
+PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
+postgres:
+	@test -n "$(PG_CTL)" || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) || echo "postgresql not installed: its tests will be skipped")
+
+test: $(STAMP) $(CHROMIUM) postgres
 	$(PY) -m pytest -m "not slow" -q
 
 # Everything, including the full-scale runs marked slow.
-test-all: $(STAMP) $(CHROMIUM)
+test-all: $(STAMP) $(CHROMIUM) postgres
 	$(PY) -m pytest -q
 
 clean:

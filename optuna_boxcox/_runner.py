@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from optuna_boxcox.samplers import PlanSampler
     from optuna_boxcox.samplers import SearchResult
 
-#: Below this many seconds of scoring per batch, worker processes cost more than they save.
-_POOL_WORTHWHILE = 2e-3
 
 
 @dataclass
@@ -62,7 +60,8 @@ def run_batched(
         study: The study to write; its trials so far are replayed first (a run resumes).
         objective: Scores λ vectors (``objective.evaluate``).
         sampler: A plan sampler (coordinate, spherical, diagonal, grid, MLE, Nelder–Mead).
-        n_jobs: Processes scoring the candidates of one batch (used when a batch is slow enough).
+        n_jobs: Processes to use: 1 scores and writes in turn; n ≥ 2 scores in n - 1 worker
+            processes while this one writes the previous batch.
         max_trials: Stop after about this many new trials (whole batches); ``None`` runs the plan out.
         on_batch: Called after every batch with (trials written so far, plan size once known).
         stats: Filled with counts and time spent scoring and persisting.
@@ -80,6 +79,16 @@ def run_batched(
     identity = sampler._identity
     pool = _Pool(objective, n_jobs)
     written = 0
+    pending: list[TrialRecord] = []  # the previous batch, written while this one is scored
+
+    def persist(records: list[TrialRecord]) -> None:
+        nonlocal last_trial_id
+        tick = time.perf_counter()
+        # Another writer on the same study may have finished some of these positions meanwhile:
+        # the write drops those (the plan is deterministic, so their scores are ours too).
+        last_trial_id = write_trials(study, records, position_key=POSITION_KEY, after_trial_id=last_trial_id)
+        stats.persist_seconds += time.perf_counter() - tick
+
     try:
         while not replay.finished and (max_trials is None or written < max_trials):
             batch = replay.batches[replay.current]
@@ -87,7 +96,10 @@ def run_batched(
             todo = [p for p in span if p not in scores]
             started = datetime.datetime.now()
             tick = time.perf_counter()
-            new_scores = pool.evaluate([batch.points[p - span[0]] for p in todo])
+            handle = pool.submit([batch.points[p - span[0]] for p in todo])
+            if pending:  # overlaps with the scoring when it runs in worker processes
+                persist(pending)
+            new_scores = handle()
             stats.evaluate_seconds += time.perf_counter() - tick
             finished = datetime.datetime.now()
             records = []
@@ -112,19 +124,15 @@ def run_batched(
                     )
                 )
                 scores[p] = score
-            tick = time.perf_counter()
-            # Another writer on the same study may have finished some of these positions meanwhile:
-            # the write drops those (the plan is deterministic, so their scores are ours too).
-            last_trial_id = write_trials(
-                study, records, position_key=POSITION_KEY, after_trial_id=last_trial_id
-            )
-            stats.persist_seconds += time.perf_counter() - tick
+            pending = records
             stats.trials += len(records)
             stats.batches += 1
             written += len(records)
             replay.advance(scores)
             if on_batch is not None:
                 on_batch(written, replay.n_positions if replay.finished else None)
+        if pending:
+            persist(pending)
     finally:
         pool.close()
     # The result comes from the replay we advanced; reading the study back would cost more than
@@ -150,38 +158,31 @@ def _score_points(points: list[np.ndarray]) -> list[float]:
 
 
 class _Pool:
-    """Scores batches in this process, or splits them over forked workers once that pays off."""
+    """Scores batches here (one job) or in worker processes (more jobs).
+
+    With ``n_jobs`` ≥ 2 there are ``n_jobs - 1`` forked workers: the main process writes the
+    previous batch while they score the current one. A single worker keeps its incremental
+    transform across sweeps; several split each batch into contiguous chunks.
+    """
 
     def __init__(self, objective: BoxCoxObjective, n_jobs: int) -> None:
         self.objective = objective
-        self.n_jobs = max(1, int(n_jobs))
+        self.n_workers = max(1, int(n_jobs)) - 1
         self._pool = None
-        self._seconds_per_point: float | None = None
 
-    def evaluate(self, points: list[np.ndarray]) -> list[float]:
+    def submit(self, points: list[np.ndarray]) -> Callable[[], list[float]]:
+        """Start scoring ``points``; the returned callable waits for the scores."""
         if not points:
-            return []
-        if self._use_pool(len(points)):
-            return self._evaluate_in_pool(points)
-        tick = time.perf_counter()
-        result = [self.objective.evaluate(x) for x in points]
-        self._seconds_per_point = (time.perf_counter() - tick) / len(points)
-        return result
-
-    def _use_pool(self, n_points: int) -> bool:
-        if self.n_jobs == 1 or n_points < 2 or self._seconds_per_point is None:
-            return False
-        return self._seconds_per_point * n_points > _POOL_WORTHWHILE
-
-    def _evaluate_in_pool(self, points: list[np.ndarray]) -> list[float]:
+            return list
+        if self.n_workers == 0:
+            result = [self.objective.evaluate(x) for x in points]
+            return lambda: result
         if self._pool is None:
             context = multiprocessing.get_context("fork")
-            self._pool = context.Pool(self.n_jobs, initializer=_init_worker, initargs=(self.objective,))
-        # Contiguous chunks keep each worker's incremental transform cheap (neighbouring
-        # candidates of a sweep differ in one column).
-        chunks = [list(c) for c in np.array_split(np.arange(len(points)), self.n_jobs) if len(c)]
-        parts = self._pool.map(_score_points, [[points[i] for i in c] for c in chunks])
-        return [score for part in parts for score in part]
+            self._pool = context.Pool(self.n_workers, initializer=_init_worker, initargs=(self.objective,))
+        chunks = [list(c) for c in np.array_split(np.arange(len(points)), self.n_workers) if len(c)]
+        pending = self._pool.map_async(_score_points, [[points[i] for i in c] for c in chunks])
+        return lambda: [score for part in pending.get() for score in part]
 
     def close(self) -> None:
         if self._pool is not None:

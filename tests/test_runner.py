@@ -96,18 +96,13 @@ def test_a_batch_another_writer_already_finished_is_not_written_twice(tmp_path, 
     assert last >= 0
 
 
-def test_batched_run_over_two_processes_gives_the_same_result(tmp_path, data):
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_batched_run_with_worker_processes_gives_the_same_result(tmp_path, data, n_jobs):
     X, y = data
     one, two = make_sampler("iterative"), make_sampler("iterative")
     s1 = optuna.create_study(direction="maximize", sampler=one)
     s2 = optuna.create_study(direction="maximize", sampler=two)
     r1 = run_batched(s1, BoxCoxObjective(X, y, GaussianNB()), one)
-    import optuna_boxcox._runner as runner
-
-    previous, runner._POOL_WORTHWHILE = runner._POOL_WORTHWHILE, 0.0  # force the pool on
-    try:
-        r2 = run_batched(s2, BoxCoxObjective(X, y, GaussianNB()), two, n_jobs=2)
-    finally:
-        runner._POOL_WORTHWHILE = previous
+    r2 = run_batched(s2, BoxCoxObjective(X, y, GaussianNB()), two, n_jobs=n_jobs)
     assert r1.params == r2.params and r1.best_value == r2.best_value
     np.testing.assert_array_equal([t.value for t in s1.trials], [t.value for t in s2.trials])
