@@ -33,7 +33,12 @@ from optuna_boxcox.storage import redact
 
 
 #: Modules that add sub-commands (each defines ``register(subparsers)``).
-_COMMAND_MODULES: list[str] = ["optuna_boxcox.compare", "optuna_boxcox.bench"]
+_COMMAND_MODULES: list[str] = [
+    "optuna_boxcox.compare",
+    "optuna_boxcox.reproduce",
+    "optuna_boxcox.meta",
+    "optuna_boxcox.bench",
+]
 
 
 class UsageError(Exception):
