@@ -26,6 +26,10 @@ def _tpe(seed: int, **kwargs: Any) -> BaseSampler:
 
 
 def _gp(seed: int, **kwargs: Any) -> BaseSampler:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise ValueError("the 'gp' sampler (Optuna's GPSampler) needs PyTorch: pip install torch")
     return optuna.samplers.GPSampler(seed=seed, **kwargs)
 
 
