@@ -111,7 +111,7 @@ def summarize(accuracy: np.ndarray, grid: np.ndarray = GRID) -> GridSummary:
     """Table 2's summary of an accuracy heatmap ``accuracy[i, j]`` at (λ1, λ2) = (grid[i], grid[j])."""
     H = np.asarray(accuracy, dtype=np.float64)
     one = int(np.flatnonzero(np.isclose(grid, 1.0))[0])
-    base = H[one, one]
+    base = float(H[one, one])
     full = np.unravel_index(int(np.argmax(H)), H.shape)
     diag = int(np.argmax(np.diag(H)))
     best_1 = np.flatnonzero(H[:, one] >= H[:, one].max() - _TIE)  # λ2 fixed at 1
