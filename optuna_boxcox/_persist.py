@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 import optuna
+from optuna.distributions import FloatDistribution
 from optuna.distributions import distribution_to_json
 from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial
@@ -103,19 +104,44 @@ def write_trials(
     return last
 
 
-def _executemany(connection: Any, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
-    if not rows:
-        return
-    style = connection.dialect.paramstyle
-    marks = ", ".join("?" if style == "qmark" else "%s" for _ in columns)
-    if style not in ("qmark", "format", "pyformat"):
-        raise NotImplementedError(f"bulk writes do not support the {style!r} parameter style")
-    connection.exec_driver_sql(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
-
-
 def _utc(moment: datetime.datetime) -> datetime.datetime:
     # RDBStorage keeps naive UTC; FrozenTrial datetimes are naive local time.
     return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class _Sql:
+    """Raw statements on the driver's cursor, in the driver's parameter style.
+
+    SQLAlchemy's per-row parameter processing costs several times the inserts themselves here, so
+    the whole batch goes straight to the DB-API cursor inside SQLAlchemy's transaction. The
+    column encodings are the ones Optuna's models give SQLAlchemy: enums by member name, and on
+    SQLite datetimes as SQLAlchemy's ``YYYY-MM-DD HH:MM:SS.ffffff`` text.
+    """
+
+    def __init__(self, connection: Any) -> None:
+        style = connection.dialect.paramstyle
+        if style not in ("qmark", "format", "pyformat"):
+            raise NotImplementedError(f"bulk writes do not support the {style!r} parameter style")
+        self.mark = "?" if style == "qmark" else "%s"
+        self.sqlite = connection.dialect.name == "sqlite"
+        self.cursor = connection.connection.cursor()
+        self._moments: dict[datetime.datetime, Any] = {}
+
+    def __call__(self, statement: str, parameters: tuple = ()) -> list[tuple]:
+        self.cursor.execute(statement.replace("?", self.mark), parameters)
+        return self.cursor.fetchall() if self.cursor.description else []
+
+    def insert(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
+        if rows:
+            marks = ", ".join(self.mark for _ in columns)
+            self.cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+
+    def moment(self, moment: datetime.datetime) -> Any:
+        # The trials of a batch share their start and end: convert each moment once.
+        if moment not in self._moments:
+            utc = _utc(moment)
+            self._moments[moment] = utc.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else utc
+        return self._moments[moment]
 
 
 def _write_rdb(
@@ -125,77 +151,104 @@ def _write_rdb(
     position_key: str | None,
     after_trial_id: int,
 ) -> int:
-    from sqlalchemy import func
-    from sqlalchemy import insert
-    from sqlalchemy import select
-    from sqlalchemy import update
-
-    from optuna.storages._rdb import models
+    from optuna.storages._rdb.models import TrialValueModel
 
     with storage.engine.begin() as connection:
+        sql = _Sql(connection)
         # A no-op write on the study row takes the write lock first (row lock on PostgreSQL, the
         # database lock on SQLite), so counting trials and inserting them cannot interleave with
         # another writer's trial creation: numbers stay unique and consecutive.
-        connection.execute(
-            update(models.StudyModel)
-            .where(models.StudyModel.study_id == study_id)
-            .values(study_name=models.StudyModel.study_name)
-        )
+        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
         if position_key is not None:
-            taken = set(
-                connection.execute(
-                    select(models.TrialSystemAttributeModel.value_json)
-                    .join(models.TrialModel)
-                    .where(models.TrialModel.study_id == study_id)
-                    .where(models.TrialModel.trial_id > after_trial_id)
-                    .where(models.TrialModel.state != TrialState.FAIL)
-                    .where(models.TrialSystemAttributeModel.key == position_key)
-                ).scalars()
-            )
+            taken = {
+                row[0]
+                for row in sql(
+                    "SELECT a.value_json FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id"
+                    " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?",
+                    (study_id, after_trial_id, TrialState.FAIL.name, position_key),
+                )
+            }
             records = [r for r in records if json.dumps(r.system_attrs.get(position_key)) not in taken]
         if not records:
-            return connection.execute(
-                select(func.max(models.TrialModel.trial_id)).where(models.TrialModel.study_id == study_id)
-            ).scalar_one() or after_trial_id
-        first_number = connection.execute(
-            select(func.count(models.TrialModel.trial_id)).where(models.TrialModel.study_id == study_id)
-        ).scalar_one()
-        trial_rows = [
-            {
-                "number": first_number + i,
-                "study_id": study_id,
-                "state": record.state,
-                "datetime_start": _utc(record.datetime_start),
-                "datetime_complete": _utc(record.datetime_complete),
-            }
-            for i, record in enumerate(records)
+            (latest,) = sql("SELECT MAX(trial_id) FROM trials WHERE study_id = ?", (study_id,))[0]
+            return latest if latest is not None else after_trial_id
+        ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
+        ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
+        sql.insert(
+            "trials",
+            ("number", "study_id", "state", "datetime_start", "datetime_complete"),
+            [
+                (first_number + i, study_id, r.state.name, sql.moment(r.datetime_start), sql.moment(r.datetime_complete))
+                for i, r in enumerate(records)
+            ],
+        )
+        # Under the study's write lock our rows are the only new ones of this study.
+        trial_ids = [
+            row[0]
+            for row in sql(
+                "SELECT trial_id FROM trials WHERE trial_id > ? AND study_id = ? ORDER BY number",
+                (before or 0, study_id),
+            )
         ]
-        trial_ids = connection.execute(
-            insert(models.TrialModel).returning(
-                models.TrialModel.trial_id, sort_by_parameter_order=True
-            ),
-            trial_rows,
-        ).scalars().all()
+        if len(trial_ids) != len(records):
+            raise RuntimeError(f"bulk write expected {len(records)} new trials, found {len(trial_ids)}")
 
         values, params, user_attrs, system_attrs = [], [], [], []
-        distribution_json: dict[int, str] = {}  # records share their distribution objects
         for trial_id, record in zip(trial_ids, records):
             if record.state == TrialState.COMPLETE:
-                stored, kind = models.TrialValueModel.value_to_stored_repr(float(record.value))
-                values.append({"trial_id": trial_id, "objective": 0, "value": stored, "value_type": kind})
+                stored, kind = TrialValueModel.value_to_stored_repr(float(record.value))
+                values.append((trial_id, 0, stored, kind.name))
+            encoded = _encoded_distributions(record.distributions)
             for name, value in record.params.items():
-                distribution = record.distributions[name]
-                key = id(distribution)
-                if key not in distribution_json:
-                    distribution_json[key] = distribution_to_json(distribution)
-                params.append((trial_id, name, distribution.to_internal_repr(value), distribution_json[key]))
-            user_attrs.extend((trial_id, k, json.dumps(v)) for k, v in record.user_attrs.items())
-            system_attrs.extend((trial_id, k, json.dumps(v)) for k, v in record.system_attrs.items())
-        if values:
-            connection.execute(insert(models.TrialValueModel), values)
-        # The wide tables go straight to the driver: SQLAlchemy's per-row parameter handling
-        # costs ten times the insert itself here.
-        _executemany(connection, "trial_params", ("trial_id", "param_name", "param_value", "distribution_json"), params)
-        _executemany(connection, "trial_user_attributes", ("trial_id", "key", "value_json"), user_attrs)
-        _executemany(connection, "trial_system_attributes", ("trial_id", "key", "value_json"), system_attrs)
+                internal = float(value) if encoded.floats else record.distributions[name].to_internal_repr(value)
+                params.append((trial_id, name, internal, encoded.json[name]))
+            user_attrs.extend((trial_id, k, _json(v)) for k, v in record.user_attrs.items())
+            system_attrs.extend((trial_id, k, _json(v)) for k, v in record.system_attrs.items())
+        sql.insert("trial_values", ("trial_id", "objective", "value", "value_type"), values)
+        sql.insert("trial_params", ("trial_id", "param_name", "param_value", "distribution_json"), params)
+        sql.insert("trial_user_attributes", ("trial_id", "key", "value_json"), user_attrs)
+        sql.insert("trial_system_attributes", ("trial_id", "key", "value_json"), system_attrs)
         return max(trial_ids)
+
+
+@dataclass
+class _EncodedDistributions:
+    json: dict[str, str]
+    floats: bool  # all FloatDistribution: the internal representation is the float itself
+
+
+# Records of one run share one distributions mapping; its encoding is kept (with the mapping, so
+# that its id stays unique) for the next batches.
+_ENCODED: dict[int, tuple[Mapping[str, BaseDistribution], _EncodedDistributions]] = {}
+
+
+def _encoded_distributions(distributions: Mapping[str, BaseDistribution]) -> _EncodedDistributions:
+    entry = _ENCODED.get(id(distributions))
+    if entry is None or entry[0] is not distributions:
+        if len(_ENCODED) >= 16:
+            _ENCODED.clear()
+        encoded = _EncodedDistributions(
+            json={name: distribution_to_json(d) for name, d in distributions.items()},
+            floats=all(type(d) is FloatDistribution for d in distributions.values()),
+        )
+        entry = _ENCODED[id(distributions)] = (distributions, encoded)
+    return entry[1]
+
+
+_JSON_SCALARS = (bool, int, float, str, type(None))
+
+
+def _json(value: Any) -> str:
+    """json.dumps, remembered for the small scalars that fill the attribute tables."""
+    if type(value) in _JSON_SCALARS:
+        key = (type(value), value)
+        cached = _JSON_MEMO.get(key)
+        if cached is None:
+            if len(_JSON_MEMO) > 10_000:
+                _JSON_MEMO.clear()
+            cached = _JSON_MEMO[key] = json.dumps(value)
+        return cached
+    return json.dumps(value)
+
+
+_JSON_MEMO: dict[tuple[type, Any], str] = {}
