@@ -153,6 +153,7 @@ class BoxCoxObjective:
         self.mle_lambdas = np.clip(mle, low, high)
 
         self._cache: dict[bytes, float] = {}
+        self._log_columns: np.ndarray | None = None
         self._lock = threading.Lock()
         self._local = threading.local()
         self._registered: set[tuple[int, int]] = set()
@@ -236,6 +237,34 @@ class BoxCoxObjective:
             self.n_evaluations += 1
         return score
 
+    def cached_score(self, lambdas: Sequence[float]) -> float | None:
+        """The score of a Λ scored before (here or reported by :meth:`remember_score`), else None."""
+        key = self._checked(lambdas).tobytes()
+        with self._lock:
+            return self._cache.get(key)
+
+    def remember_score(self, lambdas: Sequence[float], score: float) -> None:
+        """Record a score computed elsewhere (a worker process) as if evaluated here."""
+        key = self._checked(lambdas).tobytes()
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = float(score)
+                self.n_evaluations += 1
+
+    def warm_up(self) -> None:
+        """Build this thread's transform and fast scorer and load its compiled kernels now.
+
+        The first score otherwise pays these one-off costs (about a second for Numba); call this
+        before timing, or before forking workers so that they inherit the warm state. Scores nothing
+        into the cache.
+        """
+        _, _, scaled = self._transformed(self._checked(self.space.initial))
+        scorer = None if isinstance(self.scoring, str) and self.scoring in CRITERIA else self._fast_scorer(scaled)
+        if scorer is not None:
+            scorer.score()
+            # A fast scorer may leave the kernel of a column change to the first update.
+            scorer.warm_up()
+
     def transform(self, lambdas: Sequence[float]) -> np.ndarray:
         """The standard-scaled transformed training data for ``lambdas`` (a copy)."""
         return self._transformed(self._checked(lambdas))[2].copy()
@@ -261,12 +290,18 @@ class BoxCoxObjective:
             state.changed = set()  # columns the fast scorer has not seen yet
         for j in np.flatnonzero(lambdas != state.lambdas):
             state.changed.add(int(j))
-            column = _numerics.power_column(self.values[:, j], float(lambdas[j]), self.method)
-            mean, scale = _numerics.fit_scale(column[:, None])
+            column = self._power_column(int(j), float(lambdas[j]))
             state.transformed[:, j] = column
-            state.scaled[:, j] = _numerics.standardise(column, mean[0], scale[0])
+            state.scaled[:, j] = _numerics.scale_column(column)
         state.lambdas = lambdas.copy()
         return self.values, state.transformed, state.scaled
+
+    def _power_column(self, j: int, lam: float) -> np.ndarray:
+        if self.method != "box-cox":
+            return _numerics.power_column(self.values[:, j], lam, self.method)
+        if self._log_columns is None:  # log Z per column, contiguous: searches revisit columns
+            self._log_columns = np.ascontiguousarray(np.log(self.values).T)
+        return _numerics.boxcox_from_log(self._log_columns[j], lam)
 
     def _score(
         self,

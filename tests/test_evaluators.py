@@ -84,7 +84,7 @@ def paper_data(request):
     return bunch.data, bunch.target
 
 
-@pytest.mark.parametrize("name", ["bayes", "knn", "svc"])
+@pytest.mark.parametrize("name", ["bayes", "knn", "svc", "linear"])
 def test_fast_score_equals_fit_and_predict_along_a_coordinate_walk(paper_data, name):
     X, y = paper_data
     assert_fast_scores_equal_generic(X, y, make_classifier(name), steps=100)
@@ -131,7 +131,14 @@ class _MyNB(GaussianNB):
 @pytest.mark.parametrize(
     "estimator",
     [
-        SGDClassifier(loss="perceptron", random_state=42),
+        SGDClassifier(loss="perceptron"),  # unseeded: every fit differs
+        SGDClassifier(loss="log_loss", random_state=0),
+        SGDClassifier(loss="perceptron", random_state=0, average=True),
+        SGDClassifier(loss="perceptron", random_state=0, penalty="elasticnet"),
+        SGDClassifier(loss="perceptron", random_state=0, learning_rate="constant", eta0=1.0),
+        SGDClassifier(loss="perceptron", random_state=0, class_weight="balanced"),
+        SGDClassifier(loss="perceptron", random_state=0, early_stopping=True),
+        SGDClassifier(loss="perceptron", random_state=np.random.RandomState(0)),
         MLPClassifier(hidden_layer_sizes=(10, 10), max_iter=1000, random_state=42),
         GaussianNB(priors=[0.5, 0.5]),
         _MyNB(),
@@ -152,6 +159,11 @@ class _MyNB(GaussianNB):
 def test_unsupported_classifiers_and_settings_have_no_fast_path(estimator):
     y = np.array([0, 1] * 20)
     assert make_fast_scorer(estimator, y, accuracy_score) is None
+
+
+def test_the_sgd_fast_path_is_binary_only():
+    assert make_fast_scorer(make_classifier("linear"), np.array([0, 1, 2] * 10), accuracy_score) is None
+    assert make_fast_scorer(make_classifier("linear"), np.array([0, 1] * 10), accuracy_score) is not None
 
 
 def test_labels_that_are_not_one_column_of_classes_have_no_fast_path():

@@ -106,3 +106,20 @@ def test_batched_run_with_worker_processes_gives_the_same_result(tmp_path, data,
     r2 = run_batched(s2, BoxCoxObjective(X, y, GaussianNB()), two, n_jobs=n_jobs)
     assert r1.params == r2.params and r1.best_value == r2.best_value
     np.testing.assert_array_equal([t.value for t in s1.trials], [t.value for t in s2.trials])
+
+
+class _FailingNB(GaussianNB):
+    def fit(self, X, y, sample_weight=None):
+        raise ValueError("this classifier cannot be fitted")
+
+
+def test_an_error_in_a_worker_process_reaches_the_caller_and_stops_the_workers(data):
+    import multiprocessing
+
+    X, y = data
+    sampler = make_sampler("iterative")
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    with pytest.raises(ValueError, match="this classifier cannot be fitted"):
+        run_batched(study, BoxCoxObjective(X, y, _FailingNB()), sampler, n_jobs=2)
+    assert multiprocessing.active_children() == []
+    assert len(study.trials) == 0

@@ -1,0 +1,70 @@
+"""The compiled SGD core (optuna_boxcox._sgd) returns scikit-learn's SGDClassifier weights bit for bit.
+
+The oracle is scikit-learn itself: ``clone(estimator).fit(S, y)`` on the same transformed data. The
+core may decline (``None``) when a decision lies within rounding; it must rarely need to.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import SGDClassifier
+
+from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._sgd import fit_sgd_binary
+from optuna_boxcox._sgd import sgd_settings
+
+
+@pytest.fixture(params=["sonar", "breast_cancer"])
+def binary_data(request):
+    bunch = request.getfixturevalue(request.param)
+    return bunch.data, np.asarray(bunch.target)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        SGDClassifier(loss="perceptron", random_state=42),  # the paper's linear classifier
+        SGDClassifier(loss="perceptron", random_state=7, alpha=1e-3, n_iter_no_change=3),
+        SGDClassifier(loss="hinge", random_state=0),
+        SGDClassifier(loss="perceptron", random_state=1, penalty=None),
+        SGDClassifier(loss="perceptron", random_state=2, tol=None, max_iter=7),
+        SGDClassifier(loss="perceptron", random_state=3, shuffle=False, fit_intercept=False),
+    ],
+    ids=repr,
+)
+def test_weights_equal_scikit_learns_bit_for_bit(binary_data, estimator):
+    X, y = binary_data
+    objective = BoxCoxObjective(X, y, estimator)
+    settings = sgd_settings(estimator)
+    assert settings is not None
+    signs = np.where(y == np.unique(y)[1], 1.0, -1.0)
+    rng = np.random.default_rng(0)
+    declined = 0
+    for _ in range(25):
+        S = np.ascontiguousarray(objective.transform(rng.uniform(-4, 4, objective.space.dim)))
+        fitted = fit_sgd_binary(S, signs, settings)
+        if fitted is None:
+            declined += 1
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = clone(estimator).fit(S, y)
+        w, intercept, n_iter = fitted
+        assert n_iter == model.n_iter_
+        assert np.array_equal(w, model.coef_[0]), np.max(np.abs(w - model.coef_[0]))
+        assert intercept == model.intercept_[0]
+    assert declined <= 2
+
+
+def test_non_finite_weights_are_left_to_scikit_learn():
+    # Huge features overflow the weights; scikit-learn raises, the core answers None.
+    X = np.array([[1e308, -1e308], [-1e308, 1e308], [1e308, 1e308], [-1e308, -1e308]] * 5)
+    y = np.array([1.0, -1.0, 1.0, -1.0] * 5)
+    assert fit_sgd_binary(X, y, sgd_settings(SGDClassifier(loss="perceptron", random_state=0))) is None
+    with pytest.raises(ValueError, match="Floating-point under-/overflow"):
+        SGDClassifier(loss="perceptron", random_state=0).fit(X, y)
