@@ -103,9 +103,9 @@ L, E, P = 5, 2, 3
 BUDGETS = {
     "spherical-L": (lambda: SphericalSampler(grid_size=L, search_space=space(NAMES3)), L),
     "diagonal-pL+1": (lambda: DiagonalSampler(grid_size=L, search_space=space(NAMES3)), P * L + 1),
-    "diagonal-authors-code-pL": (
+    "diagonal-authors-code-pL+1": (
         lambda: DiagonalSampler(grid_size=L, authors_code=True, search_space=space(NAMES3)),
-        P * L,
+        P * L + 1,
     ),
     "full-grid-L^p": (lambda: FullGridSampler(grid_size=L, search_space=space(NAMES3)), L**P),
     "mle-1": (lambda: MLESampler(search_space=space(NAMES3)), 1),
@@ -226,13 +226,26 @@ def test_diagonal_returns_the_combined_point_even_when_it_scores_below_a_single_
     assert study.best_value == -1.0
 
 
-def test_diagonal_authors_code_starts_from_zero_and_keeps_improving_directions():
+def test_diagonal_authors_code_sweeps_from_one_and_keeps_only_improving_directions():
     sampler = DiagonalSampler(grid_size=11, authors_code=True, search_space=space(NAMES2))
-    study = run(sampler, Objective(separable_with_ties, NAMES2), budget=22)
+    study = run(sampler, Objective(separable_with_ties, NAMES2), budget=23)
     grid = np.linspace(-5, 5, 11).tolist()
-    assert [params_of(t, NAMES2) for t in study.trials[:11]] == [[c, 0.0] for c in grid]
-    assert [params_of(t, NAMES2) for t in study.trials[11:]] == [[-2.0, c] for c in grid]
+    assert [params_of(t, NAMES2) for t in study.trials[:22]] == [[c, 1.0] for c in grid] + [[1.0, c] for c in grid]
+    # b's best sweep (-1) beats a's (-4): both accepted; the last trial scores the result.
+    assert params_of(study.trials[22], NAMES2) == [-2.0, -3.0]
     assert sampler.result(study).params == {"a": -2.0, "b": -3.0}
+    assert sampler.result(study).best_value == 0.0
+
+
+def test_diagonal_authors_code_leaves_a_direction_that_never_improves_at_zero():
+    def a_matters(x: np.ndarray) -> float:
+        return -((x[0] - 2) ** 2) - (x[1] - 1) ** 2 / 100
+
+    sampler = DiagonalSampler(grid_size=11, authors_code=True, search_space=space(NAMES2))
+    study = run(sampler, Objective(a_matters, NAMES2), budget=23)
+    # Sweeping b (a at 1) peaks at -1, below a's 0: b is never accepted and stays at 0.
+    assert sampler.result(study).params == {"a": 2.0, "b": 0.0}
+    assert sampler.result(study).best_value == -0.01
 
 
 # -- the full grid's size limit ----------------------------------------------------------------------

@@ -306,14 +306,6 @@ def test_table5_matches_the_paper_for_knn_bayes_svc(sonar_csv, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DiagonalSampler(authors_code=True) sweeps each λ from the previous acceptances with the other "
-    "λ at 0; the authors' code sweeps every λ from the untransformed data (other λ = 1) and returns 0 for "
-    "directions it never accepted. With that rule the published Diagonal cells reproduce exactly "
-    "(breast cancer knn −0.140, bayes 1.232, svc 0.352; sonar 0.290, 1.829, −0.395). Remove this marker "
-    "with the sampler fix.",
-)
 def test_table7_diagonal_row_matches_the_authors_code(tmp_path):
     result = reproduce("table7", classifiers=["knn", "bayes", "svc"], rows=["diagonal"],
                        storage=f"sqlite:///{tmp_path / 'full.db'}", out=None, progress=False, n_jobs=2)

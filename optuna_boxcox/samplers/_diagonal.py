@@ -45,14 +45,18 @@ def diagonal_search(
 def authors_diagonal_search(
     space: LambdaSpace, grid: np.ndarray
 ) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
-    """The authors' code (SPEC §5): directions in order from λ = 0 everywhere; a direction's value is
-    kept only when it beats the best of all earlier directions. p·L trials, sequential by direction."""
-    current = space.clip(np.zeros(space.dim))
-    best_point, best = current.copy(), -np.inf
+    """The authors' code (SPEC §5): every direction is swept from the untransformed data (the other
+    λ at 1), in order; a direction's best value is accepted only when it beats the best score of all
+    earlier directions, and the result holds λ = 0 for directions never accepted. Their code never
+    scores that result; one last trial does here, so the search reports the score of what it
+    returns: p·L + 1 trials."""
+    base = space.clip(np.ones(space.dim))
+    result = space.clip(np.zeros(space.dim))
+    best_point, best = base.copy(), -np.inf
     for d, name in enumerate(space.names):
         points = []
         for c in grid:
-            x = current.copy()
+            x = base.copy()
             x[d] = np.clip(c, space.low[d], space.high[d])
             points.append(x)
         attrs = [{"phase": "diagonal", "direction": name, "candidate": i} for i in range(len(grid))]
@@ -60,8 +64,9 @@ def authors_diagonal_search(
         i = int(np.argmax(scores))
         if scores[i] > best:
             best, best_point = float(scores[i]), points[i].copy()
-            current[d] = points[i][d]
-    return best_point, best
+            result[d] = points[i][d]
+    final = yield Batch([result.copy()], [{"phase": "combined"}], best_point.copy(), best)
+    return result, float(final[0])
 
 
 class DiagonalSampler(GridPlanSampler):
@@ -72,9 +77,10 @@ class DiagonalSampler(GridPlanSampler):
     the result: ``n_features · grid_size + 1`` trials.
 
     Args:
-        authors_code: Reproduce the authors' published code instead (SPEC §5): other λ start at 0
-            and a feature's value is accepted only when it beats all earlier directions
-            (``n_features · grid_size`` trials). The paper's published Diagonal rows come from it.
+        authors_code: Reproduce the authors' published code instead (SPEC §5): a feature's value is
+            accepted only when it beats all earlier directions, and features never accepted get
+            λ = 0 (also ``n_features · grid_size + 1`` trials). The paper's published Diagonal
+            rows come from it.
     """
 
     name = "diagonal"
@@ -87,7 +93,7 @@ class DiagonalSampler(GridPlanSampler):
         return {**super().settings(), "authors_code": self.authors_code}
 
     def budget(self, n_params: int) -> int:
-        return n_params * self.grid_size + (0 if self.authors_code else 1)
+        return n_params * self.grid_size + 1
 
     def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
         if self.authors_code:
