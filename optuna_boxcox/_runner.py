@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 import datetime
 import multiprocessing
+import queue
+import threading
 import time
 from typing import TYPE_CHECKING
 from typing import Any
@@ -81,21 +83,16 @@ def run_batched(
         trials = sampler._trials(study)
         sampler._forget(study)  # a fresh replay: this run advances it privately
         replay, scores = sampler._sync(study, space, trials)
-    last_trial_id = max((t._trial_id for t in trials), default=-1)
     distributions = space.distributions()
     identity = sampler._identity
     pool = _Pool(objective, n_jobs)
+    # Another writer on the same study may have finished some positions meanwhile: the writes drop
+    # those (the plan is deterministic, so their scores are ours too).
+    writer = _Writer(
+        study, max((t._trial_id for t in trials), default=-1), stats, background=pool.n_workers > 0
+    )
     written = 0
-    pending: list[TrialRecord] = []  # scored, not yet written (written while the next batch scores)
-
-    def persist(records: list[TrialRecord]) -> None:
-        nonlocal last_trial_id
-        tick = time.perf_counter()
-        # Another writer on the same study may have finished some of these positions meanwhile:
-        # the write drops those (the plan is deterministic, so their scores are ours too).
-        last_trial_id = write_trials(study, records, position_key=POSITION_KEY, after_trial_id=last_trial_id)
-        stats.persist_seconds += time.perf_counter() - tick
-
+    pending: list[TrialRecord] = []  # scored, not yet handed to the writer
     try:
         while not replay.finished and (max_trials is None or written < max_trials):
             batch = replay.batches[replay.current]
@@ -103,11 +100,7 @@ def run_batched(
             todo = [p for p in span if p not in scores]
             started = datetime.datetime.now()
             tick = time.perf_counter()
-            handle = pool.submit([batch.points[p - span[0]] for p in todo])
-            if len(pending) >= WRITE_AT_LEAST:  # overlaps with the scoring when it runs in workers
-                persist(pending)
-                pending = []
-            new_scores = handle()
+            new_scores = pool.submit([batch.points[p - span[0]] for p in todo])()
             stats.evaluate_seconds += time.perf_counter() - tick
             finished = datetime.datetime.now()
             records = []
@@ -133,16 +126,21 @@ def run_batched(
                 )
                 scores[p] = score
             pending.extend(records)
+            if len(pending) >= WRITE_AT_LEAST:
+                writer.put(pending)
+                pending = []
             stats.trials += len(records)
             stats.batches += 1
             written += len(records)
             replay.advance(scores)
             if on_batch is not None:
                 on_batch(written, replay.n_positions if replay.finished else None)
-        if pending:
-            persist(pending)
     finally:
         pool.close()
+        # Whatever was scored is written, also when scoring failed or was interrupted.
+        if pending:
+            writer.put(pending)
+        writer.close()
     # The result comes from the replay we advanced; reading the study back would cost more than
     # the whole run. The sampler's own cache did not see our writes, so it is dropped.
     result = sampler._result_of(study, replay, space)
@@ -150,6 +148,60 @@ def run_batched(
     if replay.finished:
         sampler._finish(study, result)
     return result
+
+
+class _Writer:
+    """Writes lists of finished trials in order, each in one transaction.
+
+    With one job it writes in the caller's thread (one core: score, then write). With worker
+    processes scoring, it writes on a background thread, so a write of many trials overlaps with
+    the scoring of the next batches instead of only the current one; SQLite and the database
+    drivers release the interpreter lock while they work.
+    """
+
+    def __init__(self, study: optuna.Study, last_trial_id: int, stats: RunStats, *, background: bool) -> None:
+        self.study = study
+        self.last_trial_id = last_trial_id
+        self.stats = stats
+        self.error: BaseException | None = None
+        self._queue: queue.Queue[list[TrialRecord] | None] | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._queue = queue.Queue(maxsize=16)
+            self._thread = threading.Thread(target=self._drain, name="optuna-boxcox-writer", daemon=True)
+            self._thread.start()
+
+    def put(self, records: list[TrialRecord]) -> None:
+        if self.error is not None:
+            raise self.error
+        if self._queue is None:
+            self._write(records)
+        else:
+            self._queue.put(records)
+
+    def close(self) -> None:
+        """Wait until everything handed over is written; raise the first write error."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+        if self.error is not None:
+            raise self.error
+
+    def _drain(self) -> None:
+        while (records := self._queue.get()) is not None:
+            if self.error is None:
+                try:
+                    self._write(records)
+                except BaseException as error:  # raised in the caller's thread by put/close
+                    self.error = error
+
+    def _write(self, records: list[TrialRecord]) -> None:
+        tick = time.perf_counter()
+        self.last_trial_id = write_trials(
+            self.study, records, position_key=POSITION_KEY, after_trial_id=self.last_trial_id
+        )
+        self.stats.persist_seconds += time.perf_counter() - tick
 
 
 # -- scoring, optionally over worker processes -------------------------------------------------
