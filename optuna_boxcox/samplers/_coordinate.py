@@ -9,7 +9,7 @@ import numpy as np
 
 from optuna_boxcox._space import DEFAULT_GRID_RANGE
 from optuna_boxcox.samplers._plan import Batch
-from optuna_boxcox.samplers._plan import PlanSampler
+from optuna_boxcox.samplers._plan import GridPlanSampler
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -116,7 +116,7 @@ def coordinate_search(
     return best_point, best
 
 
-class CoordinateGridSampler(PlanSampler):
+class CoordinateGridSampler(GridPlanSampler):
     """The paper's iterative coordinate-wise grid search (Algorithm 6) as an Optuna sampler.
 
     Starting from the MLE point, each sweep varies one λ over a grid of ``grid_size`` values while
@@ -183,30 +183,23 @@ class CoordinateGridSampler(PlanSampler):
         max_retries: int = 3,
     ) -> None:
         for name, value in dict(
-            grid_size=grid_size,
-            epochs=epochs,
-            shift_epoch=shift_epoch,
-            shuffle_epoch=shuffle_epoch,
-            finer_epoch=finer_epoch,
+            epochs=epochs, shift_epoch=shift_epoch, shuffle_epoch=shuffle_epoch, finer_epoch=finer_epoch
         ).items():
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        lo, hi = (float(v) for v in grid_range)
-        if not lo < hi:
-            raise ValueError(f"grid_range must be (low, high) with low < high, got {grid_range}")
         super().__init__(
+            grid_size=grid_size,
+            grid_range=grid_range,
             search_space=search_space,
             initial_params=initial_params,
             seed=seed,
             independent_sampler=independent_sampler,
             max_retries=max_retries,
         )
-        self.grid_size = int(grid_size)
         self.epochs = int(epochs)
         self.shift_epoch = int(shift_epoch)
         self.shuffle_epoch = int(shuffle_epoch)
         self.finer_epoch = int(finer_epoch)
-        self.grid_range = (lo, hi)
         self.authors_shift_quirk = bool(authors_shift_quirk)
 
     @classmethod
