@@ -21,9 +21,6 @@ from typing import Callable
 import numpy as np
 import optuna
 from optuna.distributions import FloatDistribution
-from optuna.samplers import BaseSampler
-from optuna.testing.pytest_samplers import BasicSamplerTestCase
-from optuna.testing.pytest_samplers import RelativeSamplerTestCase
 from optuna.trial import TrialState
 import pytest
 from scipy.optimize import minimize
@@ -350,27 +347,7 @@ def test_three_threads_evaluate_a_simplex_at_once_and_the_single_thread_points()
     ), "the initial simplex's points were evaluated one after another"
 
 
-# -- Optuna's sampler contract -----------------------------------------------------------------------
-
-LAMBDAS = {"lambda_a": FloatDistribution(-10.0, 10.0), "lambda_b": FloatDistribution(-10.0, 10.0)}
-FACTORIES: dict[str, Callable[[], BaseSampler]] = {
-    "plugin": lambda: NelderMeadSampler(),
-    "with-lambda-space": lambda: NelderMeadSampler(search_space=LAMBDAS, adaptive=True),
-}
-
-
-class _NelderMead:
-    @pytest.fixture(params=list(FACTORIES))
-    def sampler(self, request: pytest.FixtureRequest) -> Callable[[], BaseSampler]:
-        return FACTORIES[request.param]
-
-
-class TestNelderMeadAsBasicSampler(_NelderMead, BasicSamplerTestCase):
-    pass
-
-
-class TestNelderMeadAsRelativeSampler(_NelderMead, RelativeSamplerTestCase):
-    pass
+# Optuna's sampler contract: tests/test_sampler_contract.py runs its suites on NelderMeadSampler too.
 
 
 # -- a killed process ---------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import DiagonalSampler
 from optuna_boxcox.samplers import FullGridSampler
 from optuna_boxcox.samplers import MLESampler
+from optuna_boxcox.samplers import NelderMeadSampler
 from optuna_boxcox.samplers import SphericalSampler
 
 #: A λ space the suites never suggest from (their parameters are x, y, z, category, a … f).
@@ -48,6 +49,7 @@ AS_PLUGIN: dict[str, Callable[[], BaseSampler]] = {
     "diagonal-authors-code": lambda: DiagonalSampler(authors_code=True),
     "full-grid": lambda: FullGridSampler(),
     "mle": lambda: MLESampler(),
+    "nelder-mead": lambda: NelderMeadSampler(),
 }
 
 # Budgets over two λ: 88, 352, 21, 23, 22 and 121 trials, all above the suites' 20.
@@ -60,6 +62,7 @@ WITH_LAMBDA_SPACE: dict[str, Callable[[], BaseSampler]] = {
     "diagonal": lambda: DiagonalSampler(search_space=LAMBDAS),
     "diagonal-authors-code": lambda: DiagonalSampler(authors_code=True, search_space=LAMBDAS),
     "full-grid": lambda: FullGridSampler(search_space=LAMBDAS),
+    "nelder-mead": lambda: NelderMeadSampler(search_space=LAMBDAS, adaptive=True),
 }
 
 
