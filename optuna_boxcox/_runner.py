@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import datetime
 import multiprocessing
+import os
 import queue
 import threading
 import time
@@ -68,13 +69,17 @@ def run_batched(
         study: The study to write; its trials so far are replayed first (a run resumes).
         objective: Scores λ vectors (``objective.evaluate``).
         sampler: A plan sampler (coordinate, spherical, diagonal, grid, MLE, Nelder–Mead).
-        n_jobs: Processes that score: 1 scores and writes in turn in this process; n ≥ 2 scores
-            each batch in n forked worker processes while this one writes the finished trials
-            (writing is mostly waiting on the database, so it shares the cores with the workers).
+        n_jobs: Processes that score (-1: one per CPU). 1 scores and writes in turn in this
+            process; n ≥ 2 scores each batch in n forked worker processes while a thread of this
+            one writes the finished trials (mostly waiting on the database).
         max_trials: Stop after about this many new trials (whole batches); ``None`` runs the plan out.
         on_batch: Called after every batch with (trials written so far, plan size once known).
         stats: Filled with counts and time spent scoring and persisting.
     """
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or not (n_jobs >= 1 or n_jobs == -1):
+        raise ValueError(f"n_jobs must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
+    if n_jobs == -1:
+        n_jobs = os.cpu_count() or 1
     stats = stats if stats is not None else RunStats()
     objective.register(study)
     sampler._check_settings(study)

@@ -72,7 +72,11 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--study-name", default=None, help="default: <dataset>/<classifier>/<sampler>")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--n-jobs", type=int, default=1, help="threads evaluating trials")
+    parser.add_argument(
+        "--n-jobs", type=int, default=1,
+        help="batched paper samplers: processes scoring each batch (this one writes meanwhile); "
+        "--no-batch and other samplers: threads of study.optimize",
+    )
     parser.add_argument(
         "--n-trials", type=int, default=None, help="trial budget (default: the sampler's own, or 100)"
     )
@@ -298,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--study-name", required=True)
     worker.add_argument("--csv", type=Path, default=None, help="the data, when the study was made from a CSV elsewhere")
     worker.add_argument("--label", default=None)
-    worker.add_argument("--n-jobs", type=int, default=1)
+    worker.add_argument("--n-jobs", type=int, default=1, help="threads of study.optimize in this worker")
     worker.set_defaults(func=cmd_worker)
 
     demo = sub.add_parser("demo", help="a real search on a bundled data set, recorded in SQLite")

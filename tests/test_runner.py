@@ -123,3 +123,13 @@ def test_an_error_in_a_worker_process_reaches_the_caller_and_stops_the_workers(d
         run_batched(study, BoxCoxObjective(X, y, _FailingNB()), sampler, n_jobs=2)
     assert multiprocessing.active_children() == []
     assert len(study.trials) == 0
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, True])
+def test_a_bad_n_jobs_is_refused_before_anything_runs(data, n_jobs):
+    X, y = data
+    sampler = make_sampler("iterative")
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
+        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
+    assert study.trials == []
