@@ -65,9 +65,13 @@ class TrialRecord:
 
 
 def rdb_backend(storage: Any) -> RDBStorage | None:
-    """The RDBStorage behind a study's storage (Optuna wraps it in a cache), or None."""
-    backend = getattr(storage, "_backend", storage)
-    return backend if isinstance(backend, RDBStorage) else None
+    """The RDBStorage behind a study's storage (Optuna wraps it in a cache, and
+    :func:`~optuna_boxcox.storage.open_storage` may add its own wrapper), or None."""
+    for _ in range(4):
+        if isinstance(storage, RDBStorage):
+            return storage
+        storage = getattr(storage, "_backend", None)
+    return None
 
 
 def bulk_supported(storage: Any) -> bool:
