@@ -34,6 +34,7 @@ from typing import Any
 from typing import Callable
 
 import numpy as np
+import sklearn
 from sklearn.linear_model import SGDClassifier
 from sklearn.metrics import accuracy_score
 from sklearn.naive_bayes import GaussianNB
@@ -517,7 +518,10 @@ class RBFSVCScorer(FastScorer):
     def _predict_codes(self) -> np.ndarray | None:
         K = self.kernel()
         model = SVC(kernel="precomputed", decision_function_shape="ovo", **self.svc_params)
-        model.fit(K, self.codes)
+        # K is finite by construction and the parameters were validated with the user's estimator:
+        # skipping both checks saves most of scikit-learn's overhead around libsvm.
+        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+            model.fit(K, self.codes)
         if len(self.classes) == 2:
             # The kernel expansion of decision_function as one matrix-vector product (libsvm sums
             # the same terms per sample). scikit-learn flips libsvm's sign for binary problems:
