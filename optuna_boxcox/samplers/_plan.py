@@ -33,7 +33,9 @@ from optuna.samplers import RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
+from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import LambdaSpace
+from optuna_boxcox.samplers import _rdb
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -156,14 +158,16 @@ class _Ledger:
         self.scores: dict[int, float] = {}  # finished positions (or given up after failures)
         self.failures: dict[int, int] = {}
         self._accounted: set[int] = set()
-        self._frontier = 0  # every trial number below it is accounted
+        self.frontier = 0  # every trial number below it is accounted
+        #: Trial id of the trial numbered ``frontier`` (ids grow with numbers within a study).
+        self.frontier_trial_id = 0
 
     def update(
         self, trials: Sequence[FrozenTrial], score: Callable[[FrozenTrial], float], max_retries: int
     ) -> list[FrozenTrial]:
         """Account newly finished trials; return the unfinished ones."""
         running = []
-        for t in trials[self._frontier:]:
+        for t in trials[self.frontier:]:
             if t.number in self._accounted:
                 continue
             position = t.system_attrs.get(POSITION_KEY)
@@ -180,9 +184,13 @@ class _Ledger:
                         self.scores[position] = -np.inf
             else:
                 self.scores[position] = score(t)
-        while self._frontier in self._accounted:
-            self._accounted.discard(self._frontier)
-            self._frontier += 1
+        while self.frontier in self._accounted:
+            self._accounted.discard(self.frontier)
+            self.frontier += 1
+        if self.frontier < len(trials):
+            self.frontier_trial_id = trials[self.frontier]._trial_id
+        elif trials:
+            self.frontier_trial_id = trials[-1]._trial_id + 1
         return running
 
 
@@ -255,6 +263,8 @@ class PlanSampler(BaseSampler, abc.ABC):
         self._lock = threading.RLock()
         self._studies: dict[tuple[int, int], tuple[tuple, _Replay, _Ledger]] = {}
         self._assigned: dict[int, int] = {}  # trial id → plan position (this process's trials)
+        #: trial id → the λ space read when the trial began sampling (one study read per trial).
+        self._trial_spaces: dict[int, LambdaSpace] = {}
         self._identity = _process_identity()
         self._warned_no_space = False
 
@@ -262,7 +272,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         # Locks and per-process caches do not travel; everything they hold is in the storage.
         state = self.__dict__.copy()
         del state["_lock"]
-        state["_studies"], state["_assigned"] = {}, {}
+        state["_studies"], state["_assigned"], state["_trial_spaces"] = {}, {}, {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -289,10 +299,15 @@ class PlanSampler(BaseSampler, abc.ABC):
         return dict(recorded) == self.settings()
 
     # -- the λ space --------------------------------------------------------------------------
-    def _space(self, study: Study) -> LambdaSpace | None:
+    def _space(self, study: Study, attrs: Mapping[str, Any] | None = None) -> LambdaSpace | None:
+        """The λ space; ``attrs`` are the study's user attributes if already read (each read of
+        them is a query on a database storage)."""
         if self._explicit_space is not None:
             return self._explicit_space
-        space = LambdaSpace.from_study(study)
+        if attrs is None:
+            attrs = study.user_attrs
+        recorded = attrs.get(SPACE_ATTR)
+        space = None if recorded is None else LambdaSpace.from_attr(recorded)
         if space is not None and self._initial_params is not None:
             space = LambdaSpace(
                 space.names, space.low, space.high, space.to_vector(self._initial_params)
@@ -312,7 +327,10 @@ class PlanSampler(BaseSampler, abc.ABC):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        space = self._space(study)
+        # The study's attributes are read once per trial: they give the λ space (kept for this
+        # trial's sample_relative and after_trial) and the sampler settings the claim checks.
+        attrs = study.user_attrs
+        space = self._space(study, attrs)
         if space is None:
             if not self._warned_no_space:
                 _logger.warning(
@@ -321,18 +339,26 @@ class PlanSampler(BaseSampler, abc.ABC):
                 )
                 self._warned_no_space = True
             return {}
+        with self._lock:
+            self._trial_spaces[trial._trial_id] = space
         if "fixed_params" not in trial.system_attrs and trial._trial_id not in self._assigned:
-            self._claim(study, trial, space)
+            self._claim(study, trial, space, attrs)
         return space.distributions()
+
+    def _trial_space(self, study: Study, trial: FrozenTrial) -> LambdaSpace | None:
+        """The λ space this trial was planned in (read from the study if it was not)."""
+        with self._lock:
+            space = self._trial_spaces.get(trial._trial_id)
+        return space if space is not None else self._space(study)
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
         if not search_space:
             return {}
-        point = self._point_for(study, trial)
+        space = self._trial_space(study, trial)
+        point = self._point_for(study, trial, space)
         params: dict[str, Any] = {}
-        space = self._space(study)
         for name, dist in search_space.items():
             if point is not None and space is not None and name in space.names:
                 params[name] = _fit_to(dist, point[space.names.index(name)])
@@ -362,6 +388,7 @@ class PlanSampler(BaseSampler, abc.ABC):
     ) -> None:
         with self._lock:
             position = self._assigned.pop(trial._trial_id, None)
+            space = self._trial_spaces.pop(trial._trial_id, None)
             if position is None or position == _UNCLAIMED:
                 return
             if state == TrialState.FAIL:
@@ -369,7 +396,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             score = self._score(study, state, values)
             # What this process knew when it claimed the position is enough (no storage read):
             # in a sequential run every earlier trial had finished by then.
-            _, replay, ledger = self._cache(study)
+            _, replay, ledger = self._cache(study, space)
             scores = dict(ledger.scores)
             batch, index = replay.locate(position)
             # Improved on Λopt as it stood before this candidate: the best at the start of the
@@ -385,13 +412,15 @@ class PlanSampler(BaseSampler, abc.ABC):
             self._finish(study)
 
     # -- claiming positions ------------------------------------------------------------------
-    def _claim(self, study: Study, trial: FrozenTrial, space: LambdaSpace) -> None:
-        self._check_settings(study)
+    def _claim(
+        self, study: Study, trial: FrozenTrial, space: LambdaSpace, attrs: Mapping[str, Any]
+    ) -> None:
+        self._check_settings(study, attrs)
         delay = self._poll_interval
         while True:
             with self._lock:
-                held = self._running(study, self._trials(study))
-                _, replay, ledger = self._cache(study)
+                held = self._running(study, self._trials(study), space)
+                _, replay, ledger = self._cache(study, space)
                 replay.advance(ledger.scores)
                 if replay.finished:
                     self._assign_done(study, trial)
@@ -401,41 +430,67 @@ class PlanSampler(BaseSampler, abc.ABC):
                     for p in replay.positions(replay.current)
                     if p not in ledger.scores and p not in held
                 ]
-                if free and self._try_claim(study, trial, free[0], replay):
+                if free and self._try_claim(study, trial, free[0], replay, ledger):
                     return
             # Every position of the batch is taken by a running trial: wait for the batch to end.
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 1.5, 1.0)
 
-    def _try_claim(self, study: Study, trial: FrozenTrial, position: int, replay: _Replay) -> bool:
+    def _try_claim(
+        self, study: Study, trial: FrozenTrial, position: int, replay: _Replay, ledger: _Ledger
+    ) -> bool:
         storage = study._storage
         storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, position)
         # Another process may have claimed the same position since we read the trials, and may
         # even have finished it. Both claims are written before they are read back, so at least one
         # claimant sees the other: whoever sees a rival (running or finished) backs off.
-        rivals = [
-            t
-            for t in storage.get_all_trials(study._study_id, deepcopy=False)
-            if t._trial_id != trial._trial_id
-            and t.system_attrs.get(POSITION_KEY) == position
-            and t.state != TrialState.FAIL
-        ]
-        if rivals:
+        if self._has_rival(study, trial, position, ledger):
             storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, _UNCLAIMED)
             return False
         self._assigned[trial._trial_id] = position
         batch, index = replay.locate(position)
-        for key, value in batch.attrs[index].items():
-            storage.set_trial_user_attr(trial._trial_id, key, value)
+        if _rdb.supported(storage):
+            _rdb.set_trial_user_attrs(storage, trial._trial_id, batch.attrs[index])
+        else:
+            for key, value in batch.attrs[index].items():
+                storage.set_trial_user_attr(trial._trial_id, key, value)
         return True
+
+    @staticmethod
+    def _has_rival(study: Study, trial: FrozenTrial, position: int, ledger: _Ledger) -> bool:
+        """Whether another trial that did not fail holds ``position`` (read from the storage now).
+
+        Only trials the ledger has not accounted as finished can be rivals: one accounted as
+        finished with this position would have put it in ``ledger.scores``, and the position was
+        chosen outside them (the ledger was updated under the same lock). So the check looks at the
+        unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
+        """
+        storage = study._storage
+        if _rdb.supported(storage):
+            return _rdb.has_rival(
+                storage,
+                study._study_id,
+                trial._trial_id,
+                POSITION_KEY,
+                position,
+                ledger.frontier_trial_id,
+            )
+        trials = storage.get_all_trials(study._study_id, deepcopy=False)
+        return any(
+            t._trial_id != trial._trial_id
+            and t.system_attrs.get(POSITION_KEY) == position
+            and t.state != TrialState.FAIL
+            for t in trials[ledger.frontier:]
+        )
 
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
         self._assigned[trial._trial_id] = _UNCLAIMED
         study._storage.set_trial_user_attr(trial._trial_id, "phase", "done")
         self._finish(study)
 
-    def _point_for(self, study: Study, trial: FrozenTrial) -> np.ndarray | None:
-        space = self._space(study)
+    def _point_for(
+        self, study: Study, trial: FrozenTrial, space: LambdaSpace | None
+    ) -> np.ndarray | None:
         if space is None:
             return None
         with self._lock:
@@ -451,9 +506,13 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _trials(self, study: Study) -> list[FrozenTrial]:
         return study._storage.get_all_trials(study._study_id, deepcopy=False)
 
-    def _cache(self, study: Study) -> tuple[tuple, _Replay, _Ledger]:
-        """This process's replay and ledger of the study (rebuilt when its λ space changes)."""
-        space = self._space(study)
+    def _cache(
+        self, study: Study, space: LambdaSpace | None = None
+    ) -> tuple[tuple, _Replay, _Ledger]:
+        """This process's replay and ledger of the study (rebuilt when its λ space changes);
+        ``space`` is the study's λ space if already read."""
+        if space is None:
+            space = self._space(study)
         assert space is not None
         key = (id(study._storage), study._study_id)
         signature = (space.names, tuple(space.low), tuple(space.high), tuple(space.initial))
@@ -468,20 +527,22 @@ class PlanSampler(BaseSampler, abc.ABC):
         self._studies.pop((id(study._storage), study._study_id), None)
 
     def _replay(self, study: Study, space: LambdaSpace | None = None) -> _Replay:
-        return self._cache(study)[1]
+        return self._cache(study, space)[1]
 
     def _sync(
         self, study: Study, space: LambdaSpace, trials: list[FrozenTrial]
     ) -> tuple[_Replay, dict[int, float]]:
         """The replay advanced over the finished positions, and their scores."""
-        self._running(study, trials)
-        _, replay, ledger = self._cache(study)
+        self._running(study, trials, space)
+        _, replay, ledger = self._cache(study, space)
         replay.advance(ledger.scores)
         return replay, dict(ledger.scores)
 
-    def _running(self, study: Study, trials: list[FrozenTrial]) -> dict[int, FrozenTrial]:
+    def _running(
+        self, study: Study, trials: list[FrozenTrial], space: LambdaSpace | None = None
+    ) -> dict[int, FrozenTrial]:
         """Account finished trials in the ledger; the live running trial of each held position."""
-        ledger = self._cache(study)[2]
+        ledger = self._cache(study, space)[2]
         held: dict[int, FrozenTrial] = {}
         for t in ledger.update(trials, lambda t: self._score(study, t.state, t.values), self._max_retries):
             if self._reap_if_dead(study, t):
@@ -527,9 +588,13 @@ class PlanSampler(BaseSampler, abc.ABC):
         except RuntimeError:
             pass  # ask-and-tell: there is no optimize loop to stop
 
-    def _check_settings(self, study: Study) -> None:
+    def _check_settings(self, study: Study, attrs: Mapping[str, Any] | None = None) -> None:
+        """Record this sampler's settings, or refuse a study run with other ones; ``attrs`` are
+        the study's user attributes if already read."""
         mine = {"name": self.name, "settings": self.settings()}
-        recorded = study.user_attrs.get(SAMPLER_ATTR)
+        if attrs is None:
+            attrs = study.user_attrs
+        recorded = attrs.get(SAMPLER_ATTR)
         if recorded is None:
             study.set_user_attr(SAMPLER_ATTR, json.loads(json.dumps(mine)))
             return
