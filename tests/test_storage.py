@@ -1,0 +1,71 @@
+"""open_storage's RDB storages write a trial's parameters together: nothing lost, reordered or
+hidden from this process, and distributions still refused when they are suggested."""
+
+from __future__ import annotations
+
+import optuna
+from optuna.distributions import FloatDistribution
+import pytest
+
+from optuna_boxcox.storage import open_storage
+
+NAMES = [f"lambda_{i}" for i in range(6)]
+
+
+def objective(trial: optuna.Trial) -> float:
+    return sum(trial.suggest_float(n, -5.0, 5.0) for n in NAMES) + trial.suggest_int("k", 0, 3)
+
+
+@pytest.fixture
+def url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'params.db'}"
+
+
+def test_another_process_reads_every_parameter_of_finished_trials_in_suggestion_order(url):
+    study = optuna.create_study(storage=open_storage(url), study_name="s", sampler=optuna.samplers.RandomSampler(seed=1))
+    study.optimize(objective, n_trials=8)
+    failed = study.ask()
+    failed.suggest_float(NAMES[0], -5.0, 5.0)
+    study.tell(failed, state=optuna.trial.TrialState.FAIL)
+    mine = study.get_trials(deepcopy=False)
+
+    theirs = optuna.load_study(study_name="s", storage=open_storage(url)).get_trials(deepcopy=False)
+    assert [(t.state, t.params, list(t.params)) for t in theirs] == [
+        (t.state, t.params, list(t.params)) for t in mine
+    ]
+    assert [list(t.params) for t in theirs[:8]] == [[*NAMES, "k"]] * 8
+    assert list(theirs[8].params) == [NAMES[0]]
+
+
+def test_a_running_trial_shows_its_parameters_to_its_own_process(url):
+    storage = open_storage(url)
+    study = optuna.create_study(storage=storage, study_name="s")
+    study.optimize(objective, n_trials=1)  # every name known: later suggestions are held back
+    trial = study.ask()
+    values = {n: trial.suggest_float(n, -5.0, 5.0) for n in NAMES[:3]}
+    assert storage.get_trial(trial._trial_id).params == values
+    assert study.get_trials(deepcopy=False)[-1].params == values
+
+
+def test_a_parameter_suggested_with_another_kind_of_distribution_is_refused_at_once(url):
+    study = optuna.create_study(storage=open_storage(url), study_name="s")
+    study.optimize(objective, n_trials=2)
+    trial = study.ask()
+    with pytest.raises(ValueError, match="different distribution kind"):
+        trial.suggest_categorical(NAMES[0], ["a", "b"])
+
+
+# A name the study knows is held back both times; a new one is written at once, then held back.
+@pytest.mark.parametrize("name", [NAMES[0], "new"])
+def test_a_name_set_twice_on_one_trial_keeps_its_first_value_as_optuna_does(url, name):
+    storage = open_storage(url)
+    study = optuna.create_study(storage=storage, study_name="s")
+    study.optimize(objective, n_trials=1)
+    trial_id = study.ask()._trial_id
+    dist = FloatDistribution(-5.0, 5.0)
+    storage.set_trial_param(trial_id, name, 1.0, dist)
+    storage.set_trial_param(trial_id, name, 2.0, dist)
+    storage.set_trial_param(trial_id, NAMES[1], 3.0, dist)
+    storage.set_trial_state_values(trial_id, optuna.trial.TrialState.COMPLETE, [0.0])
+    reread = open_storage(url).get_trial(trial_id)
+    assert reread.params == {name: 1.0, NAMES[1]: 3.0}
