@@ -214,6 +214,7 @@ def _rdb(url: str, **kwargs: object) -> RDBStorage:
     from sqlalchemy.exc import ArgumentError
     from sqlalchemy.exc import IntegrityError
     from sqlalchemy.exc import OperationalError
+    from sqlalchemy.exc import ProgrammingError
 
     shown = redact(url)
     for attempt in range(5):
@@ -234,11 +235,23 @@ def _rdb(url: str, **kwargs: object) -> RDBStorage:
                 f"storage {shown} needs the database driver {driver}, which is not installed "
                 "in this Python environment"
             ) from error
-        except (IntegrityError, OperationalError) as error:
+        except (IntegrityError, OperationalError, ProgrammingError) as error:
+            if isinstance(error, ProgrammingError) and not _created_concurrently(error):
+                raise StorageError(f"cannot open storage {shown}: {_first_line(error)}") from error
             if attempt == 4:
                 raise StorageError(f"cannot open storage {shown}: {_first_line(error)}") from error
             time.sleep(0.2 * (attempt + 1))
     raise AssertionError("unreachable")
+
+
+#: PostgreSQL's codes for "already exists": another worker created the type or table meanwhile.
+_DUPLICATE_SQLSTATES = frozenset({"42710", "42P07"})
+
+
+def _created_concurrently(error: BaseException) -> bool:
+    cause = getattr(error, "orig", None)
+    code = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+    return code in _DUPLICATE_SQLSTATES
 
 
 def _first_line(error: BaseException) -> str:

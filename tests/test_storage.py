@@ -69,3 +69,43 @@ def test_a_name_set_twice_on_one_trial_keeps_its_first_value_as_optuna_does(url,
     storage.set_trial_state_values(trial_id, optuna.trial.TrialState.COMPLETE, [0.0])
     reread = open_storage(url).get_trial(trial_id)
     assert reread.params == {name: 1.0, NAMES[1]: 3.0}
+
+
+def test_a_schema_another_worker_created_meanwhile_is_retried_not_reported(monkeypatch, tmp_path):
+    # PostgreSQL reports the race as "type ... already exists" (SQLSTATE 42710), a ProgrammingError.
+    from sqlalchemy.exc import ProgrammingError
+
+    from optuna_boxcox import storage as storage_module
+
+    class Duplicate(Exception):
+        sqlstate = "42710"
+
+    real = storage_module.RDBStorage
+    calls = []
+
+    def flaky(url, **kwargs):
+        calls.append(url)
+        if len(calls) == 1:
+            raise ProgrammingError("CREATE TYPE studydirection", {}, Duplicate('type "studydirection" already exists'))
+        return real(url, **kwargs)
+
+    monkeypatch.setattr(storage_module, "RDBStorage", flaky)
+    monkeypatch.setattr(storage_module.time, "sleep", lambda seconds: None)
+    storage_module._rdb(f"sqlite:///{tmp_path / 'x.db'}")
+    assert len(calls) == 2
+
+
+def test_other_programming_errors_are_reported_at_once(monkeypatch):
+    from sqlalchemy.exc import ProgrammingError
+
+    from optuna_boxcox import storage as storage_module
+
+    class Denied(Exception):
+        sqlstate = "42501"
+
+    def denied(url, **kwargs):
+        raise ProgrammingError("CREATE TABLE studies", {}, Denied("permission denied for schema public"))
+
+    monkeypatch.setattr(storage_module, "RDBStorage", denied)
+    with pytest.raises(storage_module.StorageError, match="permission denied"):
+        storage_module._rdb("postgresql+psycopg://user:secret@127.0.0.1/db")
