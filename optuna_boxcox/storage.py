@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 import re
 import sqlite3
@@ -117,6 +118,36 @@ class _ParamBatchingStorage(_CachedStorage):
     def __setstate__(self, state: dict[Any, Any]) -> None:
         super().__setstate__(state)
         self._flush_lock = threading.Lock()
+
+    def create_new_trial(self, study_id: int, template_trial: FrozenTrial | None = None) -> int:
+        """A new trial that records its owner process in the same transaction.
+
+        The plan samplers fail the running trials of local processes that died, which they
+        recognise by that owner attribute. Written afterwards (in ``before_trial``), a process
+        killed between the two writes left a running trial nobody could recognise as its own.
+        """
+        if template_trial is None:
+            from optuna.trial import FrozenTrial as _FrozenTrial
+            from optuna.trial import TrialState as _TrialState
+
+            from optuna_boxcox.samplers._plan import OWNER_KEY
+            from optuna_boxcox.samplers._plan import _process_identity
+
+            template_trial = _FrozenTrial(
+                number=-1,
+                state=_TrialState.RUNNING,
+                value=None,
+                values=None,
+                datetime_start=datetime.datetime.now(),  # as RDBStorage stamps a new trial
+                datetime_complete=None,
+                params={},
+                distributions={},
+                user_attrs={},
+                system_attrs={OWNER_KEY: _process_identity()},
+                intermediate_values={},
+                trial_id=-1,
+            )
+        return super().create_new_trial(study_id, template_trial)
 
     def set_trial_param(
         self,

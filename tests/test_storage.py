@@ -109,3 +109,19 @@ def test_other_programming_errors_are_reported_at_once(monkeypatch):
     monkeypatch.setattr(storage_module, "RDBStorage", denied)
     with pytest.raises(storage_module.StorageError, match="permission denied"):
         storage_module._rdb("postgresql+psycopg://user:secret@127.0.0.1/db")
+
+
+def test_a_new_trial_records_its_owner_process_when_it_is_created(url):
+    # A process killed right after creating a trial must still leave a trial the plan samplers can
+    # recognise as a dead process's (and fail, so its position is re-run).
+    from optuna_boxcox.samplers._plan import OWNER_KEY
+    from optuna_boxcox.samplers._plan import _process_identity
+
+    storage = open_storage(url)
+    study = optuna.create_study(storage=storage, study_name="owner")
+    trial_id = storage.create_new_trial(study._study_id)
+    other = optuna.load_study(study_name="owner", storage=open_storage(url))
+    (created,) = other.get_trials(deepcopy=False)
+    assert created._trial_id == trial_id
+    assert created.state == optuna.trial.TrialState.RUNNING
+    assert created.system_attrs[OWNER_KEY] == _process_identity()

@@ -321,7 +321,9 @@ class PlanSampler(BaseSampler, abc.ABC):
         self._independent_sampler.reseed_rng()
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
-        if "fixed_params" not in trial.system_attrs:
+        # open_storage's databases record the owner when they create the trial (no window in
+        # which a killed process leaves an anonymous running trial); other storages get it here.
+        if "fixed_params" not in trial.system_attrs and trial.system_attrs.get(OWNER_KEY) != self._identity:
             study._storage.set_trial_system_attr(trial._trial_id, OWNER_KEY, self._identity)
 
     def infer_relative_search_space(
