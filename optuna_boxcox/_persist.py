@@ -1,4 +1,8 @@
-"""Writing many finished trials at once: one transaction per batch instead of one per parameter.
+"""Writing to RDB storages in fewer transactions — the one module that uses Optuna's table models.
+
+Here: finished trials in bulk (:func:`write_trials`), and the trial-by-trial shortcuts of the plan
+samplers' claim (:func:`has_rival`, :func:`set_trial_user_attrs`) and of ``open_storage``'s
+parameter batching (:func:`write_running_trial_params`).
 
 Optuna's public API creates a trial and then commits each parameter, value and attribute on its own
 (with 60 λ that is ~70 commits per trial). A batch of finished trials can instead be written in one
@@ -29,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from optuna.distributions import BaseDistribution
+    from optuna.storages import BaseStorage
 
 #: Optuna releases whose RDB schema the bulk writer was checked against (tests run on the newest).
 SUPPORTED_OPTUNA = (Version("4.2"), Version("6.0"))
@@ -77,6 +82,95 @@ def rdb_backend(storage: Any) -> RDBStorage | None:
 def bulk_supported(storage: Any) -> bool:
     version = Version(optuna.__version__)
     return rdb_backend(storage) is not None and SUPPORTED_OPTUNA[0] <= version < SUPPORTED_OPTUNA[1]
+
+
+# -- the plan samplers' claim path and running trials (trial by trial, on RDB storages) ---------
+# Claiming a plan position through Optuna's public API costs a read of every trial the cache has
+# not seen finish, just to find the few that hold the same position, and one commit per attribute
+# or parameter; on a database server each is a round trip. These use Optuna's table models like
+# the bulk writer, and callers use them only where :func:`bulk_supported` says so.
+
+
+def has_rival(
+    storage: BaseStorage, study_id: int, trial_id: int, key: str, position: int, min_trial_id: int
+) -> bool:
+    """Whether a trial of the study other than ``trial_id``, from ``min_trial_id`` on, holds
+    ``position`` under system attribute ``key`` and did not fail.
+
+    Optuna stores attribute values as ``json.dumps(value)``, so an int position has one spelling.
+    The lower bound keeps the query on the (trial_id, key) index instead of every trial's attributes.
+    """
+    from sqlalchemy import select
+
+    from optuna.storages._rdb import models
+
+    attr, trial = models.TrialSystemAttributeModel, models.TrialModel
+    query = (
+        select(attr.trial_id)
+        .join(trial, trial.trial_id == attr.trial_id)
+        .where(attr.trial_id >= min_trial_id)
+        .where(attr.trial_id != trial_id)
+        .where(attr.key == key)
+        .where(attr.value_json == json.dumps(position))
+        .where(trial.study_id == study_id)
+        .where(trial.state != TrialState.FAIL)
+        .limit(1)
+    )
+    backend = rdb_backend(storage)
+    assert backend is not None
+    with backend.engine.connect() as connection:
+        return connection.execute(query).first() is not None
+
+
+def set_trial_user_attrs(storage: BaseStorage, trial_id: int, attrs: Mapping[str, Any]) -> None:
+    """Optuna's ``set_trial_user_attr`` for several keys in one transaction (one commit)."""
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    backend = rdb_backend(storage)
+    assert backend is not None
+    # Same checks and upsert as Optuna's own setter (the trial must still be running), and the same
+    # tolerance of a concurrent insert of the same key.
+    with _create_scoped_session(backend.scoped_session, True) as session:
+        for key, value in attrs.items():
+            backend._set_trial_attr_without_commit(
+                session, models.TrialUserAttributeModel, trial_id, key, value
+            )
+
+
+def write_running_trial_params(
+    storage: RDBStorage, trial_id: int, params: Mapping[str, tuple[float, BaseDistribution]]
+) -> None:
+    """A running trial's parameters (name → (internal value, distribution)) in one transaction.
+
+    A name the trial already has makes the insert fail; then Optuna's own setter writes them one at
+    a time, which keeps the stored values. A trial another process finished is left alone (Optuna
+    refuses writes to it, as it will refuse this process's next write).
+    """
+    from sqlalchemy.exc import IntegrityError
+
+    from optuna.exceptions import UpdateFinishedTrialError
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    try:
+        with _create_scoped_session(storage.scoped_session) as session:
+            trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
+            storage.check_trial_is_updatable(trial_id, trial.state)
+            session.add_all(
+                models.TrialParamModel(
+                    trial_id=trial_id,
+                    param_name=name,
+                    param_value=value,
+                    distribution_json=distribution_to_json(distribution),
+                )
+                for name, (value, distribution) in params.items()
+            )
+    except IntegrityError:
+        for name, (value, distribution) in params.items():
+            storage._set_trial_param(trial_id, name, value, distribution, distribution)
+    except UpdateFinishedTrialError:
+        pass
 
 
 def write_trials(

@@ -14,12 +14,13 @@ import warnings
 
 from optuna import distributions
 from optuna.exceptions import ExperimentalWarning
-from optuna.exceptions import UpdateFinishedTrialError
 from optuna.storages import BaseStorage
 from optuna.storages import JournalStorage
 from optuna.storages import RDBStorage
 from optuna.storages import _CachedStorage
 from optuna.storages.journal import JournalFileBackend
+
+from optuna_boxcox._persist import write_running_trial_params
 
 if TYPE_CHECKING:
     from collections.abc import Container
@@ -179,37 +180,7 @@ class _ParamBatchingStorage(_CachedStorage):
         with self._flush_lock:
             pending, self._pending = self._pending, {}
             for trial_id, params in pending.items():
-                self._write_params(trial_id, params)
-
-    def _write_params(
-        self, trial_id: int, params: dict[str, tuple[float, distributions.BaseDistribution]]
-    ) -> None:
-        from optuna.storages._rdb import models
-        from optuna.storages._rdb.storage import _create_scoped_session
-        from sqlalchemy.exc import IntegrityError
-
-        backend = self._backend
-        try:
-            with _create_scoped_session(backend.scoped_session) as session:
-                trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
-                backend.check_trial_is_updatable(trial_id, trial.state)
-                session.add_all(
-                    models.TrialParamModel(
-                        trial_id=trial_id,
-                        param_name=name,
-                        param_value=value,
-                        distribution_json=distributions.distribution_to_json(distribution),
-                    )
-                    for name, (value, distribution) in params.items()
-                )
-        except IntegrityError:
-            # A name the trial already has: Optuna's own writes, one at a time, keep stored values.
-            for name, (value, distribution) in params.items():
-                backend._set_trial_param(trial_id, name, value, distribution, distribution)
-        except UpdateFinishedTrialError:
-            # Another process finished the trial (a missed heartbeat): Optuna refuses writes to it,
-            # and whatever this process writes to it next is refused the same way.
-            pass
+                write_running_trial_params(self._backend, trial_id, params)
 
     # Everything that reads trials or changes a trial's state sees the pending parameters first.
     def set_trial_state_values(

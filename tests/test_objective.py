@@ -145,3 +145,21 @@ def test_single_class_labels_are_refused(breast_cancer):
     X = breast_cancer.data.iloc[:, :3]
     with pytest.raises(ValueError, match="single class"):
         BoxCoxObjective(X, np.zeros(len(X)), GaussianNB())
+
+
+def test_the_one_column_scaler_is_bit_identical_to_the_two_dimensional_one():
+    # The objective re-scales one column per trial with _numerics.scale_column; it must give the
+    # very numbers of fit_scale + standardise, which the transformer and the exactness tests use.
+    from optuna_boxcox import _numerics
+
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        n = int(rng.integers(2, 600))
+        column = rng.normal(size=n) * 10 ** rng.uniform(-8, 8) + rng.normal() * 10 ** rng.uniform(-4, 4)
+        if rng.random() < 0.1:
+            column[:] = column[0]  # constant: centred only
+        mean, scale = _numerics.fit_scale(column[:, None])
+        expected = _numerics.standardise(column, mean[0], scale[0])
+        assert np.array_equal(_numerics.scale_column(column), expected)
+    huge = np.array([1e308, -1e308, 1e308])
+    assert np.all(np.isfinite(_numerics.scale_column(huge)))

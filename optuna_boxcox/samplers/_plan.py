@@ -35,7 +35,7 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import LambdaSpace
-from optuna_boxcox.samplers import _rdb
+from optuna_boxcox import _persist
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -451,8 +451,8 @@ class PlanSampler(BaseSampler, abc.ABC):
             return False
         self._assigned[trial._trial_id] = position
         batch, index = replay.locate(position)
-        if _rdb.supported(storage):
-            _rdb.set_trial_user_attrs(storage, trial._trial_id, batch.attrs[index])
+        if _persist.bulk_supported(storage):
+            _persist.set_trial_user_attrs(storage, trial._trial_id, batch.attrs[index])
         else:
             for key, value in batch.attrs[index].items():
                 storage.set_trial_user_attr(trial._trial_id, key, value)
@@ -468,8 +468,8 @@ class PlanSampler(BaseSampler, abc.ABC):
         unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
         """
         storage = study._storage
-        if _rdb.supported(storage):
-            return _rdb.has_rival(
+        if _persist.bulk_supported(storage):
+            return _persist.has_rival(
                 storage,
                 study._study_id,
                 trial._trial_id,
