@@ -75,16 +75,34 @@ def test_three_workers_on_postgresql_end_with_the_single_worker_result(postgres_
     assert len(keys) == budget(scale) and max(keys.values()) == 1, "a plan position was lost or done twice"
 
 
+def completed(url: str, study: str) -> int:
+    try:
+        loaded = optuna.load_study(study_name=study, storage=open_storage(url))
+    except KeyError:  # no worker has created the study yet
+        return 0
+    return len(loaded.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+
+
 def test_a_worker_killed_at_random_points_loses_and_duplicates_nothing(postgres_url, single_worker, scale):
     rng = random.Random(7)
+    # Kill at random points of progress (not of wall time: at full scale the start-up alone can
+    # outlast a few seconds, and a kill before the first trial tests nothing).
+    kill_points = sorted(rng.sample(range(5, int(0.8 * budget(scale))), 3))
     procs = [subprocess.Popen(worker(postgres_url, "kill", scale), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(3)]
-    for _ in range(3):  # kill one of the workers at a random moment, replace it, again
-        time.sleep(rng.uniform(1, 4))
+    killed_at = []
+    for point in kill_points:  # kill one of the workers mid-search, replace it, again
+        deadline = time.monotonic() + 1200
+        while (done := completed(postgres_url, "kill")) < point:
+            assert time.monotonic() < deadline, "the workers made no progress"
+            assert any(p.poll() is None for p in procs), "every worker ended before the kill point"
+            time.sleep(0.1)
         victim = rng.randrange(len(procs))
         if procs[victim].poll() is None:
             os.kill(procs[victim].pid, signal.SIGKILL)
             procs[victim].wait()
+            killed_at.append(done)
         procs[victim] = subprocess.Popen(worker(postgres_url, "kill", scale), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert len(killed_at) == len(kill_points), f"a worker had already ended: killed at {killed_at}"
     for p in procs:
         assert p.wait(timeout=1800) == 0
     fresh = subprocess.run(worker(postgres_url, "kill", scale), capture_output=True, text=True, timeout=900)
