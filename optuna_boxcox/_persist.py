@@ -84,6 +84,27 @@ def bulk_supported(storage: Any) -> bool:
     return rdb_backend(storage) is not None and SUPPORTED_OPTUNA[0] <= version < SUPPORTED_OPTUNA[1]
 
 
+def take_over_writes(storage: Any) -> None:
+    """Prepare a forked process to write to ``storage``'s database: it opens connections of its own
+    (SQLAlchemy's pooled ones belong to the parent) and, on SQLite, leaves moving the write-ahead
+    log into the database file to the parent (:func:`checkpoint`), off the writer's path."""
+    from sqlalchemy import event
+
+    engine = rdb_backend(storage).engine
+    engine.dispose(close=False)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine, "connect", lambda connection, _: connection.execute("PRAGMA wal_autocheckpoint=0"))
+
+
+def checkpoint(storage: Any) -> None:
+    """On SQLite, copy what the write-ahead log holds into the database file, without waiting
+    for (or blocking) a writer; elsewhere nothing."""
+    engine = rdb_backend(storage).engine
+    if engine.dialect.name == "sqlite":
+        with engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 # -- the plan samplers' claim path and running trials (trial by trial, on RDB storages) ---------
 # Claiming a plan position through Optuna's public API costs a read of every trial the cache has
 # not seen finish, just to find the few that hold the same position, and one commit per attribute
@@ -292,17 +313,24 @@ def _write_rdb(
             raise RuntimeError(f"bulk write expected {len(records)} new trials, found {len(trial_ids)}")
 
         values, params, user_attrs, system_attrs = [], [], [], []
+        whole_trials: dict[str, list[tuple]] = {}  # statement writing all of a trial's params → rows
         for trial_id, record in zip(trial_ids, records):
             if record.state == TrialState.COMPLETE:
                 stored, kind = TrialValueModel.value_to_stored_repr(float(record.value))
                 values.append((trial_id, 0, stored, kind.name))
             encoded = _encoded_distributions(record.distributions)
-            for name, value in record.params.items():
-                internal = float(value) if encoded.floats else record.distributions[name].to_internal_repr(value)
-                params.append((trial_id, name, internal, encoded.json[name]))
+            statement = encoded.sqlite_insert if sql.sqlite else None
+            if statement is not None and list(record.params) == encoded.names:
+                whole_trials.setdefault(statement, []).append((trial_id, *map(float, record.params.values())))
+            else:
+                for name, value in record.params.items():
+                    internal = float(value) if encoded.floats else record.distributions[name].to_internal_repr(value)
+                    params.append((trial_id, name, internal, encoded.json[name]))
             user_attrs.extend((trial_id, k, _json(v)) for k, v in record.user_attrs.items())
             system_attrs.extend((trial_id, k, _json(v)) for k, v in record.system_attrs.items())
         sql.insert("trial_values", ("trial_id", "objective", "value", "value_type"), values)
+        for statement, rows in whole_trials.items():
+            sql.cursor.executemany(statement, rows)
         sql.insert("trial_params", ("trial_id", "param_name", "param_value", "distribution_json"), params)
         sql.insert("trial_user_attributes", ("trial_id", "key", "value_json"), user_attrs)
         sql.insert("trial_system_attributes", ("trial_id", "key", "value_json"), system_attrs)
@@ -311,8 +339,32 @@ def _write_rdb(
 
 @dataclass
 class _EncodedDistributions:
+    names: list[str]
     json: dict[str, str]
     floats: bool  # all FloatDistribution: the internal representation is the float itself
+    # SQLite: one statement inserting all of a trial's parameter rows, binding only the trial id
+    # and the values (None where that does not apply).
+    sqlite_insert: str | None
+
+
+def _sqlite_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _whole_trial_insert(names: list[str], json_of: Mapping[str, str]) -> str | None:
+    """``INSERT INTO trial_params … VALUES (?1, 'λ_0', ?2, '{…}'), (?1, 'λ_1', ?3, '{…}'), …``.
+
+    SQLite spends most of a bulk write of parameters on executing one row at a time; with the names
+    and distributions (the same for every trial) in the statement, one execution writes a trial.
+    The stored text is identical to binding them.
+    """
+    texts = [*names, *json_of.values()]
+    if not names or len(names) + 1 > 999 or any("\x00" in t for t in texts):  # SQLite's limits
+        return None
+    rows = ", ".join(
+        f"(?1, {_sqlite_literal(name)}, ?{j + 2}, {_sqlite_literal(json_of[name])})" for j, name in enumerate(names)
+    )
+    return f"INSERT INTO trial_params (trial_id, param_name, param_value, distribution_json) VALUES {rows}"
 
 
 # Records of one run share one distributions mapping; its encoding is kept (with the mapping, so
@@ -325,9 +377,14 @@ def _encoded_distributions(distributions: Mapping[str, BaseDistribution]) -> _En
     if entry is None or entry[0] is not distributions:
         if len(_ENCODED) >= 16:
             _ENCODED.clear()
+        names = list(distributions)
+        json_of = {name: distribution_to_json(d) for name, d in distributions.items()}
+        floats = all(type(d) is FloatDistribution for d in distributions.values())
         encoded = _EncodedDistributions(
-            json={name: distribution_to_json(d) for name, d in distributions.items()},
-            floats=all(type(d) is FloatDistribution for d in distributions.values()),
+            names=names,
+            json=json_of,
+            floats=floats,
+            sqlite_insert=_whole_trial_insert(names, json_of) if floats else None,
         )
         entry = _ENCODED[id(distributions)] = (distributions, encoded)
     return entry[1]
