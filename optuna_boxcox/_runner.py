@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import datetime
+import fcntl
 import multiprocessing
+import multiprocessing.connection
 import os
 import queue
+import signal
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -22,6 +25,9 @@ from typing import Any
 import numpy as np
 
 from optuna_boxcox._persist import TrialRecord
+from optuna_boxcox._persist import bulk_supported
+from optuna_boxcox._persist import checkpoint
+from optuna_boxcox._persist import take_over_writes
 from optuna_boxcox._persist import write_trials
 from optuna_boxcox.samplers._plan import OWNER_KEY
 from optuna_boxcox.samplers._plan import POSITION_KEY
@@ -32,6 +38,7 @@ if TYPE_CHECKING:
     import optuna
 
     from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox._space import LambdaSpace
     from optuna_boxcox.samplers import PlanSampler
     from optuna_boxcox.samplers import SearchResult
 
@@ -70,8 +77,9 @@ def run_batched(
         objective: Scores λ vectors (``objective.evaluate``).
         sampler: A plan sampler (coordinate, spherical, diagonal, grid, MLE, Nelder–Mead).
         n_jobs: Processes that score (-1: one per CPU). 1 scores and writes in turn in this
-            process; n ≥ 2 scores each batch in n forked worker processes while a thread of this
-            one writes the finished trials (mostly waiting on the database).
+            process; n ≥ 2 scores each batch here and in n - 1 forked worker processes, the first
+            of which also writes the finished trials (for in-memory and journal storages, which a
+            child process cannot write to, a thread of this process writes).
         max_trials: Stop after about this many new trials (whole batches); ``None`` runs the plan out.
         on_batch: Called after every batch with (trials written so far, plan size once known).
         stats: Filled with counts and time spent scoring and persisting.
@@ -88,16 +96,17 @@ def run_batched(
         trials = sampler._trials(study)
         sampler._forget(study)  # a fresh replay: this run advances it privately
         replay, scores = sampler._sync(study, space, trials)
-    distributions = space.distributions()
     identity = sampler._identity
-    pool = _Pool(objective, n_jobs)
     # Another writer on the same study may have finished some positions meanwhile: the writes drop
     # those (the plan is deterministic, so their scores are ours too).
-    writer = _Writer(
-        study, max((t._trial_id for t in trials), default=-1), stats, background=pool.n_workers > 0
-    )
+    last_trial_id = max((t._trial_id for t in trials), default=-1)
+    to_records = _RowsToRecords(space, identity)
+    team = _Team(objective, n_jobs, study=study, last_trial_id=last_trial_id, to_records=to_records, stats=stats)
+    writer: _Team | _Writer = team
+    if not team.writes:
+        writer = _Writer(study, last_trial_id, stats, to_records, background=team.n_workers > 0)
     written = 0
-    pending: list[TrialRecord] = []  # scored, not yet handed to the writer
+    pending: list[_Row] = []  # scored, not yet handed to the writer
     try:
         while not replay.finished and (max_trials is None or written < max_trials):
             batch = replay.batches[replay.current]
@@ -105,10 +114,10 @@ def run_batched(
             todo = [p for p in span if p not in scores]
             started = datetime.datetime.now()
             tick = time.perf_counter()
-            new_scores = pool.submit([batch.points[p - span[0]] for p in todo])()
+            new_scores = team.score([batch.points[p - span[0]] for p in todo])
             stats.evaluate_seconds += time.perf_counter() - tick
             finished = datetime.datetime.now()
-            records = []
+            rows = []
             running = batch.incumbent_score
             for p in span:
                 if p in scores:
@@ -118,34 +127,28 @@ def run_batched(
                 attrs = dict(batch.attrs[p - span[0]])
                 attrs["improved"] = bool(score > running)
                 running = max(running, score)
-                records.append(
-                    TrialRecord(
-                        params=space.to_params(batch.points[p - span[0]]),
-                        distributions=distributions,
-                        value=sampler._to_value(study, score),
-                        user_attrs=attrs,
-                        system_attrs={OWNER_KEY: identity, POSITION_KEY: p},
-                        datetime_start=started,
-                        datetime_complete=finished,
-                    )
-                )
+                rows.append((batch.points[p - span[0]], sampler._to_value(study, score), attrs, p, started, finished))
                 scores[p] = score
-            pending.extend(records)
+            pending.extend(rows)
             if len(pending) >= WRITE_AT_LEAST:
                 writer.put(pending)
                 pending = []
-            stats.trials += len(records)
+            stats.trials += len(rows)
             stats.batches += 1
-            written += len(records)
+            written += len(rows)
             replay.advance(scores)
             if on_batch is not None:
                 on_batch(written, replay.n_positions if replay.finished else None)
     finally:
-        pool.close()
         # Whatever was scored is written, also when scoring failed or was interrupted.
-        if pending:
-            writer.put(pending)
-        writer.close()
+        try:
+            if pending:
+                writer.put(pending)
+        finally:
+            try:
+                writer.close()
+            finally:
+                team.close()
     # The result comes from the replay we advanced; reading the study back would cost more than
     # the whole run. The sampler's own cache did not see our writes, so it is dropped.
     result = sampler._result_of(study, replay, space)
@@ -155,34 +158,65 @@ def run_batched(
     return result
 
 
+#: One scored trial waiting to be written: (Λ, objective value, user attributes, plan position,
+#: start, end). Compact, so that handing many to a writer process costs little.
+_Row = tuple[np.ndarray, float, dict[str, Any], int, datetime.datetime, datetime.datetime]
+
+
+class _RowsToRecords:
+    """Turns pending rows into the trials :func:`write_trials` writes (in the writing process)."""
+
+    def __init__(self, space: LambdaSpace, identity: str) -> None:
+        self.space = space
+        self.distributions = space.distributions()
+        self.identity = identity
+
+    def __call__(self, rows: list[_Row]) -> list[TrialRecord]:
+        return [
+            TrialRecord(
+                params=self.space.to_params(point),
+                distributions=self.distributions,
+                value=value,
+                user_attrs=attrs,
+                system_attrs={OWNER_KEY: self.identity, POSITION_KEY: position},
+                datetime_start=started,
+                datetime_complete=finished,
+            )
+            for point, value, attrs, position, started, finished in rows
+        ]
+
+
 class _Writer:
     """Writes lists of finished trials in order, each in one transaction.
 
     With one job it writes in the caller's thread (one core: score, then write). With worker
-    processes scoring, it writes on a background thread, so a write of many trials overlaps with
-    the scoring of the next batches instead of only the current one; SQLite and the database
-    drivers release the interpreter lock while they work.
+    processes scoring on a storage that a child process cannot write to (in-memory, journal),
+    it writes on a background thread, so that a write overlaps with the scoring of the next batches.
     """
 
-    def __init__(self, study: optuna.Study, last_trial_id: int, stats: RunStats, *, background: bool) -> None:
+    def __init__(
+        self, study: optuna.Study, last_trial_id: int, stats: RunStats, to_records: _RowsToRecords,
+        *, background: bool,
+    ) -> None:
         self.study = study
         self.last_trial_id = last_trial_id
         self.stats = stats
+        self.to_records = to_records
         self.error: BaseException | None = None
-        self._queue: queue.Queue[list[TrialRecord] | None] | None = None
+        self._queue: queue.Queue[list[_Row] | None] | None = None
         self._thread: threading.Thread | None = None
         if background:
             self._queue = queue.Queue(maxsize=16)
             self._thread = threading.Thread(target=self._drain, name="optuna-boxcox-writer", daemon=True)
             self._thread.start()
 
-    def put(self, records: list[TrialRecord]) -> None:
+    def put(self, rows: list[_Row]) -> None:
         if self.error is not None:
             raise self.error
         if self._queue is None:
-            self._write(records)
+            self._write(rows)
         else:
-            self._queue.put(records)
+            self._queue.put(rows)
 
     def close(self) -> None:
         """Wait until everything handed over is written; raise the first write error."""
@@ -194,112 +228,322 @@ class _Writer:
             raise self.error
 
     def _drain(self) -> None:
-        while (records := self._queue.get()) is not None:
+        while (rows := self._queue.get()) is not None:
             if self.error is None:
                 try:
-                    self._write(records)
+                    self._write(rows)
                 except BaseException as error:  # raised in the caller's thread by put/close
                     self.error = error
 
-    def _write(self, records: list[TrialRecord]) -> None:
+    def _write(self, rows: list[_Row]) -> None:
         tick = time.perf_counter()
         self.last_trial_id = write_trials(
-            self.study, records, position_key=POSITION_KEY, after_trial_id=self.last_trial_id
+            self.study, self.to_records(rows), position_key=POSITION_KEY, after_trial_id=self.last_trial_id
         )
         self.stats.persist_seconds += time.perf_counter() - tick
 
 
-# -- scoring, optionally over worker processes -------------------------------------------------
-def _worker_loop(objective: BoxCoxObjective, connection: Any) -> None:
-    """A forked worker: score each array of points it receives until told to stop (None)."""
-    while True:
-        try:
-            points = connection.recv()
-        except EOFError:
-            return
-        if points is None:
-            return
-        try:
-            connection.send(("ok", [objective.evaluate(x) for x in points]))
-        except Exception as error:  # raised again in the parent, which stops the run
-            try:
-                connection.send(("error", error))
-            except Exception:  # an exception that does not pickle
-                connection.send(("error", RuntimeError(f"{type(error).__name__}: {error}")))
+def _send(connection: Any, kind: str, payload: Any, *extra: Any) -> None:
+    """Send (kind, payload, *extra); an exception that does not pickle goes as a RuntimeError."""
+    try:
+        connection.send((kind, payload, *extra))
+    except Exception:
+        if not isinstance(payload, BaseException):
+            raise
+        connection.send((kind, RuntimeError(f"{type(payload).__name__}: {payload}"), *extra))
 
 
-class _Pool:
-    """Scores batches here (one job) or in worker processes (more jobs).
+# -- scoring (and writing) with worker processes -----------------------------------------------
+# Slots of the team's shared state.
+_BATCH, _NEXT, _N, _CLAIMED, _DONE, _FAILED = range(6)
 
-    With ``n_jobs`` ≥ 2 there are ``n_jobs`` forked workers, each scoring a contiguous chunk of
-    every batch (so each keeps its incremental transform: consecutive points of a sweep differ in
-    one column) while the main process writes the trials scored before. Each worker is one pipe:
-    one message out and one back per batch, and no helper threads competing with the writes for
-    the interpreter lock. Scores live in this process's cache, so no worker refits a Λ that
-    another one scored.
+
+class _Team:
+    """Scores batches in this process, helped by ``n_jobs - 1`` forked worker processes; with an
+    RDB study, the first worker also writes the finished trials.
+
+    A batch goes to shared memory and is shared out point by point: every process claims the next
+    unscored point from a counter there until none is left, so a process that is slower (its
+    points need more SGD epochs, or it is busy writing) simply scores fewer, and this process
+    waits at most for the points the workers hold. Any order keeps the incremental transform
+    cheap: the points of a sweep differ only in the swept column. Scores live in this process's
+    cache, so no worker refits a Λ that another one scored.
+
+    Writing in a worker rather than in a thread or a process of its own keeps the cores busy: two
+    processes, each always scoring or writing, and no third one to preempt a scorer mid-batch
+    while the others wait for its point. The writer opens its own database connections
+    (SQLAlchemy's pool does not survive a fork). Workers ignore Ctrl-C: this process stops handing
+    out work, hands over what is left to write, and closes them.
     """
 
-    def __init__(self, objective: BoxCoxObjective, n_jobs: int) -> None:
+    def __init__(
+        self,
+        objective: BoxCoxObjective,
+        n_jobs: int,
+        *,
+        study: optuna.Study | None = None,
+        last_trial_id: int = -1,
+        to_records: _RowsToRecords | None = None,
+        stats: RunStats | None = None,
+    ) -> None:
         self.objective = objective
-        self.n_workers = int(n_jobs) if int(n_jobs) >= 2 else 0
+        self.n_workers = int(n_jobs) - 1 if int(n_jobs) >= 2 else 0
+        #: Whether the first worker writes (the team then serves as the run's writer).
+        self.writes = self.n_workers > 0 and study is not None and bulk_supported(study._storage)
+        self.study = study
+        self.last_trial_id = last_trial_id
+        self.to_records = to_records
+        self.stats = stats if stats is not None else RunStats()
+        self.error: BaseException | None = None  # the first write error
         self._workers: list[tuple[Any, Any]] = []  # (process, connection)
+        self._rows: Any = None  # the writing worker's channel for trials to write
+        dim = objective.space.dim
+        self.capacity = max(64, min(4096, 4_000_000 // (8 * dim)))  # points per shared batch
+        self._closed = False
 
-    def submit(self, points: list[np.ndarray]) -> Callable[[], list[float]]:
-        """Start scoring ``points``; the returned callable waits for the scores."""
-        if not points:
-            return list
-        if self.n_workers == 0:
-            result = [self.objective.evaluate(x) for x in points]
-            return lambda: result
-        if not self._workers:
-            self._start()
+    # -- scoring ------------------------------------------------------------------------------
+    def score(self, points: list[np.ndarray]) -> list[float]:
+        """The scores of ``points``, in order."""
+        if self.n_workers == 0 or len(points) < 2:
+            return [self.objective.evaluate(x) for x in points]
         scores: list[float | None] = [self.objective.cached_score(x) for x in points]
         todo = [i for i, score in enumerate(scores) if score is None]
-        sent = []
-        for (_, connection), chunk in zip(self._workers, np.array_split(np.array(todo, dtype=int), self.n_workers)):
-            if len(chunk):
-                connection.send(np.stack([points[i] for i in chunk]))
-                sent.append((connection, chunk))
+        if len(todo) < 2:  # waking a worker costs more than it saves
+            return [self.objective.evaluate(x) for x in points]
+        self._start()
+        for first in range(0, len(todo), self.capacity):
+            self._score_shared([points[i] for i in todo[first:first + self.capacity]], todo[first:], scores)
+        return scores  # type: ignore[return-value]
 
-        def wait() -> list[float]:
-            failure = None
-            for connection, chunk in sent:  # collect every reply, so the pipes stay in step
-                try:
-                    status, payload = connection.recv()
-                except EOFError:
-                    status, payload = "error", RuntimeError("a scoring worker process died")
-                if status != "ok":
-                    failure = failure or payload
-                    continue
-                for i, score in zip(chunk, payload):
-                    scores[i] = score
-                    self.objective.remember_score(points[i], score)
-            if failure is not None:
-                raise failure
-            return scores  # type: ignore[return-value]
+    def _score_shared(self, chunk: list[np.ndarray], where: list[int], scores: list[float | None]) -> None:
+        n = len(chunk)
+        state, lock = self._state, self._lock
+        np.stack(chunk, out=self._points[:n])
+        with lock:
+            state[_BATCH] += 1
+            state[_NEXT], state[_N], state[_CLAIMED], state[_DONE], state[_FAILED] = 0, n, 0, 0, 0
+            batch = state[_BATCH]
+        for _, connection in self._workers:
+            try:
+                connection.send(("score", batch))
+            except OSError:  # broken pipe, reset: the worker is gone
+                raise self._died() from None
+        mine = set()
+        try:
+            while (k := _claim(state, lock, batch)) is not None:
+                mine.add(k)
+                scores[where[k]] = self.objective.evaluate(self._points[k])
+        finally:  # also on an error or Ctrl-C here: no new claims, and the workers' points finish
+            with lock:
+                state[_NEXT] = n
+            self._wait_for_workers()
+        if state[_FAILED]:
+            raise self._scoring_error(state[_FAILED] - 1)
+        for k in range(n):
+            if k not in mine:
+                score = float(self._scores[k])
+                scores[where[k]] = score
+                self.objective.remember_score(self._points[k], score)
 
-        return wait
+    def _wait_for_workers(self) -> None:
+        """Until every point a worker claimed is scored (or the worker is gone)."""
+        state = self._state
+        spins = 0
+        while state[_DONE] != state[_CLAIMED]:
+            spins += 1
+            if spins > 2000:  # a point takes long, or a worker is not running: stop spinning
+                time.sleep(0.0002)
+                if spins % 500 == 0 and not all(process.is_alive() for process, _ in self._workers):
+                    raise self._died()
 
+    def _scoring_error(self, worker: int) -> BaseException:
+        connection = self._workers[worker][1]
+        while True:  # a write report may come first
+            message = self._receive(connection)
+            if message is None:
+                return self._died()
+            if message[0] == "score-error":
+                return message[1]
+
+    # -- writing (the run's writer, when ``writes``) ------------------------------------------
+    def put(self, rows: list[_Row]) -> None:
+        """Hand finished trials to the writing worker; raise an earlier write error."""
+        self._start()
+        connection = self._workers[0][1]
+        while self.error is None and connection.poll():
+            if self._receive(connection) is None:
+                break
+        if self.error is not None:
+            raise self.error
+        try:
+            self._rows.send(rows)
+        except (BrokenPipeError, OSError):
+            raise self._died() from None
+        checkpoint(self.study._storage)  # what the writer committed before
+
+    def _receive(self, connection: Any) -> tuple | None:
+        """One report from a worker (write reports are applied here); None when it is gone."""
+        try:
+            message = connection.recv()
+        except (EOFError, OSError):
+            if self.writes and connection is self._workers[0][1] and self.error is None:
+                self.error = self._died()
+            return None
+        if message[0] in ("written", "write-error", "closed"):
+            self.stats.persist_seconds += message[2]
+            if message[0] == "write-error":
+                self.error = self.error or message[1]
+            elif message[0] == "closed":
+                self.last_trial_id = message[1]
+        return message
+
+    def _died(self) -> RuntimeError:
+        codes = [process.exitcode for process, _ in self._workers if process.exitcode not in (None, 0)]
+        lost = (
+            "; trials it had not written yet are not in the study (running the search again resumes it)"
+            if self.writes else ""
+        )
+        return RuntimeError(
+            f"a worker process of the search died (exit code {', '.join(map(str, codes)) or 'unknown'}: "
+            f"killed, or out of memory?){lost}"
+        )
+
+    # -- life cycle -----------------------------------------------------------------------------
     def _start(self) -> None:
+        if self._workers or self._closed:
+            return
         self.objective.warm_up()  # once here, inherited by every worker
         context = multiprocessing.get_context("fork")
-        for _ in range(self.n_workers):
+        self._state = context.RawArray("q", 6)
+        self._lock = context.Lock()
+        dim = self.objective.space.dim
+        self._points = np.frombuffer(context.RawArray("d", self.capacity * dim), dtype=np.float64).reshape(-1, dim)
+        self._scores = np.frombuffer(context.RawArray("d", self.capacity), dtype=np.float64)
+        self._rows = None
+        rows_reader = None
+        if self.writes:  # trials to write go on a pipe of their own, which scoring never waits on
+            rows_reader, self._rows = context.Pipe(duplex=False)
+            _enlarge_pipe(self._rows)
+        for index in range(self.n_workers):
             mine, theirs = context.Pipe()
-            process = context.Process(target=_worker_loop, args=(self.objective, theirs), daemon=True)
+            reader = rows_reader if index == 0 else None
+            process = context.Process(target=_team_worker, args=(self, index, theirs, reader), daemon=True)
             process.start()
             theirs.close()
             self._workers.append((process, mine))
+        if rows_reader is not None:
+            rows_reader.close()
 
     def close(self) -> None:
+        """Wait until every handed-over trial is written, stop the workers; raise a write error."""
+        if self._closed:
+            return
+        self._closed = True
         for process, connection in self._workers:
             try:
                 connection.send(None)
             except (BrokenPipeError, OSError):
                 pass
+        if self.writes and self._workers:
+            connection = self._workers[0][1]
+            while (message := self._receive(connection)) is not None and message[0] != "closed":
+                checkpoint(self.study._storage)
+            checkpoint(self.study._storage)
         for process, connection in self._workers:
             process.join(timeout=10)
             if process.is_alive():
                 process.terminate()
                 process.join()
             connection.close()
+        if self._rows is not None:
+            self._rows.close()
         self._workers = []
+        if self.error is not None:
+            raise self.error
+
+
+def _claim(state: Any, lock: Any, batch: int, *, worker: bool = False) -> int | None:
+    """Claim the next unscored point of ``batch``: its index, or None when there is none.
+
+    A worker's claims are counted, so that the parent knows how many points to wait for.
+    """
+    with lock:
+        if state[_BATCH] != batch or state[_NEXT] >= state[_N]:
+            return None
+        k = state[_NEXT]
+        state[_NEXT] = k + 1
+        if worker:
+            state[_CLAIMED] += 1
+    return k
+
+
+def _enlarge_pipe(connection: Any) -> None:
+    """Room for many batches of trials in the pipe (Linux), so that handing them over does not
+    wait for the writer to finish its current transaction."""
+    try:
+        fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (AttributeError, OSError):  # not Linux, or above the system's limit: the default size
+        pass
+
+
+def _team_worker(team: _Team, index: int, connection: Any, rows: Any) -> None:
+    """A forked worker: score claimed points of each batch it is told of and, if it has the rows
+    channel, write the trials it receives there — those first, since this process is the only one
+    that can write them while any process can score. Stops when told to (None), after writing
+    everything handed over."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if rows is not None:
+        take_over_writes(team.study._storage)
+    channels = [connection] if rows is None else [rows, connection]
+    write_failed = False
+
+    def write(batch: list[_Row]) -> None:
+        nonlocal write_failed
+        if write_failed:
+            return
+        tick = time.perf_counter()
+        try:
+            team.last_trial_id = write_trials(
+                team.study, team.to_records(batch), position_key=POSITION_KEY,
+                after_trial_id=team.last_trial_id,
+            )
+        except Exception as error:
+            write_failed = True
+            _send(connection, "write-error", error, time.perf_counter() - tick)
+        else:
+            connection.send(("written", None, time.perf_counter() - tick))
+
+    while True:
+        ready = multiprocessing.connection.wait(channels)
+        if rows is not None and rows in ready:
+            try:
+                write(rows.recv())
+            except EOFError:  # the parent is gone
+                return
+            continue
+        try:
+            message = connection.recv()
+        except EOFError:
+            return
+        if message is None:
+            break
+        _score_claimed(team, index, connection, message[1])
+    if rows is not None:
+        while rows.poll():  # handed over before the stop
+            write(rows.recv())
+        connection.send(("closed", team.last_trial_id, 0.0))
+
+
+def _score_claimed(team: _Team, index: int, connection: Any, batch: int) -> None:
+    state, lock = team._state, team._lock
+    while (k := _claim(state, lock, batch, worker=True)) is not None:
+        try:
+            team._scores[k] = team.objective.evaluate(team._points[k].copy())
+        except Exception as error:  # raised again in the parent, which stops the run
+            with lock:
+                state[_NEXT] = state[_N]
+                state[_FAILED] = state[_FAILED] or index + 1
+            _send(connection, "score-error", error)
+        finally:
+            with lock:
+                state[_DONE] += 1

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+
 import numpy as np
 import optuna
 import pytest
@@ -11,6 +14,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 from optuna_boxcox._runner import run_batched
+from optuna_boxcox.samplers._plan import OWNER_KEY
 
 
 def storage_url(kind, tmp_path, name):
@@ -133,3 +137,69 @@ def test_a_bad_n_jobs_is_refused_before_anything_runs(data, n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
         run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
     assert study.trials == []
+
+
+def without_owner(rows):
+    return [(*row[:5], {k: v for k, v in row[5].items() if k != OWNER_KEY}, row[6]) for row in rows]
+
+
+def test_worker_processes_write_the_study_that_one_job_writes(tmp_path, data):
+    X, y = data
+    # Feature names that need quoting in SQL, to check the statement that writes a whole trial.
+    X = X.set_axis(["it's", "a?b", 'λ "x"; --'], axis=1)
+    studies = []
+    for n_jobs in (1, 2, 3):
+        sampler = make_sampler("iterative")
+        study = new_study("sqlite", tmp_path, f"jobs{n_jobs}", sampler)
+        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
+        url = storage_url("sqlite", tmp_path, f"jobs{n_jobs}")
+        studies.append(optuna.load_study(study_name="s", storage=open_storage(url)))
+    by_optimize = new_study("memory", tmp_path, "optimize", make_sampler("iterative"))
+    by_optimize.optimize(BoxCoxObjective(X, y, GaussianNB()))
+    assert set(studies[0].trials[0].params) == {"it's", "a?b", 'λ "x"; --'}
+    assert without_owner(content(studies[1])) == without_owner(content(studies[0]))
+    assert without_owner(content(studies[2])) == without_owner(content(studies[0]))
+    assert without_owner(content(studies[0])) == without_owner(content(by_optimize))
+
+
+def test_a_failed_write_in_the_writing_worker_reaches_the_caller(tmp_path, data):
+    import multiprocessing
+    import sqlite3
+
+    X, y = data
+    sampler = make_sampler("iterative")
+    study = new_study("sqlite", tmp_path, "broken", sampler)
+    with sqlite3.connect(tmp_path / "broken.db") as connection:  # sabotage the schema
+        connection.execute("DROP TABLE trial_params")
+    with pytest.raises(Exception, match="trial_params"):
+        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=2)
+    assert multiprocessing.active_children() == []
+
+
+class _FailsInAWorker(GaussianNB):
+    """Fits in the process that created it; fails (or dies) in a forked worker."""
+
+    def __init__(self, die=False, parent=None):
+        self.die = die
+        self.parent = parent if parent is not None else os.getpid()
+        super().__init__()
+
+    def fit(self, X, y, sample_weight=None):
+        if os.getpid() != self.parent:
+            if self.die:
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise ValueError("this worker cannot fit")
+        return super().fit(X, y, sample_weight)
+
+
+@pytest.mark.parametrize("die", [False, True], ids=["raises", "killed"])
+def test_a_worker_that_fails_or_dies_stops_the_run_with_a_clear_error(tmp_path, data, die):
+    import multiprocessing
+
+    X, y = data
+    sampler = make_sampler("iterative")
+    study = new_study("sqlite", tmp_path, "w", sampler)
+    expected = r"a worker process of the search died \(exit code -9" if die else "this worker cannot fit"
+    with pytest.raises((ValueError, RuntimeError), match=expected):
+        run_batched(study, BoxCoxObjective(X, y, _FailsInAWorker(die=die)), sampler, n_jobs=2)
+    assert multiprocessing.active_children() == []
