@@ -33,7 +33,7 @@ test: $(STAMP) $(CHROMIUM) postgres
 
 # Everything, including the full-scale runs marked slow.
 test-all: $(STAMP) $(CHROMIUM) postgres
-	$(PY) -m pytest -q
+	$(PY) -m pytest -m "slow or not slow" -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

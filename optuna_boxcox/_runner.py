@@ -447,8 +447,9 @@ class _Team:
         if self.writes and self._workers:
             connection = self._workers[0][1]
             while (message := self._receive(connection)) is not None and message[0] != "closed":
-                checkpoint(self.study._storage)
-            checkpoint(self.study._storage)
+                checkpoint(self.study._storage)  # while the writer goes on
+            # What the last writes left in SQLite's log is moved by the next commit here (its
+            # connections checkpoint automatically) or when the last connection closes.
         for process, connection in self._workers:
             process.join(timeout=10)
             if process.is_alive():

@@ -58,7 +58,8 @@ def sgd_settings(estimator: Any) -> dict[str, Any] | None:
     seed = int(rng.randint(_MAX_INT))
     alpha = float(params["alpha"])
     typw = np.sqrt(1.0 / np.sqrt(alpha))
-    initial_eta0 = typw / max(1.0, 1.0)  # the loss's gradient at (y=1, p=-typw) is -1 for both losses
+    # scikit-learn divides by max(1, |the loss's gradient at (y=1, p=-typw)|), which is 1 for both losses.
+    initial_eta0 = typw
     return {
         "seed": seed,
         "alpha": alpha,
