@@ -275,7 +275,7 @@ class BoxCoxObjective:
             raise ValueError(
                 f"expected {self.space.dim} λ, one per feature of X, got an array of shape {lambdas.shape}"
             )
-        if not np.all(np.isfinite(lambdas)):
+        if not np.isfinite(lambdas).all():
             raise ValueError(f"λ must be finite, got {lambdas.tolist()}")
         return lambdas
 

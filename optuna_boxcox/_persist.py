@@ -1,6 +1,7 @@
 """Writing to RDB storages in fewer transactions — the one module that uses Optuna's table models.
 
-Here: finished trials in bulk (:func:`write_trials`), and the trial-by-trial shortcuts of the plan
+Here: finished trials in bulk (:func:`write_trials`, or :func:`encode_trials` in one process and
+:func:`write_encoded` in another), and the trial-by-trial shortcuts of the plan
 samplers' claim (:func:`has_rival`, :func:`set_trial_user_attrs`) and of ``open_storage``'s
 parameter batching (:func:`write_running_trial_params`).
 
@@ -19,6 +20,7 @@ import datetime
 import json
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 
 import optuna
 from optuna.distributions import FloatDistribution
@@ -85,24 +87,9 @@ def bulk_supported(storage: Any) -> bool:
 
 
 def take_over_writes(storage: Any) -> None:
-    """Prepare a forked process to write to ``storage``'s database: it opens connections of its own
-    (SQLAlchemy's pooled ones belong to the parent) and, on SQLite, leaves moving the write-ahead
-    log into the database file to the parent (:func:`checkpoint`), off the writer's path."""
-    from sqlalchemy import event
-
-    engine = rdb_backend(storage).engine
-    engine.dispose(close=False)
-    if engine.dialect.name == "sqlite":
-        event.listen(engine, "connect", lambda connection, _: connection.execute("PRAGMA wal_autocheckpoint=0"))
-
-
-def checkpoint(storage: Any) -> None:
-    """On SQLite, copy what the write-ahead log holds into the database file, without waiting
-    for (or blocking) a writer; elsewhere nothing."""
-    engine = rdb_backend(storage).engine
-    if engine.dialect.name == "sqlite":
-        with engine.connect() as connection:
-            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+    """Prepare a forked process to write to ``storage``'s database: it opens connections of its
+    own, leaving SQLAlchemy's pooled ones to the parent they belong to."""
+    rdb_backend(storage).engine.dispose(close=False)
 
 
 # -- the plan samplers' claim path and running trials (trial by trial, on RDB storages) ---------
@@ -208,7 +195,7 @@ def write_trials(
     written twice. Returns the largest trial id in the study afterwards.
     """
     if bulk_supported(study._storage):
-        return _write_rdb(rdb_backend(study._storage), study._study_id, records, position_key, after_trial_id)
+        return write_encoded(study, encode_trials(records, position_key), after_trial_id=after_trial_id)
     storage = study._storage
     if position_key is not None:
         taken = {
@@ -263,32 +250,94 @@ class _Sql:
         return self._moments[moment]
 
 
-def _write_rdb(
-    storage: RDBStorage,
-    study_id: int,
-    records: Sequence[TrialRecord],
-    position_key: str | None,
-    after_trial_id: int,
-) -> int:
+class EncodedTrial(NamedTuple):
+    """One finished trial as the bulk writer's statements take it (see :func:`encode_trials`)."""
+
+    position: tuple[str, str] | None  # (key, JSON) of the position attribute; None: not deduplicated
+    state: str
+    datetime_start: datetime.datetime
+    datetime_complete: datetime.datetime
+    value: tuple[float, str] | None  # (stored value, value type) of a complete trial
+    encoding: _EncodedDistributions
+    param_values: tuple[float, ...] | None  # in ``encoding.names`` order, when all are floats there
+    param_rows: list[tuple[str, float, str]] | None  # else (name, internal value, distribution JSON)
+    user_attrs: list[tuple[str, str]]  # (key, JSON)
+    system_attrs: list[tuple[str, str]]
+
+
+def encode_trials(records: Sequence[TrialRecord], position_key: str | None = None) -> list[EncodedTrial]:
+    """Everything :func:`write_encoded` needs, computed without a database connection.
+
+    Encoding is most of the Python work of a bulk write; a process with time to spare can do it
+    while another one writes (the batched runner's main process and its writing worker).
+    """
     from optuna.storages._rdb.models import TrialValueModel
 
+    encoded = []
+    for record in records:
+        value = None
+        if record.state == TrialState.COMPLETE:
+            stored, kind = TrialValueModel.value_to_stored_repr(float(record.value))
+            value = (stored, kind.name)
+        encoding = _encoded_distributions(record.distributions)
+        param_values = param_rows = None
+        if encoding.floats and list(record.params) == encoding.names:
+            param_values = tuple(map(float, record.params.values()))
+        else:
+            param_rows = [
+                (
+                    name,
+                    float(v) if encoding.floats else record.distributions[name].to_internal_repr(v),
+                    encoding.json[name],
+                )
+                for name, v in record.params.items()
+            ]
+        encoded.append(
+            EncodedTrial(
+                position=None if position_key is None else (position_key, _json(record.system_attrs.get(position_key))),
+                state=record.state.name,
+                datetime_start=record.datetime_start,
+                datetime_complete=record.datetime_complete,
+                value=value,
+                encoding=encoding,
+                param_values=param_values,
+                param_rows=param_rows,
+                user_attrs=[(k, _json(v)) for k, v in record.user_attrs.items()],
+                system_attrs=[(k, _json(v)) for k, v in record.system_attrs.items()],
+            )
+        )
+    return encoded
+
+
+def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_trial_id: int = -1) -> int:
+    """:func:`write_trials` for trials :func:`encode_trials` encoded (RDB storages only).
+
+    Trials encoded with a position that another writer has already taken since
+    ``after_trial_id`` (by a trial that did not fail) are dropped. Returns the largest trial id
+    in the study afterwards.
+    """
+    storage = rdb_backend(study._storage)
+    if storage is None or not bulk_supported(study._storage):
+        raise TypeError("write_encoded needs an RDB storage of a supported Optuna version")
+    study_id = study._study_id
     with storage.engine.begin() as connection:
         sql = _Sql(connection)
         # A no-op write on the study row takes the write lock first (row lock on PostgreSQL, the
         # database lock on SQLite), so counting trials and inserting them cannot interleave with
         # another writer's trial creation: numbers stay unique and consecutive.
         sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
-        if position_key is not None:
-            taken = {
-                row[0]
-                for row in sql(
-                    "SELECT a.value_json FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id"
-                    " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?",
-                    (study_id, after_trial_id, TrialState.FAIL.name, position_key),
-                )
-            }
-            records = [r for r in records if json.dumps(r.system_attrs.get(position_key)) not in taken]
-        if not records:
+        taken = {
+            (key, row[0])
+            for key in {t.position[0] for t in trials if t.position is not None}
+            for row in sql(
+                "SELECT a.value_json FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id"
+                " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?",
+                (study_id, after_trial_id, TrialState.FAIL.name, key),
+            )
+        }
+        if taken:
+            trials = [t for t in trials if t.position not in taken]
+        if not trials:
             (latest,) = sql("SELECT MAX(trial_id) FROM trials WHERE study_id = ?", (study_id,))[0]
             return latest if latest is not None else after_trial_id
         ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
@@ -297,8 +346,8 @@ def _write_rdb(
             "trials",
             ("number", "study_id", "state", "datetime_start", "datetime_complete"),
             [
-                (first_number + i, study_id, r.state.name, sql.moment(r.datetime_start), sql.moment(r.datetime_complete))
-                for i, r in enumerate(records)
+                (first_number + i, study_id, t.state, sql.moment(t.datetime_start), sql.moment(t.datetime_complete))
+                for i, t in enumerate(trials)
             ],
         )
         # Under the study's write lock our rows are the only new ones of this study.
@@ -309,25 +358,25 @@ def _write_rdb(
                 (before or 0, study_id),
             )
         ]
-        if len(trial_ids) != len(records):
-            raise RuntimeError(f"bulk write expected {len(records)} new trials, found {len(trial_ids)}")
+        if len(trial_ids) != len(trials):
+            raise RuntimeError(f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}")
 
         values, params, user_attrs, system_attrs = [], [], [], []
         whole_trials: dict[str, list[tuple]] = {}  # statement writing all of a trial's params → rows
-        for trial_id, record in zip(trial_ids, records):
-            if record.state == TrialState.COMPLETE:
-                stored, kind = TrialValueModel.value_to_stored_repr(float(record.value))
-                values.append((trial_id, 0, stored, kind.name))
-            encoded = _encoded_distributions(record.distributions)
-            statement = encoded.sqlite_insert if sql.sqlite else None
-            if statement is not None and list(record.params) == encoded.names:
-                whole_trials.setdefault(statement, []).append((trial_id, *map(float, record.params.values())))
+        for trial_id, t in zip(trial_ids, trials):
+            if t.value is not None:
+                values.append((trial_id, 0, *t.value))
+            if t.param_values is not None and sql.sqlite and t.encoding.sqlite_insert is not None:
+                whole_trials.setdefault(t.encoding.sqlite_insert, []).append((trial_id, *t.param_values))
+            elif t.param_values is not None:
+                json_of = t.encoding.json
+                params.extend(
+                    (trial_id, name, v, json_of[name]) for name, v in zip(t.encoding.names, t.param_values)
+                )
             else:
-                for name, value in record.params.items():
-                    internal = float(value) if encoded.floats else record.distributions[name].to_internal_repr(value)
-                    params.append((trial_id, name, internal, encoded.json[name]))
-            user_attrs.extend((trial_id, k, _json(v)) for k, v in record.user_attrs.items())
-            system_attrs.extend((trial_id, k, _json(v)) for k, v in record.system_attrs.items())
+                params.extend((trial_id, *row) for row in t.param_rows)
+            user_attrs.extend((trial_id, *pair) for pair in t.user_attrs)
+            system_attrs.extend((trial_id, *pair) for pair in t.system_attrs)
         sql.insert("trial_values", ("trial_id", "objective", "value", "value_type"), values)
         for statement, rows in whole_trials.items():
             sql.cursor.executemany(statement, rows)

@@ -24,10 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from optuna_boxcox._persist import EncodedTrial
 from optuna_boxcox._persist import TrialRecord
 from optuna_boxcox._persist import bulk_supported
-from optuna_boxcox._persist import checkpoint
+from optuna_boxcox._persist import encode_trials
 from optuna_boxcox._persist import take_over_writes
+from optuna_boxcox._persist import write_encoded
 from optuna_boxcox._persist import write_trials
 from optuna_boxcox.samplers._plan import OWNER_KEY
 from optuna_boxcox.samplers._plan import POSITION_KEY
@@ -375,11 +377,13 @@ class _Team:
                 break
         if self.error is not None:
             raise self.error
+        # Encoding is a third of a write's work: done here, where time is to spare when the
+        # writer is the one behind (sweeps whose Λ were all scored before).
+        encoded = encode_trials(self.to_records(rows), POSITION_KEY)
         try:
-            self._rows.send(rows)
+            self._rows.send(encoded)
         except (BrokenPipeError, OSError):
             raise self._died() from None
-        checkpoint(self.study._storage)  # what the writer committed before
 
     def _receive(self, connection: Any) -> tuple | None:
         """One report from a worker (write reports are applied here); None when it is gone."""
@@ -447,9 +451,7 @@ class _Team:
         if self.writes and self._workers:
             connection = self._workers[0][1]
             while (message := self._receive(connection)) is not None and message[0] != "closed":
-                checkpoint(self.study._storage)  # while the writer goes on
-            # What the last writes left in SQLite's log is moved by the next commit here (its
-            # connections checkpoint automatically) or when the last connection closes.
+                pass
         for process, connection in self._workers:
             process.join(timeout=10)
             if process.is_alive():
@@ -498,16 +500,13 @@ def _team_worker(team: _Team, index: int, connection: Any, rows: Any) -> None:
     channels = [connection] if rows is None else [rows, connection]
     write_failed = False
 
-    def write(batch: list[_Row]) -> None:
+    def write(trials: list[EncodedTrial]) -> None:
         nonlocal write_failed
         if write_failed:
             return
         tick = time.perf_counter()
         try:
-            team.last_trial_id = write_trials(
-                team.study, team.to_records(batch), position_key=POSITION_KEY,
-                after_trial_id=team.last_trial_id,
-            )
+            team.last_trial_id = write_encoded(team.study, trials, after_trial_id=team.last_trial_id)
         except Exception as error:
             write_failed = True
             _send(connection, "write-error", error, time.perf_counter() - tick)
