@@ -36,6 +36,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import run_batched
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.classifiers import paper_svc
@@ -100,13 +101,14 @@ def run_optimize(X, y, classifier_name, preset, url, n_trials) -> tuple[optuna.S
     return study, time.perf_counter() - started
 
 
-def run_fast(X, y, classifier_name, preset, url, n_jobs) -> tuple[optuna.Study, Any, float, float]:
+def run_fast(X, y, classifier_name, preset, url, n_jobs) -> tuple[optuna.Study, Any, float, float, RunStats]:
     objective, startup = warm_objective(X, y, classifier_name)
     sampler = CoordinateGridSampler.from_preset(preset)
     study = optuna.create_study(storage=open_storage(url), study_name="c", direction="maximize", sampler=sampler)
+    stats = RunStats()
     started = time.perf_counter()
-    result = run_batched(study, objective, sampler, n_jobs=n_jobs)
-    return study, result, time.perf_counter() - started, startup
+    result = run_batched(study, objective, sampler, n_jobs=n_jobs, stats=stats)
+    return study, result, time.perf_counter() - started, startup, stats
 
 
 def bench_classifier(X, y, name, preset, b_trials, workdir: Path) -> dict[str, Any]:
@@ -114,8 +116,8 @@ def bench_classifier(X, y, name, preset, b_trials, workdir: Path) -> dict[str, A
     sampler = CoordinateGridSampler.from_preset(preset)
     budget = sampler.budget(space.dim)
     lambdas_a, n_a, t_a = run_plain_loop(X, y, name, sampler, space)
-    study_c, result_c, t_c, startup = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c-{name}.db'}", 1)
-    _, result_c2, t_c2, _ = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c2-{name}.db'}", 2)
+    study_c, result_c, t_c, startup, stats_c = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c-{name}.db'}", 1)
+    _, result_c2, t_c2, _, _ = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c2-{name}.db'}", 2)
     n_b = budget if b_trials <= 0 else min(b_trials, budget)
     study_b, t_b = run_optimize(X, y, name, preset, f"sqlite:///{workdir / f'b-{name}.db'}", n_b)
     lambdas_c = np.array(list(result_c.params.values()))
@@ -129,6 +131,7 @@ def bench_classifier(X, y, name, preset, b_trials, workdir: Path) -> dict[str, A
         "b_ms": 1e3 * t_b / n_b,
         "c_ms": 1e3 * t_c / budget,
         "c2_ms": 1e3 * t_c2 / budget,
+        "c_write_share": stats_c.persist_seconds / t_c,
         "same_lambda_a_c": bool(np.array_equal(lambdas_a, lambdas_c)),
         "same_lambda_c_c2": result_c.params == result_c2.params,
         "b_equals_c": b_matches and (n_b < budget or study_b.sampler.result(study_b).params == result_c.params),
@@ -162,14 +165,14 @@ def _child_search(csv: str, label: str, classifier: str, preset: str, db: str) -
 def format_rows(rows: list[dict[str, Any]]) -> str:
     head = (
         f"{'classifier':<10} {'trials':>7} {'(a) ms':>8} {'(b) ms':>8} {'(c) ms':>8} {'(c)x2 ms':>9} "
-        f"{'a/c':>6} {'b/c':>7} {'c/c2':>6}  same Λ a=c, c=c2, b=c"
+        f"{'a/c':>6} {'b/c':>7} {'c/c2':>6} {'write':>6}  same Λ a=c, c=c2, b=c"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
         lines.append(
             f"{r['classifier']:<10} {r['trials']:>7} {r['a_ms']:>8.2f} {r['b_ms']:>8.1f} {r['c_ms']:>8.3f} "
             f"{r['c2_ms']:>9.3f} {r['a_ms'] / r['c_ms']:>6.1f} {r['b_ms'] / r['c_ms']:>7.0f} "
-            f"{r['c_ms'] / r['c2_ms']:>6.2f}  {r['same_lambda_a_c']}, {r['same_lambda_c_c2']}, "
+            f"{r['c_ms'] / r['c2_ms']:>6.2f} {r['c_write_share']:>6.0%}  {r['same_lambda_a_c']}, {r['same_lambda_c_c2']}, "
             f"{r['b_equals_c']} (first {r['b_trials']} trials); start-up {r['startup_s']:.2f} s"
         )
     return "\n".join(lines)
@@ -199,7 +202,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     X, y = training_fold(*load_csv(args.csv, args.label))
     print(f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
           f"every trial persisted in SQLite; per-evaluation milliseconds, one BLAS/OpenMP thread "
-          f"per process", flush=True)
+          f"per process; 'write': share of (c)'s time spent writing to SQLite", flush=True)
     rows = []
     # One thread per process in all three paths: scikit-learn's threaded k-NN search and BLAS would
     # otherwise compete for the cores with whatever else runs, and (c) with 2 jobs with itself.

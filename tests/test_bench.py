@@ -21,4 +21,4 @@ def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path,
     assert status == 0, out
     row = [line for line in out.splitlines() if line.startswith("bayes")][-1]
     assert "True, True, True" in row
-    assert "a/c" in out and "start-up" in row
+    assert "a/c" in out and "write" in out and "start-up" in row
