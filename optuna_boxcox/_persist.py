@@ -1,7 +1,8 @@
 """Writing to RDB storages in fewer transactions — the one module that uses Optuna's table models.
 
-Here: finished trials in bulk (:func:`write_trials`, or :func:`encode_trials` in one process and
-:func:`write_encoded` in another), and the trial-by-trial shortcuts of the plan
+Here: finished trials in bulk (:func:`write_trials`, or :func:`encode_trials` /
+:class:`FloatTrialEncoder` in one process and :func:`write_encoded` in another, which may leave
+SQLite's checkpoints to the first: :func:`take_over_writes`, :func:`checkpoint`), and the trial-by-trial shortcuts of the plan
 samplers' claim (:func:`has_rival`, :func:`set_trial_user_attrs`) and of ``open_storage``'s
 parameter batching (:func:`write_running_trial_params`).
 
@@ -86,10 +87,32 @@ def bulk_supported(storage: Any) -> bool:
     return rdb_backend(storage) is not None and SUPPORTED_OPTUNA[0] <= version < SUPPORTED_OPTUNA[1]
 
 
-def take_over_writes(storage: Any) -> None:
+def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
     """Prepare a forked process to write to ``storage``'s database: it opens connections of its
-    own, leaving SQLAlchemy's pooled ones to the parent they belong to."""
-    rdb_backend(storage).engine.dispose(close=False)
+    own, leaving SQLAlchemy's pooled ones to the parent they belong to.
+
+    With ``defer_checkpoints``, its commits to a SQLite file in WAL mode leave copying the log
+    into the database file (a checkpoint) to another process calling :func:`checkpoint`.
+    """
+    engine = rdb_backend(storage).engine
+    engine.dispose(close=False)
+    if defer_checkpoints and engine.dialect.name == "sqlite":
+        from sqlalchemy import event
+
+        def no_auto_checkpoint(connection: Any, _record: Any) -> None:
+            connection.execute("PRAGMA wal_autocheckpoint=0")
+
+        event.listen(engine, "connect", no_auto_checkpoint)
+
+
+def checkpoint(storage: Any) -> None:
+    """Copy what is committed in a SQLite file's write-ahead log into the database file, without
+    waiting for (or blocking) a writer; nothing for other databases."""
+    backend = rdb_backend(storage)
+    if backend is None or backend.engine.dialect.name != "sqlite":
+        return
+    with backend.engine.connect() as connection:
+        connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 # -- the plan samplers' claim path and running trials (trial by trial, on RDB storages) ---------
@@ -307,6 +330,47 @@ def encode_trials(records: Sequence[TrialRecord], position_key: str | None = Non
             )
         )
     return encoded
+
+
+class FloatTrialEncoder:
+    """Encodes finished trials whose parameters are the floats of one all-float distributions
+    mapping, straight from their values: :func:`encode_trials` without building a
+    :class:`TrialRecord` and a parameter dict per trial (the batched runner's hot path).
+    """
+
+    def __init__(self, distributions: Mapping[str, FloatDistribution], position_key: str | None = None) -> None:
+        self.encoding = _encoded_distributions(distributions)
+        if not self.encoding.floats:
+            raise TypeError("FloatTrialEncoder needs FloatDistribution parameters only")
+        self.position_key = position_key
+        from optuna.storages._rdb.models import TrialValueModel
+
+        self._stored = TrialValueModel.value_to_stored_repr
+
+    def __call__(
+        self,
+        values: Sequence[float],
+        value: float,
+        user_attrs: Mapping[str, Any],
+        system_attrs: Mapping[str, Any],
+        datetime_start: datetime.datetime,
+        datetime_complete: datetime.datetime,
+    ) -> EncodedTrial:
+        """One complete trial; ``values`` in the order of the distributions mapping."""
+        stored, kind = self._stored(float(value))
+        key = self.position_key
+        return EncodedTrial(
+            position=None if key is None else (key, _json(system_attrs.get(key))),
+            state=TrialState.COMPLETE.name,
+            datetime_start=datetime_start,
+            datetime_complete=datetime_complete,
+            value=(stored, kind.name),
+            encoding=self.encoding,
+            param_values=tuple(map(float, values)),
+            param_rows=None,
+            user_attrs=[(k, _json(v)) for k, v in user_attrs.items()],
+            system_attrs=[(k, _json(v)) for k, v in system_attrs.items()],
+        )
 
 
 def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_trial_id: int = -1) -> int:

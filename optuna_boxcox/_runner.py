@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from optuna_boxcox._persist import EncodedTrial
+from optuna_boxcox._persist import FloatTrialEncoder
 from optuna_boxcox._persist import TrialRecord
 from optuna_boxcox._persist import bulk_supported
-from optuna_boxcox._persist import encode_trials
+from optuna_boxcox._persist import checkpoint
 from optuna_boxcox._persist import take_over_writes
 from optuna_boxcox._persist import write_encoded
 from optuna_boxcox._persist import write_trials
@@ -50,6 +51,11 @@ if TYPE_CHECKING:
 #: paper's presets is 11–21 trials, and a commit costs about as much as writing 30 trials' rows. A
 #: crash loses at most these unwritten trials, which a resumed run recomputes.
 WRITE_AT_LEAST = 100
+#: A writing worker on a SQLite file only appends to its write-ahead log; the search process copies
+#: the log into the database file (a checkpoint, a fifth of the writing work) while it waits for the
+#: writer at the end, and once this many trials were handed over since the last one, which bounds
+#: the log (SQLite's own default is every 1000 pages, about 400 trials of 60 λ).
+CHECKPOINT_EVERY = 2000
 
 
 @dataclass
@@ -102,11 +108,11 @@ def run_batched(
     # Another writer on the same study may have finished some positions meanwhile: the writes drop
     # those (the plan is deterministic, so their scores are ours too).
     last_trial_id = max((t._trial_id for t in trials), default=-1)
-    to_records = _RowsToRecords(space, identity)
-    team = _Team(objective, n_jobs, study=study, last_trial_id=last_trial_id, to_records=to_records, stats=stats)
+    to_trials = _RowsToTrials(space, identity)
+    team = _Team(objective, n_jobs, study=study, last_trial_id=last_trial_id, to_trials=to_trials, stats=stats)
     writer: _Team | _Writer = team
     if not team.writes:
-        writer = _Writer(study, last_trial_id, stats, to_records, background=team.n_workers > 0)
+        writer = _Writer(study, last_trial_id, stats, to_trials, background=team.n_workers > 0)
     written = 0
     pending: list[_Row] = []  # scored, not yet handed to the writer
     try:
@@ -165,15 +171,24 @@ def run_batched(
 _Row = tuple[np.ndarray, float, dict[str, Any], int, datetime.datetime, datetime.datetime]
 
 
-class _RowsToRecords:
-    """Turns pending rows into the trials :func:`write_trials` writes (in the writing process)."""
+class _RowsToTrials:
+    """Turns pending rows into what the storage's writer takes: encoded trials for the bulk
+    writer of RDB storages (:func:`write_encoded`), :class:`TrialRecord` for the others."""
 
     def __init__(self, space: LambdaSpace, identity: str) -> None:
         self.space = space
         self.distributions = space.distributions()
         self.identity = identity
+        self._encode = FloatTrialEncoder(self.distributions, POSITION_KEY)
 
-    def __call__(self, rows: list[_Row]) -> list[TrialRecord]:
+    def encoded(self, rows: list[_Row]) -> list[EncodedTrial]:
+        encode, identity = self._encode, self.identity
+        return [
+            encode(point.tolist(), value, attrs, {OWNER_KEY: identity, POSITION_KEY: position}, started, finished)
+            for point, value, attrs, position, started, finished in rows
+        ]
+
+    def records(self, rows: list[_Row]) -> list[TrialRecord]:
         return [
             TrialRecord(
                 params=self.space.to_params(point),
@@ -197,13 +212,14 @@ class _Writer:
     """
 
     def __init__(
-        self, study: optuna.Study, last_trial_id: int, stats: RunStats, to_records: _RowsToRecords,
+        self, study: optuna.Study, last_trial_id: int, stats: RunStats, to_trials: _RowsToTrials,
         *, background: bool,
     ) -> None:
         self.study = study
         self.last_trial_id = last_trial_id
         self.stats = stats
-        self.to_records = to_records
+        self.to_trials = to_trials
+        self.bulk = bulk_supported(study._storage)
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[_Row] | None] | None = None
         self._thread: threading.Thread | None = None
@@ -239,9 +255,14 @@ class _Writer:
 
     def _write(self, rows: list[_Row]) -> None:
         tick = time.perf_counter()
-        self.last_trial_id = write_trials(
-            self.study, self.to_records(rows), position_key=POSITION_KEY, after_trial_id=self.last_trial_id
-        )
+        if self.bulk:
+            self.last_trial_id = write_encoded(
+                self.study, self.to_trials.encoded(rows), after_trial_id=self.last_trial_id
+            )
+        else:
+            self.last_trial_id = write_trials(
+                self.study, self.to_trials.records(rows), position_key=POSITION_KEY, after_trial_id=self.last_trial_id
+            )
         self.stats.persist_seconds += time.perf_counter() - tick
 
 
@@ -274,7 +295,8 @@ class _Team:
     Writing in a worker rather than in a thread or a process of its own keeps the cores busy: two
     processes, each always scoring or writing, and no third one to preempt a scorer mid-batch
     while the others wait for its point. The writer opens its own database connections
-    (SQLAlchemy's pool does not survive a fork). Workers ignore Ctrl-C: this process stops handing
+    (SQLAlchemy's pool does not survive a fork) and leaves SQLite's checkpoints to this process
+    (:data:`CHECKPOINT_EVERY`). Workers ignore Ctrl-C: this process stops handing
     out work, hands over what is left to write, and closes them.
     """
 
@@ -285,7 +307,7 @@ class _Team:
         *,
         study: optuna.Study | None = None,
         last_trial_id: int = -1,
-        to_records: _RowsToRecords | None = None,
+        to_trials: _RowsToTrials | None = None,
         stats: RunStats | None = None,
     ) -> None:
         self.objective = objective
@@ -294,7 +316,7 @@ class _Team:
         self.writes = self.n_workers > 0 and study is not None and bulk_supported(study._storage)
         self.study = study
         self.last_trial_id = last_trial_id
-        self.to_records = to_records
+        self.to_trials = to_trials
         self.stats = stats if stats is not None else RunStats()
         self.error: BaseException | None = None  # the first write error
         self._workers: list[tuple[Any, Any]] = []  # (process, connection)
@@ -302,6 +324,7 @@ class _Team:
         dim = objective.space.dim
         self.capacity = max(64, min(4096, 4_000_000 // (8 * dim)))  # points per shared batch
         self._closed = False
+        self._unchecked = 0  # trials handed to the writer since this process last checkpointed
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, points: list[np.ndarray]) -> list[float]:
@@ -377,13 +400,17 @@ class _Team:
                 break
         if self.error is not None:
             raise self.error
-        # Encoding is a third of a write's work: done here, where time is to spare when the
+        # Encoding is about a quarter of a write's work: done here, where time is to spare when the
         # writer is the one behind (sweeps whose Λ were all scored before).
-        encoded = encode_trials(self.to_records(rows), POSITION_KEY)
+        encoded = self.to_trials.encoded(rows)
         try:
             self._rows.send(encoded)
         except (BrokenPipeError, OSError):
             raise self._died() from None
+        self._unchecked += len(rows)
+        if self._unchecked >= CHECKPOINT_EVERY:
+            checkpoint(self.study._storage)
+            self._unchecked = 0
 
     def _receive(self, connection: Any) -> tuple | None:
         """One report from a worker (write reports are applied here); None when it is gone."""
@@ -450,8 +477,14 @@ class _Team:
                 pass
         if self.writes and self._workers:
             connection = self._workers[0][1]
-            while (message := self._receive(connection)) is not None and message[0] != "closed":
-                pass
+            storage = self.study._storage
+            while True:
+                # The writer leaves checkpoints to this process, which has nothing else to do now.
+                while not connection.poll(0.003):
+                    checkpoint(storage)
+                if (message := self._receive(connection)) is None or message[0] == "closed":
+                    break
+            checkpoint(storage)
         for process, connection in self._workers:
             process.join(timeout=10)
             if process.is_alive():
@@ -496,7 +529,7 @@ def _team_worker(team: _Team, index: int, connection: Any, rows: Any) -> None:
     everything handed over."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if rows is not None:
-        take_over_writes(team.study._storage)
+        take_over_writes(team.study._storage, defer_checkpoints=True)
     channels = [connection] if rows is None else [rows, connection]
     write_failed = False
 

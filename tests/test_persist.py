@@ -1,0 +1,127 @@
+"""The bulk writer's pieces: the runner's encoder, and SQLite checkpoints left to another process."""
+
+from __future__ import annotations
+
+import datetime
+import sqlite3
+
+import numpy as np
+import optuna
+import pytest
+from sklearn.naive_bayes import GaussianNB
+
+from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import _runner
+from optuna_boxcox._persist import FloatTrialEncoder
+from optuna_boxcox._persist import TrialRecord
+from optuna_boxcox._persist import checkpoint
+from optuna_boxcox._persist import encode_trials
+from optuna_boxcox._persist import rdb_backend
+from optuna_boxcox._persist import take_over_writes
+from optuna_boxcox._persist import write_encoded
+from optuna_boxcox._runner import run_batched
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import open_storage
+
+NAMES = ["mean radius", "it's", "λ_2"]
+DISTRIBUTIONS = {
+    name: optuna.distributions.FloatDistribution(low, high)
+    for name, low, high in zip(NAMES, (-10.0, -12.5, -3.25), (10.0, 7.75, 13.0))
+}
+
+
+def some_trials(n, seed=0):
+    rng = np.random.default_rng(seed)
+    start = datetime.datetime(2026, 11, 23, 12, 0, 0, 123456)
+    for i in range(n):
+        values = rng.uniform(-3, 3, len(NAMES))
+        yield (
+            values,
+            float(rng.choice([0.5, 1.0, -np.inf, np.inf, 0.123456789])),
+            {"epoch": i // 7, "direction": int(rng.integers(3)), "phase": "grid", "improved": bool(i % 2)},
+            {"optuna_boxcox:owner": "host:1:2", "optuna_boxcox:position": i},
+            start,
+            start + datetime.timedelta(seconds=i),
+        )
+
+
+def test_the_runners_encoder_encodes_exactly_what_encode_trials_does():
+    encoder = FloatTrialEncoder(DISTRIBUTIONS, "optuna_boxcox:position")
+    for values, value, user_attrs, system_attrs, started, finished in some_trials(40):
+        record = TrialRecord(
+            params=dict(zip(NAMES, map(float, values))),
+            distributions=DISTRIBUTIONS,
+            value=value,
+            user_attrs=user_attrs,
+            system_attrs=system_attrs,
+            datetime_start=started,
+            datetime_complete=finished,
+        )
+        (expected,) = encode_trials([record], "optuna_boxcox:position")
+        assert encoder(values.tolist(), value, user_attrs, system_attrs, started, finished) == expected
+
+
+def test_the_encoder_refuses_parameters_that_are_not_floats():
+    with pytest.raises(TypeError, match="FloatDistribution"):
+        FloatTrialEncoder({"k": optuna.distributions.IntDistribution(1, 5)})
+
+
+def wal_frames(path):
+    """(frames in the write-ahead log, frames of it already copied into the database file)."""
+    with sqlite3.connect(path) as connection:
+        _busy, log, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    return log, copied
+
+
+def test_a_writer_that_defers_checkpoints_leaves_them_to_checkpoint(tmp_path):
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    storage = open_storage(url)
+    study = optuna.create_study(storage=storage, study_name="s", direction="maximize")
+    take_over_writes(storage, defer_checkpoints=True)  # as the runner's writing worker does
+    with rdb_backend(storage).engine.connect() as connection:
+        assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
+    # 60 λ a trial, as on sonar: 600 trials are about 1,500 pages.
+    distributions = {f"x{j}": optuna.distributions.FloatDistribution(-10.0, 10.0) for j in range(60)}
+    encoder = FloatTrialEncoder(distributions, "optuna_boxcox:position")
+    trials = [encoder(np.resize(v, 60).tolist(), x, u, s, a, b) for v, x, u, s, a, b in some_trials(600)]
+    last = -1
+    for first in range(0, len(trials), 100):
+        last = write_encoded(study, trials[first:first + 100], after_trial_id=last)
+    checkpoint(storage)
+    log, copied = wal_frames(tmp_path / "w.db")
+    # The writer never checkpointed: SQLite's default would have, after 1000 pages, and the next
+    # transaction would have started the log afresh.
+    assert log > 1400
+    assert log == copied  # checkpoint copied everything committed into the database file
+    loaded = optuna.load_study(study_name="s", storage=url)
+    assert len(loaded.trials) == 600
+    assert loaded.trials[599].params == dict(zip(distributions, trials[599].param_values))
+
+
+def test_checkpoint_leaves_other_databases_alone(tmp_path):
+    checkpoint(optuna.storages.InMemoryStorage())
+    checkpoint(open_storage(str(tmp_path / "j.jsonl")))
+
+
+def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(tmp_path, breast_cancer, monkeypatch):
+    # A small checkpoint interval, so that the search process checkpoints while the writer writes.
+    monkeypatch.setattr(_runner, "CHECKPOINT_EVERY", 100)
+    X, y = breast_cancer.data.iloc[:, :6], breast_cancer.target
+    contents = []
+    for n_jobs in (1, 2):
+        sampler = make_sampler("iterative")
+        path = tmp_path / f"jobs{n_jobs}.db"
+        study = optuna.create_study(
+            storage=open_storage(f"sqlite:///{path}"), study_name="s", direction="maximize", sampler=sampler
+        )
+        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
+        log, copied = wal_frames(path)
+        if n_jobs == 2:
+            assert log == copied
+        loaded = optuna.load_study(study_name="s", storage=f"sqlite:///{path}")
+        contents.append([
+            (t.number, t.params, t.value, t.user_attrs, t.system_attrs.get("optuna_boxcox:position"))
+            for t in loaded.trials
+        ])
+    assert len(contents[0]) == 4 * 6 * 11
+    assert contents[1] == contents[0]
