@@ -66,6 +66,9 @@ class RunStats:
     batches: int = 0
     evaluate_seconds: float = 0.0
     persist_seconds: float = 0.0
+    #: Seconds from the start of the run to the end of the last batch that fitted a new Λ; what
+    #: comes after is the sweeps of Λ scored before, which cost their bookkeeping and writes only.
+    scoring_seconds: float = 0.0
 
 
 def run_batched(
@@ -97,6 +100,7 @@ def run_batched(
     if n_jobs == -1:
         n_jobs = os.cpu_count() or 1
     stats = stats if stats is not None else RunStats()
+    run_started = time.perf_counter()
     objective.register(study)
     sampler._check_settings(study)
     space = sampler._space(study)
@@ -121,9 +125,11 @@ def run_batched(
             span = list(replay.positions(replay.current))
             todo = [p for p in span if p not in scores]
             started = datetime.datetime.now()
-            tick = time.perf_counter()
+            tick, fits = time.perf_counter(), objective.n_evaluations
             new_scores = team.score([batch.points[p - span[0]] for p in todo])
             stats.evaluate_seconds += time.perf_counter() - tick
+            if objective.n_evaluations != fits:
+                stats.scoring_seconds = time.perf_counter() - run_started
             finished = datetime.datetime.now()
             rows = []
             running = batch.incumbent_score

@@ -13,13 +13,22 @@ one-off start-up of about a second per process, printed separately); (a) has non
 
 All three must choose the same Λ; (b) is slow by design, so by default it runs the first
 ``--b-trials`` trials of the plan and is checked trial by trial against (c)'s first trials.
+
+(c) with one job and with ``--n-jobs`` jobs alternate ``--repeats`` times: this machine's speed
+drifts by ±15 % from one second to the next, so each figure is the median of its runs and the
+speed-up the median of the ratios of neighbouring runs. Beside each pair, the same number of
+processes runs a fixed pure-Python loop, for the speed-up the machine itself gives at that moment
+(a ceiling for any program), and the bench reports the share of the parallel run spent after the
+last fit: sweeps of Λ scored before, which only one process can write to SQLite.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 from pathlib import Path
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,18 +115,77 @@ def run_fast(X, y, classifier_name, preset, url, n_jobs) -> tuple[optuna.Study, 
     sampler = CoordinateGridSampler.from_preset(preset)
     study = optuna.create_study(storage=open_storage(url), study_name="c", direction="maximize", sampler=sampler)
     stats = RunStats()
+    gc.collect()  # earlier runs' garbage is not this run's cost
     started = time.perf_counter()
     result = run_batched(study, objective, sampler, n_jobs=n_jobs, stats=stats)
     return study, result, time.perf_counter() - started, startup, stats
 
 
-def bench_classifier(X, y, name, preset, b_trials, workdir: Path) -> dict[str, Any]:
+def _spin(iterations: int) -> int:
+    total = 0
+    for i in range(iterations):
+        total += i * i
+    return total
+
+
+def _spin_when_told(connection: Any, iterations: int) -> None:
+    connection.recv()
+    _spin(iterations)
+    connection.send(None)
+
+
+def parallel_capacity(n_jobs: int, iterations: int = 1_500_000) -> float:
+    """How many times the work of one process ``n_jobs`` processes do in the same time, right now:
+    a fixed pure-Python loop run ``n_jobs`` times here, then once here and once in each of
+    ``n_jobs - 1`` forked children at the same time (started beforehand; nothing shared)."""
+    import multiprocessing
+
+    started = time.perf_counter()
+    for _ in range(n_jobs):
+        _spin(iterations)
+    alone = time.perf_counter() - started
+    context = multiprocessing.get_context("fork")
+    pipes = [context.Pipe() for _ in range(n_jobs - 1)]
+    children = [context.Process(target=_spin_when_told, args=(theirs, iterations)) for _, theirs in pipes]
+    for child in children:
+        child.start()
+    started = time.perf_counter()
+    for mine, _ in pipes:
+        mine.send(None)
+    _spin(iterations)
+    for mine, _ in pipes:
+        mine.recv()
+    together = time.perf_counter() - started
+    for child in children:
+        child.join()
+    return alone / together
+
+
+def bench_classifier(
+    X, y, name, preset, b_trials, workdir: Path, *, n_jobs: int = 2, repeats: int = 5
+) -> dict[str, Any]:
     space = BoxCoxObjective(X, y, make_classifier(name)).space
     sampler = CoordinateGridSampler.from_preset(preset)
     budget = sampler.budget(space.dim)
     lambdas_a, n_a, t_a = run_plain_loop(X, y, name, sampler, space)
-    study_c, result_c, t_c, startup, stats_c = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c-{name}.db'}", 1)
-    _, result_c2, t_c2, _, _ = run_fast(X, y, name, preset, f"sqlite:///{workdir / f'c2-{name}.db'}", 2)
+    # (c) with one job and with n_jobs, alternating, each run on a new SQLite file.
+    # (seconds, share spent writing, share after the last fit)
+    runs: dict[int, list[tuple[float, float, float]]] = {1: [], n_jobs: []}
+    results, capacity = [], []
+    for k in range(repeats):
+        for jobs in (1, n_jobs):
+            study, result, seconds, startup, stats = run_fast(
+                X, y, name, preset, f"sqlite:///{workdir / f'c{jobs}-{name}-{k}.db'}", jobs
+            )
+            runs[jobs].append((seconds, stats.persist_seconds / seconds, 1 - stats.scoring_seconds / seconds))
+            results.append(result.params)
+            if k == 0 and jobs == 1:
+                study_c, result_c, first_startup = study, result, startup
+            del study
+        capacity.append(parallel_capacity(n_jobs))
+    t_c = statistics.median(run[0] for run in runs[1])
+    t_c2 = statistics.median(run[0] for run in runs[n_jobs])
+    speedups = [one[0] / many[0] for one, many in zip(runs[1], runs[n_jobs])]
     n_b = budget if b_trials <= 0 else min(b_trials, budget)
     study_b, t_b = run_optimize(X, y, name, preset, f"sqlite:///{workdir / f'b-{name}.db'}", n_b)
     lambdas_c = np.array(list(result_c.params.values()))
@@ -131,12 +199,19 @@ def bench_classifier(X, y, name, preset, b_trials, workdir: Path) -> dict[str, A
         "b_ms": 1e3 * t_b / n_b,
         "c_ms": 1e3 * t_c / budget,
         "c2_ms": 1e3 * t_c2 / budget,
-        "c_write_share": stats_c.persist_seconds / t_c,
+        "c_c2": statistics.median(speedups),
+        "c_c2_range": (min(speedups), max(speedups)),
+        "n_jobs": n_jobs,
+        "repeats": repeats,
+        "c_write_share": statistics.median(run[1] for run in runs[1]),
+        "c2_tail_share": statistics.median(run[2] for run in runs[n_jobs]),
+        "capacity": statistics.median(capacity),
+        "capacity_range": (min(capacity), max(capacity)),
         "same_lambda_a_c": bool(np.array_equal(lambdas_a, lambdas_c)),
-        "same_lambda_c_c2": result_c.params == result_c2.params,
+        "same_lambda_c_c2": all(params == result_c.params for params in results),
         "b_equals_c": b_matches and (n_b < budget or study_b.sampler.result(study_b).params == result_c.params),
         "b_trials": n_b,
-        "startup_s": startup,
+        "startup_s": first_startup,
     }
 
 
@@ -163,16 +238,22 @@ def _child_search(csv: str, label: str, classifier: str, preset: str, db: str) -
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
+    jobs = rows[0]["n_jobs"] if rows else 2
     head = (
-        f"{'classifier':<10} {'trials':>7} {'(a) ms':>8} {'(b) ms':>8} {'(c) ms':>8} {'(c)x2 ms':>9} "
-        f"{'a/c':>6} {'b/c':>7} {'c/c2':>6} {'write':>6}  same Λ a=c, c=c2, b=c"
+        f"{'classifier':<10} {'trials':>7} {'(a) ms':>8} {'(b) ms':>8} {'(c) ms':>8} {f'(c)x{jobs} ms':>9} "
+        f"{'a/c':>6} {'b/c':>7} {f'c/c{jobs}':>6} {'(range)':>11} {'machine':>7} {'(range)':>11} "
+        f"{'write':>6} {'tail':>5}  same Λ a=c, c=c{jobs}, b=c"
     )
     lines = [head, "-" * len(head)]
     for r in rows:
+        low, high = r["c_c2_range"]
+        machine_low, machine_high = r["capacity_range"]
         lines.append(
             f"{r['classifier']:<10} {r['trials']:>7} {r['a_ms']:>8.2f} {r['b_ms']:>8.1f} {r['c_ms']:>8.3f} "
             f"{r['c2_ms']:>9.3f} {r['a_ms'] / r['c_ms']:>6.1f} {r['b_ms'] / r['c_ms']:>7.0f} "
-            f"{r['c_ms'] / r['c2_ms']:>6.2f} {r['c_write_share']:>6.0%}  {r['same_lambda_a_c']}, {r['same_lambda_c_c2']}, "
+            f"{r['c_c2']:>6.2f} {f'{low:.2f}–{high:.2f}':>11} {r['capacity']:>7.2f} "
+            f"{f'{machine_low:.2f}–{machine_high:.2f}':>11} {r['c_write_share']:>6.0%} {r['c2_tail_share']:>5.0%}  "
+            f"{r['same_lambda_a_c']}, {r['same_lambda_c_c2']}, "
             f"{r['b_equals_c']} (first {r['b_trials']} trials); start-up {r['startup_s']:.2f} s"
         )
     return "\n".join(lines)
@@ -191,6 +272,11 @@ def register(subparsers: Any) -> None:
         help="trials of (b) plain study.optimize to time and compare with (c) (0: the whole plan)",
     )
     parser.add_argument("--memory-preset", default="combined2", help="preset of the peak-RSS run ('' to skip)")
+    parser.add_argument("--n-jobs", type=int, default=2, help="jobs of the parallel (c) runs (≥ 2)")
+    parser.add_argument(
+        "--repeats", type=int, default=5,
+        help="alternating (c) runs with one job and with --n-jobs; figures are their medians",
+    )
     parser.set_defaults(func=cmd_bench)
 
 
@@ -200,15 +286,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     warnings.simplefilter("ignore", FutureWarning)  # SVC(probability=True) in (a)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     X, y = training_fold(*load_csv(args.csv, args.label))
+    if args.n_jobs < 2 or args.repeats < 1:
+        raise SystemExit("bench: --n-jobs must be at least 2 and --repeats at least 1")
     print(f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
           f"every trial persisted in SQLite; per-evaluation milliseconds, one BLAS/OpenMP thread "
-          f"per process; 'write': share of (c)'s time spent writing to SQLite", flush=True)
+          f"per process; (c) and (c)x{args.n_jobs}: medians of {args.repeats} alternating runs, "
+          f"c/c{args.n_jobs} the median ratio of neighbouring runs (its range beside it); 'machine': "
+          f"the speed-up {args.n_jobs} processes of a plain Python loop got beside them; 'write': share "
+          f"of (c)'s time spent writing to SQLite; 'tail': share of (c)x{args.n_jobs}'s time after its "
+          f"last fit (writing sweeps of Λ scored before)", flush=True)
     rows = []
     # One thread per process in all three paths: scikit-learn's threaded k-NN search and BLAS would
     # otherwise compete for the cores with whatever else runs, and (c) with 2 jobs with itself.
     with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1):
         for name in args.classifiers.split(","):
-            rows.append(bench_classifier(X, y, name.strip(), args.preset, args.b_trials, Path(tmp)))
+            rows.append(bench_classifier(
+                X, y, name.strip(), args.preset, args.b_trials, Path(tmp), n_jobs=args.n_jobs, repeats=args.repeats
+            ))
             print(format_rows(rows[-1:]).splitlines()[-1], flush=True)
         print()
         print(format_rows(rows))

@@ -16,9 +16,20 @@ def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path,
     csv = tmp_path / "sonar.csv"
     sonar.frame.to_csv(csv, index=False)
     status = main(["bench", "--csv", str(csv), "--classifiers", "bayes", "--b-trials", "12",
-                   "--memory-preset", "", "--preset", "iterative"])
+                   "--memory-preset", "", "--preset", "iterative", "--repeats", "2"])
     out = capsys.readouterr().out
     assert status == 0, out
     row = [line for line in out.splitlines() if line.startswith("bayes")][-1]
     assert "True, True, True" in row
     assert "a/c" in out and "write" in out and "start-up" in row
+    assert "machine" in out and "tail" in out and "medians of 2 alternating runs" in out
+
+
+def test_the_machines_own_parallel_speed_up_leaves_no_process_behind():
+    import multiprocessing
+
+    from optuna_boxcox.bench import parallel_capacity
+
+    # Its value is a timing (not asserted here); its children must all be gone afterwards.
+    assert parallel_capacity(3, iterations=100_000) > 0
+    assert multiprocessing.active_children() == []
