@@ -2,8 +2,8 @@
 
 Here: finished trials in bulk (:func:`write_trials`, or :func:`encode_trials` /
 :class:`FloatTrialEncoder` in one process and :func:`write_encoded` in another, which may leave
-SQLite's checkpoints to the first: :func:`take_over_writes`, :func:`checkpoint`), and the trial-by-trial shortcuts of the plan
-samplers' claim (:func:`has_rival`, :func:`set_trial_user_attrs`) and of ``open_storage``'s
+SQLite's checkpoints to the first: :func:`take_over_writes`, :func:`checkpoint`), and the
+trial-by-trial shortcuts of the plan samplers' claim (:func:`has_rival`, :func:`set_trial_user_attrs`) and of ``open_storage``'s
 parameter batching (:func:`write_running_trial_params`).
 
 Optuna's public API creates a trial and then commits each parameter, value and attribute on its own
