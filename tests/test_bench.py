@@ -33,3 +33,16 @@ def test_the_machines_own_parallel_speed_up_leaves_no_process_behind():
     # Its value is a timing (not asserted here); its children must all be gone afterwards.
     assert parallel_capacity(3, iterations=100_000) > 0
     assert multiprocessing.active_children() == []
+
+
+def test_the_peak_memory_reported_is_the_childs_own_not_its_parents():
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    parent = np.ones(100_000_000)  # 763 MiB resident here, before the child starts
+    code = "from optuna_boxcox.bench import _peak_rss_kib; print(_peak_rss_kib())"
+    child_kib = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert parent.sum() == 100_000_000
+    assert child_kib < 500 * 1024  # the imports take ~200 MiB; Linux's ru_maxrss said 763+ here
