@@ -3,8 +3,9 @@
 Here: finished trials in bulk (:func:`write_trials`, or :func:`encode_trials` /
 :class:`FloatTrialEncoder` in one process and :func:`write_encoded` in another, which may leave
 SQLite's checkpoints to the first: :func:`take_over_writes`, :func:`checkpoint`), and the
-trial-by-trial shortcuts of the plan samplers' claim (:func:`has_rival`, :func:`set_trial_user_attrs`) and of ``open_storage``'s
-parameter batching (:func:`write_running_trial_params`).
+trial-by-trial shortcuts of the plan samplers' claim (:func:`has_rival`,
+:func:`set_trial_user_attrs`) and of ``open_storage``'s parameter batching
+(:func:`write_running_trial_params`).
 
 Optuna's public API creates a trial and then commits each parameter, value and attribute on its own
 (with 60 λ that is ~70 commits per trial). A batch of finished trials can instead be written in one
@@ -105,14 +106,25 @@ def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
         event.listen(engine, "connect", no_auto_checkpoint)
 
 
-def checkpoint(storage: Any) -> None:
+def checkpoint(storage: Any) -> bool:
     """Copy what is committed in a SQLite file's write-ahead log into the database file, without
-    waiting for (or blocking) a writer; nothing for other databases."""
+    waiting for (or blocking) a writer; nothing for other databases.
+
+    Returns whether it could. A checkpoint only saves later work (SQLite checkpoints when the last
+    connection closes, or on the next writer's commit), so a database error is not raised here:
+    the file stays as consistent as its log, and the next write reports what is wrong.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
     backend = rdb_backend(storage)
     if backend is None or backend.engine.dialect.name != "sqlite":
-        return
-    with backend.engine.connect() as connection:
-        connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        return False
+    try:
+        with backend.engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+    except SQLAlchemyError:
+        return False
+    return True
 
 
 # -- the plan samplers' claim path and running trials (trial by trial, on RDB storages) ---------

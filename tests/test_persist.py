@@ -99,8 +99,20 @@ def test_a_writer_that_defers_checkpoints_leaves_them_to_checkpoint(tmp_path):
 
 
 def test_checkpoint_leaves_other_databases_alone(tmp_path):
-    checkpoint(optuna.storages.InMemoryStorage())
-    checkpoint(open_storage(str(tmp_path / "j.jsonl")))
+    assert checkpoint(optuna.storages.InMemoryStorage()) is False
+    assert checkpoint(open_storage(str(tmp_path / "j.jsonl"))) is False
+
+
+def test_a_checkpoint_that_fails_is_not_an_error_of_the_search(tmp_path):
+    path = tmp_path / "gone" / "w.db"
+    storage = open_storage(f"sqlite:///{path}")
+    optuna.create_study(storage=storage, study_name="s")
+    assert checkpoint(storage) is True
+    rdb_backend(storage).engine.dispose()
+    for leftover in path.parent.iterdir():
+        leftover.unlink()
+    path.parent.rmdir()  # SQLite cannot even create the file again
+    assert checkpoint(storage) is False
 
 
 def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(tmp_path, breast_cancer, monkeypatch):
