@@ -485,9 +485,10 @@ class _Team:
             connection = self._workers[0][1]
             storage = self.study._storage
             while True:
-                # The writer leaves checkpoints to this process, which has nothing else to do now.
-                while not connection.poll(0.003):
-                    checkpoint(storage)
+                # The writer leaves SQLite's checkpoints to this process, which has nothing else to
+                # do now; on other databases (no checkpoint to make) it just waits for the writer.
+                while not connection.poll(0.003) and checkpoint(storage):
+                    pass
                 if (message := self._receive(connection)) is None or message[0] == "closed":
                     break
             checkpoint(storage)
