@@ -48,8 +48,9 @@ if TYPE_CHECKING:
 
 
 #: Finished trials are written once at least this many are pending (and at the end): a sweep of the
-#: paper's presets is 11–21 trials, and a commit costs about as much as writing 30 trials' rows. A
-#: crash loses at most these unwritten trials, which a resumed run recomputes.
+#: paper's presets is 11–21 trials, and a commit costs about as much as writing 30 trials' rows.
+#: They are handed over while the next batch is scored, so a crash loses at most these, the batch
+#: being scored and what the writer had not committed yet; a resumed run recomputes them.
 WRITE_AT_LEAST = 100
 #: A writing worker on a SQLite file only appends to its write-ahead log; the search process copies
 #: the log into the database file (a checkpoint, a fifth of the writing work) while it waits for the
@@ -119,15 +120,17 @@ def run_batched(
         writer = _Writer(study, last_trial_id, stats, to_trials, background=team.n_workers > 0)
     written = 0
     pending: list[_Row] = []  # scored, not yet handed to the writer
+    handover = _Handover(writer)
     try:
         while not replay.finished and (max_trials is None or written < max_trials):
             batch = replay.batches[replay.current]
             span = list(replay.positions(replay.current))
             todo = [p for p in span if p not in scores]
             started = datetime.datetime.now()
-            tick, fits = time.perf_counter(), objective.n_evaluations
-            new_scores = team.score([batch.points[p - span[0]] for p in todo])
-            stats.evaluate_seconds += time.perf_counter() - tick
+            tick, fits, handing = time.perf_counter(), objective.n_evaluations, handover.seconds
+            # What is ready to write is handed over once the workers have this batch to score.
+            new_scores = team.score([batch.points[p - span[0]] for p in todo], meanwhile=handover)
+            stats.evaluate_seconds += time.perf_counter() - tick - (handover.seconds - handing)
             if objective.n_evaluations != fits:
                 stats.scoring_seconds = time.perf_counter() - run_started
             finished = datetime.datetime.now()
@@ -145,7 +148,7 @@ def run_batched(
                 scores[p] = score
             pending.extend(rows)
             if len(pending) >= WRITE_AT_LEAST:
-                writer.put(pending)
+                handover.ready.append(pending)
                 pending = []
             stats.trials += len(rows)
             stats.batches += 1
@@ -156,8 +159,8 @@ def run_batched(
     finally:
         # Whatever was scored is written, also when scoring failed or was interrupted.
         try:
-            if pending:
-                writer.put(pending)
+            handover.ready.append(pending)
+            handover()
         finally:
             try:
                 writer.close()
@@ -207,6 +210,36 @@ class _RowsToTrials:
             )
             for point, value, attrs, position, started, finished in rows
         ]
+
+
+class _Handover:
+    """Lists of finished trials ready for the writer; calling it hands them over, in order.
+
+    The runner calls it while the workers score the next batch (:meth:`_Team.score`'s
+    ``meanwhile``): encoding and sending trials then overlaps with their scoring instead of
+    keeping them waiting for the batch.
+    """
+
+    def __init__(self, writer: _Team | _Writer) -> None:
+        self.writer = writer
+        self.ready: list[list[_Row]] = []
+        self.seconds = 0.0  # spent handing over
+
+    def __call__(self) -> None:
+        if not self.ready:
+            return
+        tick = time.perf_counter()
+        try:
+            self._hand_over()
+        finally:
+            self.seconds += time.perf_counter() - tick
+
+    def _hand_over(self) -> None:
+        while self.ready:
+            rows = self.ready[0]
+            if rows:
+                self.writer.put(rows)
+            del self.ready[0]  # not before: what put refused is still here for the final attempt
 
 
 class _Writer:
@@ -333,20 +366,33 @@ class _Team:
         self._unchecked = 0  # trials handed to the writer since this process last checkpointed
 
     # -- scoring ------------------------------------------------------------------------------
-    def score(self, points: list[np.ndarray]) -> list[float]:
-        """The scores of ``points``, in order."""
-        if self.n_workers == 0 or len(points) < 2:
-            return [self.objective.evaluate(x) for x in points]
-        scores: list[float | None] = [self.objective.cached_score(x) for x in points]
-        todo = [i for i, score in enumerate(scores) if score is None]
-        if len(todo) < 2:  # waking a worker costs more than it saves
-            return [self.objective.evaluate(x) for x in points]
-        self._start()
-        for first in range(0, len(todo), self.capacity):
-            self._score_shared([points[i] for i in todo[first:first + self.capacity]], todo[first:], scores)
-        return scores  # type: ignore[return-value]
+    def score(self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None) -> list[float]:
+        """The scores of ``points``, in order.
 
-    def _score_shared(self, chunk: list[np.ndarray], where: list[int], scores: list[float | None]) -> None:
+        ``meanwhile`` is called once, before this returns: while the workers score the first
+        points when they are used, else first.
+        """
+        if self.n_workers > 0 and len(points) >= 2:
+            scores: list[float | None] = [self.objective.cached_score(x) for x in points]
+            todo = [i for i, score in enumerate(scores) if score is None]
+            if len(todo) >= 2:  # else waking a worker costs more than it saves
+                self._start()
+                for first in range(0, len(todo), self.capacity):
+                    chunk = [points[i] for i in todo[first:first + self.capacity]]
+                    self._score_shared(chunk, todo[first:], scores, meanwhile)
+                    meanwhile = None
+                return scores  # type: ignore[return-value]
+        if meanwhile is not None:
+            meanwhile()
+        return [self.objective.evaluate(x) for x in points]
+
+    def _score_shared(
+        self,
+        chunk: list[np.ndarray],
+        where: list[int],
+        scores: list[float | None],
+        meanwhile: Callable[[], None] | None = None,
+    ) -> None:
         n = len(chunk)
         state, lock = self._state, self._lock
         np.stack(chunk, out=self._points[:n])
@@ -361,6 +407,8 @@ class _Team:
                 raise self._died() from None
         mine = set()
         try:
+            if meanwhile is not None:
+                meanwhile()
             while (k := _claim(state, lock, batch)) is not None:
                 mine.add(k)
                 scores[where[k]] = self.objective.evaluate(self._points[k])
@@ -487,11 +535,13 @@ class _Team:
             while True:
                 # The writer leaves SQLite's checkpoints to this process, which has nothing else to
                 # do now; on other databases (no checkpoint to make) it just waits for the writer.
+                # What the last transactions leave in the log is copied later, like the rest a
+                # one-job run leaves there (SQLite checkpoints on a later commit, or when the last
+                # connection closes).
                 while not connection.poll(0.003) and checkpoint(storage):
                     pass
                 if (message := self._receive(connection)) is None or message[0] == "closed":
                     break
-            checkpoint(storage)
         for process, connection in self._workers:
             process.join(timeout=10)
             if process.is_alive():

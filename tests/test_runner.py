@@ -203,3 +203,26 @@ def test_a_worker_that_fails_or_dies_stops_the_run_with_a_clear_error(tmp_path, 
     with pytest.raises((ValueError, RuntimeError), match=expected):
         run_batched(study, BoxCoxObjective(X, y, _FailsInAWorker(die=die)), sampler, n_jobs=2)
     assert multiprocessing.active_children() == []
+
+
+def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
+    """``meanwhile`` runs exactly once per ``score``: after the batch is posted to the workers when
+    they are used (so writing work overlaps their scoring), else before the points are scored."""
+    from optuna_boxcox._runner import _BATCH
+    from optuna_boxcox._runner import _Team
+
+    X, y = data
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    points = [objective.space.initial + step for step in (0.25, 0.5, 0.75, 1.0)]
+    calls = []
+    team = _Team(objective, 2)
+    try:
+        scores = team.score(points, meanwhile=lambda: calls.append(("posted", int(team._state[_BATCH]))))
+        again = team.score(points, meanwhile=lambda: calls.append(("cached", objective.n_evaluations)))
+        single = team.score(points[:1], meanwhile=lambda: calls.append(("alone", objective.n_evaluations)))
+    finally:
+        team.close()
+    assert calls == [("posted", 1), ("cached", 4), ("alone", 4)]
+    assert again == scores and single == scores[:1]
+    plain = BoxCoxObjective(X, y, GaussianNB())
+    assert scores == [plain.evaluate(p) for p in points]
