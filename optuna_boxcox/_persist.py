@@ -260,13 +260,14 @@ class _Sql:
     """
 
     def __init__(self, connection: Any) -> None:
-        style = connection.dialect.paramstyle
+        self.mark = self.mark_of(connection.dialect.paramstyle)
+        self.cursor = connection.connection.cursor()
+
+    @staticmethod
+    def mark_of(style: str) -> str:
         if style not in ("qmark", "format", "pyformat"):
             raise NotImplementedError(f"bulk writes do not support the {style!r} parameter style")
-        self.mark = "?" if style == "qmark" else "%s"
-        self.sqlite = connection.dialect.name == "sqlite"
-        self.cursor = connection.connection.cursor()
-        self._moments: dict[datetime.datetime, Any] = {}
+        return "?" if style == "qmark" else "%s"
 
     def __call__(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         self.cursor.execute(statement.replace("?", self.mark), parameters)
@@ -274,15 +275,11 @@ class _Sql:
 
     def insert(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
         if rows:
-            marks = ", ".join(self.mark for _ in columns)
-            self.cursor.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+            self.cursor.executemany(_insert_statement(table, columns, self.mark), rows)
 
-    def moment(self, moment: datetime.datetime) -> Any:
-        # The trials of a batch share their start and end: convert each moment once.
-        if moment not in self._moments:
-            utc = _utc(moment)
-            self._moments[moment] = utc.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else utc
-        return self._moments[moment]
+
+def _insert_statement(table: str, columns: Sequence[str], mark: str) -> str:
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(mark for _ in columns)})"
 
 
 class EncodedTrial(NamedTuple):
@@ -385,6 +382,109 @@ class FloatTrialEncoder:
         )
 
 
+class PreparedTrials(NamedTuple):
+    """Encoded trials as the rows of each table, for trial ids and numbers counted on from
+    ``first_trial_id`` and ``first_number`` (see :class:`TrialRows`).
+
+    Building the rows is most of the Python work of a bulk write; one process can do it while
+    another one writes. :func:`write_prepared` renumbers them if the database has moved on since.
+    """
+
+    first_trial_id: int
+    first_number: int
+    positions: list[tuple[str, str] | None]  # each trial's (key, JSON) position, or None
+    trials: list[tuple]  # (number, study_id, state, datetime_start, datetime_complete)
+    tables: list[tuple[str, list[tuple]]]  # (statement, rows), each row's first column the trial id
+
+
+class TrialRows:
+    """Turns encoded trials of one study into :class:`PreparedTrials`, forecasting their trial ids
+    and numbers: the writes of one writer follow each other, so each batch starts where the last
+    one ended unless another process wrote meanwhile (then :func:`write_prepared` renumbers)."""
+
+    def __init__(self, study: optuna.Study) -> None:
+        storage = rdb_backend(study._storage)
+        if storage is None or not bulk_supported(study._storage):
+            raise TypeError("TrialRows needs an RDB storage of a supported Optuna version")
+        self.study_id = study._study_id
+        dialect = storage.engine.dialect
+        self.sqlite = dialect.name == "sqlite"
+        self.mark = _Sql.mark_of(dialect.paramstyle)
+        with storage.engine.connect() as connection:
+            sql = _Sql(connection)
+            ((latest,),) = sql("SELECT MAX(trial_id) FROM trials")
+            ((count,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (self.study_id,))
+        self.next_trial_id = (latest or 0) + 1
+        self.next_number = count
+        self._moments: dict[datetime.datetime, Any] = {}
+
+    def __call__(self, trials: Sequence[EncodedTrial]) -> PreparedTrials:
+        first_id, first_number = self.next_trial_id, self.next_number
+        self.next_trial_id += len(trials)
+        self.next_number += len(trials)
+        moment, study_id = self._moment, self.study_id
+        rows: dict[str, list[tuple]] = {}  # statement → rows, in the order statements first appear
+
+        def add(statement: str, row: tuple) -> None:
+            if (table := rows.get(statement)) is None:
+                table = rows[statement] = []
+            table.append(row)
+
+        generic = {
+            name: _insert_statement(name, columns, self.mark)
+            for name, columns in (
+                ("trial_values", ("trial_id", "objective", "value", "value_type")),
+                ("trial_params", ("trial_id", "param_name", "param_value", "distribution_json")),
+                ("trial_user_attributes", ("trial_id", "key", "value_json")),
+                ("trial_system_attributes", ("trial_id", "key", "value_json")),
+            )
+        }
+        for trial_id, t in enumerate(trials, first_id):
+            if t.value is not None:
+                add(generic["trial_values"], (trial_id, 0, *t.value))
+        for trial_id, t in enumerate(trials, first_id):
+            if t.param_values is not None and self.sqlite and t.encoding.sqlite_insert is not None:
+                add(t.encoding.sqlite_insert, (trial_id, *t.param_values))
+            elif t.param_values is not None:
+                json_of, statement = t.encoding.json, generic["trial_params"]
+                for name, v in zip(t.encoding.names, t.param_values):
+                    add(statement, (trial_id, name, v, json_of[name]))
+            else:
+                for row in t.param_rows:
+                    add(generic["trial_params"], (trial_id, *row))
+        for table in ("trial_user_attributes", "trial_system_attributes"):
+            for trial_id, t in enumerate(trials, first_id):
+                pairs = t.user_attrs if table == "trial_user_attributes" else t.system_attrs
+                if not pairs:
+                    continue
+                whole = _whole_trial_attrs_insert(table, tuple(k for k, _ in pairs)) if self.sqlite else None
+                if whole is not None:
+                    add(whole, (trial_id, *(v for _, v in pairs)))
+                else:
+                    for pair in pairs:
+                        add(generic[table], (trial_id, *pair))
+        return PreparedTrials(
+            first_trial_id=first_id,
+            first_number=first_number,
+            positions=[t.position for t in trials],
+            trials=[
+                (first_number + i, study_id, t.state, moment(t.datetime_start), moment(t.datetime_complete))
+                for i, t in enumerate(trials)
+            ],
+            tables=list(rows.items()),
+        )
+
+    def _moment(self, moment: datetime.datetime) -> Any:
+        # The trials of a batch share their start and end: convert each moment once.
+        converted = self._moments.get(moment)
+        if converted is None:
+            if len(self._moments) > 1000:
+                self._moments.clear()
+            utc = _utc(moment)
+            converted = self._moments[moment] = utc.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else utc
+        return converted
+
+
 def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_trial_id: int = -1) -> int:
     """:func:`write_trials` for trials :func:`encode_trials` encoded (RDB storages only).
 
@@ -392,9 +492,14 @@ def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_
     ``after_trial_id`` (by a trial that did not fail) are dropped. Returns the largest trial id
     in the study afterwards.
     """
+    return write_prepared(study, TrialRows(study)(trials), after_trial_id=after_trial_id)
+
+
+def write_prepared(study: optuna.Study, prepared: PreparedTrials, *, after_trial_id: int = -1) -> int:
+    """Write trials :class:`TrialRows` prepared, in one transaction; as :func:`write_encoded`."""
     storage = rdb_backend(study._storage)
     if storage is None or not bulk_supported(study._storage):
-        raise TypeError("write_encoded needs an RDB storage of a supported Optuna version")
+        raise TypeError("write_prepared needs an RDB storage of a supported Optuna version")
     study_id = study._study_id
     with storage.engine.begin() as connection:
         sql = _Sql(connection)
@@ -404,28 +509,25 @@ def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_
         sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
         taken = {
             (key, row[0])
-            for key in {t.position[0] for t in trials if t.position is not None}
+            for key in {p[0] for p in prepared.positions if p is not None}
             for row in sql(
                 "SELECT a.value_json FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id"
                 " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?",
                 (study_id, after_trial_id, TrialState.FAIL.name, key),
             )
         }
-        if taken:
-            trials = [t for t in trials if t.position not in taken]
-        if not trials:
+        keep = [i for i, p in enumerate(prepared.positions) if p not in taken] if taken else None
+        if keep is not None and len(keep) == len(prepared.positions):
+            keep = None
+        if keep is not None and not keep:
             (latest,) = sql("SELECT MAX(trial_id) FROM trials WHERE study_id = ?", (study_id,))[0]
             return latest if latest is not None else after_trial_id
         ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
         ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
-        sql.insert(
-            "trials",
-            ("number", "study_id", "state", "datetime_start", "datetime_complete"),
-            [
-                (first_number + i, study_id, t.state, sql.moment(t.datetime_start), sql.moment(t.datetime_complete))
-                for i, t in enumerate(trials)
-            ],
-        )
+        trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
+        if first_number != prepared.first_number or keep is not None:
+            trials = [(first_number + k, *row[1:]) for k, row in enumerate(trials)]
+        sql.insert("trials", ("number", "study_id", "state", "datetime_start", "datetime_complete"), trials)
         # Under the study's write lock our rows are the only new ones of this study.
         trial_ids = [
             row[0]
@@ -436,29 +538,17 @@ def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_
         ]
         if len(trial_ids) != len(trials):
             raise RuntimeError(f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}")
-
-        values, params, user_attrs, system_attrs = [], [], [], []
-        whole_trials: dict[str, list[tuple]] = {}  # statement writing all of a trial's params → rows
-        for trial_id, t in zip(trial_ids, trials):
-            if t.value is not None:
-                values.append((trial_id, 0, *t.value))
-            if t.param_values is not None and sql.sqlite and t.encoding.sqlite_insert is not None:
-                whole_trials.setdefault(t.encoding.sqlite_insert, []).append((trial_id, *t.param_values))
-            elif t.param_values is not None:
-                json_of = t.encoding.json
-                params.extend(
-                    (trial_id, name, v, json_of[name]) for name, v in zip(t.encoding.names, t.param_values)
-                )
-            else:
-                params.extend((trial_id, *row) for row in t.param_rows)
-            user_attrs.extend((trial_id, *pair) for pair in t.user_attrs)
-            system_attrs.extend((trial_id, *pair) for pair in t.system_attrs)
-        sql.insert("trial_values", ("trial_id", "objective", "value", "value_type"), values)
-        for statement, rows in whole_trials.items():
-            sql.cursor.executemany(statement, rows)
-        sql.insert("trial_params", ("trial_id", "param_name", "param_value", "distribution_json"), params)
-        sql.insert("trial_user_attributes", ("trial_id", "key", "value_json"), user_attrs)
-        sql.insert("trial_system_attributes", ("trial_id", "key", "value_json"), system_attrs)
+        # Ids are increasing: they are the forecast ones when the first and last are.
+        first = prepared.first_trial_id
+        forecast = keep is None and trial_ids[0] == first and trial_ids[-1] == first + len(trials) - 1
+        renumber = None if forecast else {
+            first + i: trial_id for i, trial_id in zip(range(len(trials)) if keep is None else keep, trial_ids)
+        }
+        for statement, rows in prepared.tables:
+            if renumber is not None:
+                rows = [(renumber[row[0]], *row[1:]) for row in rows if row[0] in renumber]
+            if rows:
+                sql.cursor.executemany(statement, rows)
         return max(trial_ids)
 
 
@@ -490,6 +580,23 @@ def _whole_trial_insert(names: list[str], json_of: Mapping[str, str]) -> str | N
         f"(?1, {_sqlite_literal(name)}, ?{j + 2}, {_sqlite_literal(json_of[name])})" for j, name in enumerate(names)
     )
     return f"INSERT INTO trial_params (trial_id, param_name, param_value, distribution_json) VALUES {rows}"
+
+
+def _whole_trial_attrs_insert(table: str, keys: tuple[str, ...]) -> str | None:
+    """``INSERT INTO <table> … VALUES (?1, 'epoch', ?2), (?1, 'phase', ?3), …`` for one trial's
+    attributes (SQLite; the keys are the same for many trials), as :func:`_whole_trial_insert`."""
+    statement = _ATTRS_INSERTS.get((table, keys))
+    if statement is None:
+        if not keys or len(keys) + 1 > 999 or any("\x00" in k for k in keys):
+            return None
+        if len(_ATTRS_INSERTS) > 256:
+            _ATTRS_INSERTS.clear()
+        rows = ", ".join(f"(?1, {_sqlite_literal(key)}, ?{j + 2})" for j, key in enumerate(keys))
+        statement = _ATTRS_INSERTS[(table, keys)] = f"INSERT INTO {table} (trial_id, key, value_json) VALUES {rows}"
+    return statement
+
+
+_ATTRS_INSERTS: dict[tuple[str, tuple[str, ...]], str] = {}
 
 
 # Records of one run share one distributions mapping; its encoding is kept (with the mapping, so

@@ -26,11 +26,13 @@ import numpy as np
 
 from optuna_boxcox._persist import EncodedTrial
 from optuna_boxcox._persist import FloatTrialEncoder
+from optuna_boxcox._persist import PreparedTrials
 from optuna_boxcox._persist import TrialRecord
 from optuna_boxcox._persist import bulk_supported
 from optuna_boxcox._persist import checkpoint
+from optuna_boxcox._persist import TrialRows
 from optuna_boxcox._persist import take_over_writes
-from optuna_boxcox._persist import write_encoded
+from optuna_boxcox._persist import write_prepared
 from optuna_boxcox._persist import write_trials
 from optuna_boxcox.samplers._plan import OWNER_KEY
 from optuna_boxcox.samplers._plan import POSITION_KEY
@@ -182,7 +184,8 @@ _Row = tuple[np.ndarray, float, dict[str, Any], int, datetime.datetime, datetime
 
 class _RowsToTrials:
     """Turns pending rows into what the storage's writer takes: encoded trials for the bulk
-    writer of RDB storages (:func:`write_encoded`), :class:`TrialRecord` for the others."""
+    writer of RDB storages (which :class:`TrialRows` turns into table rows), :class:`TrialRecord`
+    for the others."""
 
     def __init__(self, space: LambdaSpace, identity: str) -> None:
         self.space = space
@@ -259,6 +262,7 @@ class _Writer:
         self.stats = stats
         self.to_trials = to_trials
         self.bulk = bulk_supported(study._storage)
+        self._trial_rows: TrialRows | None = None
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[_Row] | None] | None = None
         self._thread: threading.Thread | None = None
@@ -295,9 +299,10 @@ class _Writer:
     def _write(self, rows: list[_Row]) -> None:
         tick = time.perf_counter()
         if self.bulk:
-            self.last_trial_id = write_encoded(
-                self.study, self.to_trials.encoded(rows), after_trial_id=self.last_trial_id
-            )
+            if self._trial_rows is None:
+                self._trial_rows = TrialRows(self.study)
+            prepared = self._trial_rows(self.to_trials.encoded(rows))
+            self.last_trial_id = write_prepared(self.study, prepared, after_trial_id=self.last_trial_id)
         else:
             self.last_trial_id = write_trials(
                 self.study, self.to_trials.records(rows), position_key=POSITION_KEY, after_trial_id=self.last_trial_id
@@ -364,6 +369,7 @@ class _Team:
         self.capacity = max(64, min(4096, 4_000_000 // (8 * dim)))  # points per shared batch
         self._closed = False
         self._unchecked = 0  # trials handed to the writer since this process last checkpointed
+        self._trial_rows: TrialRows | None = None
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None) -> list[float]:
@@ -454,11 +460,14 @@ class _Team:
                 break
         if self.error is not None:
             raise self.error
-        # Encoding is about a quarter of a write's work: done here, where time is to spare when the
-        # writer is the one behind (sweeps whose Λ were all scored before).
-        encoded = self.to_trials.encoded(rows)
+        # Encoding the trials and building their table rows is a third of a write's work: done
+        # here, where time is to spare when the writer is the one behind (sweeps whose Λ were all
+        # scored before), and overlapping the workers' scoring otherwise.
+        if self._trial_rows is None:
+            self._trial_rows = TrialRows(self.study)
+        prepared = self._trial_rows(self.to_trials.encoded(rows))
         try:
-            self._rows.send(encoded)
+            self._rows.send(prepared)
         except (BrokenPipeError, OSError):
             raise self._died() from None
         self._unchecked += len(rows)
@@ -590,13 +599,13 @@ def _team_worker(team: _Team, index: int, connection: Any, rows: Any) -> None:
     channels = [connection] if rows is None else [rows, connection]
     write_failed = False
 
-    def write(trials: list[EncodedTrial]) -> None:
+    def write(trials: PreparedTrials) -> None:
         nonlocal write_failed
         if write_failed:
             return
         tick = time.perf_counter()
         try:
-            team.last_trial_id = write_encoded(team.study, trials, after_trial_id=team.last_trial_id)
+            team.last_trial_id = write_prepared(team.study, trials, after_trial_id=team.last_trial_id)
         except Exception as error:
             write_failed = True
             _send(connection, "write-error", error, time.perf_counter() - tick)

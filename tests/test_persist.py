@@ -13,12 +13,15 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import _runner
 from optuna_boxcox._persist import FloatTrialEncoder
+from optuna_boxcox._persist import TrialRows
 from optuna_boxcox._persist import TrialRecord
 from optuna_boxcox._persist import checkpoint
 from optuna_boxcox._persist import encode_trials
 from optuna_boxcox._persist import rdb_backend
 from optuna_boxcox._persist import take_over_writes
 from optuna_boxcox._persist import write_encoded
+from optuna_boxcox._persist import write_prepared
+from optuna_boxcox._persist import write_trials
 from optuna_boxcox._runner import run_batched
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
@@ -137,3 +140,61 @@ def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(tm
         ])
     assert len(contents[0]) == 4 * 6 * 11
     assert contents[1] == contents[0]
+
+
+def content(study):
+    return [
+        (t.number, t.state, t.params, t.value, t.user_attrs, t.system_attrs, t.distributions)
+        for t in study.get_trials(deepcopy=False)
+    ]
+
+
+def test_prepared_trials_are_renumbered_when_other_writers_wrote_since(tmp_path):
+    """Rows are built ahead with forecast trial ids and numbers; when trials of this study and of
+    another one were written in between, the write renumbers them. The oracle: the same trials
+    and interleaving written through Optuna's own ``create_new_trial`` into memory."""
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    storage = open_storage(url)
+    study = optuna.create_study(storage=storage, study_name="s", direction="maximize")
+    other = optuna.create_study(storage=storage, study_name="other")
+    reference = optuna.create_study(direction="maximize")
+    encoder = FloatTrialEncoder(DISTRIBUTIONS, "optuna_boxcox:position")
+    records, encoded = [], []
+    for values, value, user_attrs, system_attrs, started, finished in some_trials(30):
+        records.append(TrialRecord(dict(zip(NAMES, map(float, values))), DISTRIBUTIONS, value, user_attrs,
+                                   system_attrs, started, finished))
+        encoded.append(encoder(values.tolist(), value, user_attrs, system_attrs, started, finished))
+    rows = TrialRows(study)
+    batches = [rows(encoded[:10]), rows(encoded[10:20]), rows(encoded[20:])]
+    intruder = optuna.trial.create_trial(value=0.25, user_attrs={"by": "someone else"})
+
+    last = write_prepared(study, batches[0])
+    other.add_trial(intruder)  # later trial ids, same numbers
+    study.add_trial(intruder)  # later trial ids and numbers
+    last = write_prepared(study, batches[1], after_trial_id=last)
+    last = write_prepared(study, batches[2], after_trial_id=last)
+
+    write_trials(reference, records[:10])
+    reference.add_trial(intruder)
+    write_trials(reference, records[10:])
+    loaded = optuna.load_study(study_name="s", storage=url)
+    assert [t.number for t in loaded.trials] == list(range(31))
+    assert content(loaded) == content(reference)
+    assert last == loaded.trials[-1]._trial_id
+
+
+def test_a_prepared_batch_drops_the_positions_another_writer_took(tmp_path):
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    study = optuna.create_study(storage=open_storage(url), study_name="s", direction="maximize")
+    encoder = FloatTrialEncoder(DISTRIBUTIONS, "optuna_boxcox:position")
+    encoded = [encoder(v.tolist(), x, u, s, a, b) for v, x, u, s, a, b in some_trials(6)]
+    rows = TrialRows(study)
+    mine = rows(encoded)
+    write_encoded(study, [encoded[1], encoded[4]])  # another writer finished positions 1 and 4
+    write_prepared(study, mine)
+    loaded = optuna.load_study(study_name="s", storage=url)
+    assert [t.system_attrs["optuna_boxcox:position"] for t in loaded.trials] == [1, 4, 0, 2, 3, 5]
+    assert [t.number for t in loaded.trials] == list(range(6))
+    assert [t.params for t in loaded.trials[2:]] == [
+        dict(zip(NAMES, encoded[i].param_values)) for i in (0, 2, 3, 5)
+    ]
