@@ -1,8 +1,9 @@
 """Writing to RDB storages in fewer transactions — the one module that uses Optuna's table models.
 
-Here: finished trials in bulk (:func:`write_trials`, or :func:`encode_trials` /
-:class:`FloatTrialEncoder` in one process and :func:`write_encoded` in another, which may leave
-SQLite's checkpoints to the first: :func:`take_over_writes`, :func:`checkpoint`), and the
+Here: finished trials in bulk (:func:`write_trials`; or :func:`encode_trials` /
+:class:`FloatTrialEncoder` and :class:`TrialRows` in one process and :func:`write_prepared` in
+another, which may leave SQLite's checkpoints to the first: :func:`take_over_writes`,
+:func:`checkpoint`), and the
 trial-by-trial shortcuts of the plan samplers' claim (:func:`has_rival`,
 :func:`set_trial_user_attrs`) and of ``open_storage``'s parameter batching
 (:func:`write_running_trial_params`).
