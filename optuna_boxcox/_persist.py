@@ -418,6 +418,15 @@ class TrialRows:
         self.next_trial_id = (latest or 0) + 1
         self.next_number = count
         self._moments: dict[datetime.datetime, Any] = {}
+        self._generic = {  # one row per execution, for what has no whole-trial statement
+            table: _insert_statement(table, columns, self.mark)
+            for table, columns in (
+                ("trial_values", ("trial_id", "objective", "value", "value_type")),
+                ("trial_params", ("trial_id", "param_name", "param_value", "distribution_json")),
+                ("trial_user_attributes", ("trial_id", "key", "value_json")),
+                ("trial_system_attributes", ("trial_id", "key", "value_json")),
+            )
+        }
 
     def __call__(self, trials: Sequence[EncodedTrial]) -> PreparedTrials:
         first_id, first_number = self.next_trial_id, self.next_number
@@ -431,15 +440,7 @@ class TrialRows:
                 table = rows[statement] = []
             table.append(row)
 
-        generic = {
-            name: _insert_statement(name, columns, self.mark)
-            for name, columns in (
-                ("trial_values", ("trial_id", "objective", "value", "value_type")),
-                ("trial_params", ("trial_id", "param_name", "param_value", "distribution_json")),
-                ("trial_user_attributes", ("trial_id", "key", "value_json")),
-                ("trial_system_attributes", ("trial_id", "key", "value_json")),
-            )
-        }
+        generic = self._generic
         for trial_id, t in enumerate(trials, first_id):
             if t.value is not None:
                 add(generic["trial_values"], (trial_id, 0, *t.value))

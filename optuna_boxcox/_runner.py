@@ -28,9 +28,9 @@ from optuna_boxcox._persist import EncodedTrial
 from optuna_boxcox._persist import FloatTrialEncoder
 from optuna_boxcox._persist import PreparedTrials
 from optuna_boxcox._persist import TrialRecord
+from optuna_boxcox._persist import TrialRows
 from optuna_boxcox._persist import bulk_supported
 from optuna_boxcox._persist import checkpoint
-from optuna_boxcox._persist import TrialRows
 from optuna_boxcox._persist import take_over_writes
 from optuna_boxcox._persist import write_prepared
 from optuna_boxcox._persist import write_trials
@@ -115,7 +115,7 @@ def run_batched(
     # Another writer on the same study may have finished some positions meanwhile: the writes drop
     # those (the plan is deterministic, so their scores are ours too).
     last_trial_id = max((t._trial_id for t in trials), default=-1)
-    to_trials = _RowsToTrials(space, identity)
+    to_trials = _RowsToTrials(study, space, identity)
     team = _Team(objective, n_jobs, study=study, last_trial_id=last_trial_id, to_trials=to_trials, stats=stats)
     writer: _Team | _Writer = team
     if not team.writes:
@@ -183,15 +183,22 @@ _Row = tuple[np.ndarray, float, dict[str, Any], int, datetime.datetime, datetime
 
 
 class _RowsToTrials:
-    """Turns pending rows into what the storage's writer takes: encoded trials for the bulk
-    writer of RDB storages (which :class:`TrialRows` turns into table rows), :class:`TrialRecord`
-    for the others."""
+    """Turns pending rows into what the storage's writer takes: the table rows of the bulk writer
+    of RDB storages (:meth:`prepared`), :class:`TrialRecord` for the others."""
 
-    def __init__(self, space: LambdaSpace, identity: str) -> None:
+    def __init__(self, study: optuna.Study, space: LambdaSpace, identity: str) -> None:
+        self.study = study
         self.space = space
         self.distributions = space.distributions()
         self.identity = identity
         self._encode = FloatTrialEncoder(self.distributions, POSITION_KEY)
+        self._trial_rows: TrialRows | None = None  # made at the first write: it reads the database
+
+    def prepared(self, rows: list[_Row]) -> PreparedTrials:
+        """The rows of each table for :func:`write_prepared`, numbered on from the last call's."""
+        if self._trial_rows is None:
+            self._trial_rows = TrialRows(self.study)
+        return self._trial_rows(self.encoded(rows))
 
     def encoded(self, rows: list[_Row]) -> list[EncodedTrial]:
         encode, identity = self._encode, self.identity
@@ -262,7 +269,6 @@ class _Writer:
         self.stats = stats
         self.to_trials = to_trials
         self.bulk = bulk_supported(study._storage)
-        self._trial_rows: TrialRows | None = None
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[_Row] | None] | None = None
         self._thread: threading.Thread | None = None
@@ -299,10 +305,9 @@ class _Writer:
     def _write(self, rows: list[_Row]) -> None:
         tick = time.perf_counter()
         if self.bulk:
-            if self._trial_rows is None:
-                self._trial_rows = TrialRows(self.study)
-            prepared = self._trial_rows(self.to_trials.encoded(rows))
-            self.last_trial_id = write_prepared(self.study, prepared, after_trial_id=self.last_trial_id)
+            self.last_trial_id = write_prepared(
+                self.study, self.to_trials.prepared(rows), after_trial_id=self.last_trial_id
+            )
         else:
             self.last_trial_id = write_trials(
                 self.study, self.to_trials.records(rows), position_key=POSITION_KEY, after_trial_id=self.last_trial_id
@@ -369,7 +374,6 @@ class _Team:
         self.capacity = max(64, min(4096, 4_000_000 // (8 * dim)))  # points per shared batch
         self._closed = False
         self._unchecked = 0  # trials handed to the writer since this process last checkpointed
-        self._trial_rows: TrialRows | None = None
 
     # -- scoring ------------------------------------------------------------------------------
     def score(self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None) -> list[float]:
@@ -463,9 +467,7 @@ class _Team:
         # Encoding the trials and building their table rows is a third of a write's work: done
         # here, where time is to spare when the writer is the one behind (sweeps whose Λ were all
         # scored before), and overlapping the workers' scoring otherwise.
-        if self._trial_rows is None:
-            self._trial_rows = TrialRows(self.study)
-        prepared = self._trial_rows(self.to_trials.encoded(rows))
+        prepared = self.to_trials.prepared(rows)
         try:
             self._rows.send(prepared)
         except (BrokenPipeError, OSError):

@@ -15,7 +15,7 @@ All three must choose the same Λ; (b) is slow by design, so by default it runs 
 ``--b-trials`` trials of the plan and is checked trial by trial against (c)'s first trials.
 
 (c) with one job and with ``--n-jobs`` jobs alternate ``--repeats`` times: this machine's speed
-drifts by ±15 % from one second to the next, so each figure is the median of its runs and the
+drifts (the same run took 0.9 s and 1.3 s a minute apart), so each figure is the median of its runs and the
 speed-up the median of the ratios of neighbouring runs. Beside each pair, the same number of
 processes runs a fixed pure-Python loop, for the speed-up the machine itself gives at that moment
 (a ceiling for any program), and the bench reports the share of the parallel run spent after the
