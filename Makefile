@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-all clean postgres
+.PHONY: install demo lint test test-all clean postgres
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,12 @@ PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 postgres:
 	@test -n "$(PG_CTL)" || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) || echo "postgresql not installed: its tests will be skipped")
 
-test: $(STAMP) $(CHROMIUM) postgres
+# ruff's lint rules and formatting (configured in pyproject.toml); part of `make test`.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check optuna_boxcox tests examples
+	$(VENV)/bin/ruff format --check optuna_boxcox tests examples
+
+test: $(STAMP) $(CHROMIUM) postgres lint
 	$(PY) -m pytest -m "not slow" -q
 
 # Everything, including the full-scale runs marked slow.

@@ -29,8 +29,15 @@ def main() -> None:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     X, y = load_wine(return_X_y=True, as_frame=True)
     runs, references = compare(
-        X.iloc[:, : args.features], y, KNeighborsClassifier(), dataset="wine", classifier="knn",
-        samplers=["coordinate", "tpe", "nelder-mead"], seeds=args.seeds, storage=args.storage, test_size=0.3,
+        X.iloc[:, : args.features],
+        y,
+        KNeighborsClassifier(),
+        dataset="wine",
+        classifier="knn",
+        samplers=["coordinate", "tpe", "nelder-mead"],
+        seeds=args.seeds,
+        storage=args.storage,
+        test_size=0.3,
     )
     print(format_table(runs, references))
 

@@ -1,6 +1,6 @@
 """BoxCoxClassifier inside a scikit-learn Pipeline, cross-validated like any estimator.
 
-    python examples/pipeline.py [--sampler spherical]
+python examples/pipeline.py [--sampler spherical]
 """
 
 from __future__ import annotations
@@ -24,10 +24,16 @@ def main() -> None:
     args = parser.parse_args()
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     folds = StratifiedKFold(args.folds, shuffle=True, random_state=0)
-    base = cross_val_score(Pipeline([("scale", StandardScaler()), ("nb", GaussianNB())]), X, y, cv=folds)
-    boxcox = cross_val_score(Pipeline([("nb", BoxCoxClassifier(GaussianNB(), sampler=args.sampler))]), X, y, cv=folds)
-    print(f"{args.folds}-fold accuracy: StandardScaler + GaussianNB {base.mean():.4f}, "
-          f"Box-Cox ({args.sampler}) + GaussianNB {boxcox.mean():.4f}")
+    base = cross_val_score(
+        Pipeline([("scale", StandardScaler()), ("nb", GaussianNB())]), X, y, cv=folds
+    )
+    boxcox = cross_val_score(
+        Pipeline([("nb", BoxCoxClassifier(GaussianNB(), sampler=args.sampler))]), X, y, cv=folds
+    )
+    print(
+        f"{args.folds}-fold accuracy: StandardScaler + GaussianNB {base.mean():.4f}, "
+        f"Box-Cox ({args.sampler}) + GaussianNB {boxcox.mean():.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ STUDIES = Path(__file__).resolve().parents[1] / "studies"
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sampler", default="coordinate", help="a sampler name, e.g. coordinate, spherical, tpe")
+    parser.add_argument(
+        "--sampler", default="coordinate", help="a sampler name, e.g. coordinate, spherical, tpe"
+    )
     parser.add_argument("--storage", default=f"sqlite:///{STUDIES / 'quickstart.db'}")
     args = parser.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)

@@ -28,16 +28,33 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--storage", default=f"sqlite:///{STUDIES / 'workers-example.db'}")
-    parser.add_argument("--study-name", default=None, help="default: workers/breast_cancer/bayes/<sampler>")
+    parser.add_argument(
+        "--study-name", default=None, help="default: workers/breast_cancer/bayes/<sampler>"
+    )
     parser.add_argument("--features", type=int, default=30)
     parser.add_argument("--sampler", default="combined1")
     args = parser.parse_args()
     args.study_name = args.study_name or f"workers/breast_cancer/bayes/{args.sampler}"
     cli = [sys.executable, "-m", "optuna_boxcox.cli"]
-    first = subprocess.Popen([
-        *cli, "search", "--dataset", "breast_cancer", "--features", str(args.features), "--classifier", "bayes",
-        "--sampler", args.sampler, "--storage", args.storage, "--study-name", args.study_name, "--no-batch",
-    ])
+    first = subprocess.Popen(
+        [
+            *cli,
+            "search",
+            "--dataset",
+            "breast_cancer",
+            "--features",
+            str(args.features),
+            "--classifier",
+            "bayes",
+            "--sampler",
+            args.sampler,
+            "--storage",
+            args.storage,
+            "--study-name",
+            args.study_name,
+            "--no-batch",
+        ]
+    )
     # The others join once the study exists.
     storage = open_storage(args.storage)
     while True:
@@ -49,11 +66,15 @@ def main() -> None:
             pass
         time.sleep(0.2)
     others = [
-        subprocess.Popen([*cli, "worker", "--storage", args.storage, "--study-name", args.study_name])
+        subprocess.Popen(
+            [*cli, "worker", "--storage", args.storage, "--study-name", args.study_name]
+        )
         for _ in range(args.workers - 1)
     ]
     codes = [p.wait() for p in [first, *others]]
-    result = make_sampler(args.sampler).result(optuna.load_study(study_name=args.study_name, storage=storage))
+    result = make_sampler(args.sampler).result(
+        optuna.load_study(study_name=args.study_name, storage=storage)
+    )
     print(f"{len(codes)} workers (exit codes {codes}); best accuracy {result.best_value:.4f}")
 
 

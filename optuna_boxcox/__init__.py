@@ -10,12 +10,12 @@ from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import box_cox
 from optuna_boxcox.samplers import PRESETS
+from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import DiagonalSampler
 from optuna_boxcox.samplers import FullGridSampler
 from optuna_boxcox.samplers import MLESampler
 from optuna_boxcox.samplers import NelderMeadSampler
-from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import SearchResult
 from optuna_boxcox.samplers import SphericalSampler
 from optuna_boxcox.samplers import make_sampler
@@ -24,6 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "PRESETS",
+    "SAMPLERS",
     "BoxCoxClassifier",
     "BoxCoxObjective",
     "BoxCoxTransformer",
@@ -32,7 +33,6 @@ __all__ = [
     "FullGridSampler",
     "MLESampler",
     "NelderMeadSampler",
-    "SAMPLERS",
     "SearchResult",
     "SphericalSampler",
     "box_cox",

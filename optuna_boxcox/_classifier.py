@@ -27,8 +27,8 @@ from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import _check_features
-from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import SAMPLERS
+from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 
@@ -132,7 +132,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
-        "sampler": [StrOptions(set(SAMPLERS) | {f"coordinate:{k}" for k in SAMPLERS}), HasMethods(["sample_independent"])],
+        "sampler": [
+            StrOptions(set(SAMPLERS) | {f"coordinate:{k}" for k in SAMPLERS}),
+            HasMethods(["sample_independent"]),
+        ],
         "n_trials": [Interval(Integral, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(METRICS) | set(CRITERIA)), callable],
         "cv": ["cv_object", None],
@@ -283,7 +286,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Xt = self._transform(X)
         return self.estimator_.decision_function(Xt)
 
-    def __sklearn_tags__(self):  # noqa: D105
+    def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags

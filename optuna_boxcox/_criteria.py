@@ -21,7 +21,8 @@ Like :mod:`optuna_boxcox._numerics`, nothing here knows about Optuna or scikit-l
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
 from scipy import linalg

@@ -27,11 +27,11 @@ the MLP, for one, refits from scratch with nothing to reuse.
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 import math
 import numbers
 from typing import TYPE_CHECKING
 from typing import Any
-from typing import Callable
 
 import numpy as np
 import sklearn
@@ -125,7 +125,7 @@ class FastScorer(abc.ABC):
             self._score = self._compute_score()
         return self._score
 
-    def warm_up(self) -> None:
+    def warm_up(self) -> None:  # noqa: B027 - optional hook; most scorers compile nothing
         """Load any compiled kernel the scorer uses later (one-off cost, seconds at most)."""
 
     def _compute_score(self) -> float | None:
@@ -161,7 +161,10 @@ class GaussianNBScorer(FastScorer):
     """
 
     def __init__(
-        self, y: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float], var_smoothing: float
+        self,
+        y: np.ndarray,
+        metric: Callable[[np.ndarray, np.ndarray], float],
+        var_smoothing: float,
     ) -> None:
         super().__init__(y, metric)
         self.var_smoothing = float(var_smoothing)
@@ -171,7 +174,10 @@ class GaussianNBScorer(FastScorer):
 
     @classmethod
     def from_estimator(
-        cls, estimator: GaussianNB, y: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float]
+        cls,
+        estimator: GaussianNB,
+        y: np.ndarray,
+        metric: Callable[[np.ndarray, np.ndarray], float],
     ) -> GaussianNBScorer | None:
         params = estimator.get_params(deep=False)
         smoothing = params["var_smoothing"]
@@ -254,7 +260,7 @@ class _SquaredDistances:
 
     def __init__(self, S: np.ndarray) -> None:
         self.S = S  # shared with the scorer, which writes the new column after the update
-        n, p = S.shape
+        n = S.shape[0]
         self._float = np.empty((n, n))
         self._int = np.empty((n, n), dtype=np.int64)
         self.rebuild()
@@ -288,7 +294,11 @@ class _SquaredDistances:
             self._add(self.S[:, j], np.subtract)
             self._add(column, np.add)
         else:  # the same truncated integers, in one pass
-            kernel(self.units, np.ldexp(self.S[:, j], self.half_shift), np.ldexp(column, self.half_shift))
+            kernel(
+                self.units,
+                np.ldexp(self.S[:, j], self.half_shift),
+                np.ldexp(column, self.half_shift),
+            )
         self.spans[j] = span
 
     def _add(self, column: np.ndarray, op: Callable[..., np.ndarray]) -> None:
@@ -377,7 +387,9 @@ class KNeighborsScorer(FastScorer):
 
     def _reset(self) -> None:
         self.distances = _SquaredDistances(self.S)
-        self.nearest: np.ndarray | None = None  # the k+1 nearest rows of each row at the last score
+        self.nearest: np.ndarray | None = (
+            None  # the k+1 nearest rows of each row at the last score
+        )
 
     def _set_column(self, j: int, column: np.ndarray) -> None:
         self.distances.update(j, column)
@@ -538,7 +550,9 @@ class RBFSVCScorer(FastScorer):
         return _ovo_votes(decision, self.pairs, len(self.classes))
 
 
-def _ovo_votes(decision: np.ndarray, pairs: Sequence[tuple[int, int]], n_classes: int) -> np.ndarray:
+def _ovo_votes(
+    decision: np.ndarray, pairs: Sequence[tuple[int, int]], n_classes: int
+) -> np.ndarray:
     """libsvm's one-vs-one vote: value > 0 votes for the pair's first class; first maximum wins."""
     votes = np.zeros((len(decision), n_classes), dtype=np.intp)
     rows = np.arange(len(decision))
@@ -555,15 +569,23 @@ class SGDScorer(FastScorer):
     other way) or when scikit-learn would raise on non-finite weights."""
 
     def __init__(
-        self, y: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float], settings: dict[str, Any]
+        self,
+        y: np.ndarray,
+        metric: Callable[[np.ndarray, np.ndarray], float],
+        settings: dict[str, Any],
     ) -> None:
         super().__init__(y, metric)
         self.settings = settings
-        self.signs = np.where(self.codes == 1, 1.0, -1.0)  # fit_binary's ±1 labels: classes_[1] is +1
+        self.signs = np.where(
+            self.codes == 1, 1.0, -1.0
+        )  # fit_binary's ±1 labels: classes_[1] is +1
 
     @classmethod
     def from_estimator(
-        cls, estimator: SGDClassifier, y: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float]
+        cls,
+        estimator: SGDClassifier,
+        y: np.ndarray,
+        metric: Callable[[np.ndarray, np.ndarray], float],
     ) -> SGDScorer | None:
         from optuna_boxcox._sgd import sgd_settings
 

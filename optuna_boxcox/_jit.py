@@ -7,8 +7,8 @@ need it: :func:`compiled` then returns None and callers take their NumPy or scik
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
-from typing import Callable
 
 _COMPILED: dict[Callable[..., Any], Any] = {}
 

@@ -165,4 +165,6 @@ def standardise(B: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarra
     """(B - mean) / scale, saturated so that finite input never becomes inf."""
     with np.errstate(over="ignore", invalid="ignore"):
         out = (B - mean) / scale
-    return np.nan_to_num(out, nan=0.0, posinf=np.finfo(np.float64).max, neginf=-np.finfo(np.float64).max)
+    return np.nan_to_num(
+        out, nan=0.0, posinf=np.finfo(np.float64).max, neginf=-np.finfo(np.float64).max
+    )

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import threading
 from typing import TYPE_CHECKING
 from typing import Any
-from typing import Callable
 
 import numpy as np
 from sklearn.base import clone
@@ -131,7 +131,9 @@ class BoxCoxObjective:
         if len(np.unique(self.y)) < 2:
             raise ValueError("y has a single class; a classifier needs at least two")
         if type_of_target(self.y) not in ("binary", "multiclass"):
-            raise ValueError(f"y must hold class labels, got target type {type_of_target(self.y)!r}")
+            raise ValueError(
+                f"y must hold class labels, got target type {type_of_target(self.y)!r}"
+            )
         self.estimator = estimator
         self.fast = fast
         self.method = method
@@ -147,7 +149,9 @@ class BoxCoxObjective:
         else:
             self.values = self.X
         mle = _numerics.mle_lambdas(self.values, method)
-        start = mle if initial_params is None else np.array([initial_params[n] for n in self.names])
+        start = (
+            mle if initial_params is None else np.array([initial_params[n] for n in self.names])
+        )
         low, high = self._resolve_bounds(bounds, start)
         self.space = LambdaSpace(tuple(self.names), low, high, start)
         self.mle_lambdas = np.clip(mle, low, high)
@@ -259,7 +263,11 @@ class BoxCoxObjective:
         into the cache.
         """
         _, _, scaled = self._transformed(self._checked(self.space.initial))
-        scorer = None if isinstance(self.scoring, str) and self.scoring in CRITERIA else self._fast_scorer(scaled)
+        scorer = (
+            None
+            if isinstance(self.scoring, str) and self.scoring in CRITERIA
+            else self._fast_scorer(scaled)
+        )
         if scorer is not None:
             scorer.score()
             # A fast scorer may leave the kernel of a column change to the first update.
@@ -382,7 +390,9 @@ class BoxCoxObjective:
             return lambda v, t, s, lam: _criteria.fisher_criterion(s, y)
         return lambda v, t, s, lam: _criteria.nn_margin(s, y)
 
-    def _resolve_cv(self, cv: Any, random_state: int | None) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    def _resolve_cv(
+        self, cv: Any, random_state: int | None
+    ) -> list[tuple[np.ndarray, np.ndarray]] | None:
         if cv is None or cv == "resubstitution":
             return None
         if isinstance(cv, (int, np.integer)):
@@ -407,7 +417,9 @@ class BoxCoxObjective:
         low = np.array([float(lo) for lo, _ in pairs])
         high = np.array([float(hi) for _, hi in pairs])
         if np.any(low >= high):
-            raise ValueError(f"λ bounds must be given as (low, high) with low < high, got {bounds}")
+            raise ValueError(
+                f"λ bounds must be given as (low, high) with low < high, got {bounds}"
+            )
         return low, high
 
 

@@ -86,7 +86,9 @@ def rdb_backend(storage: Any) -> RDBStorage | None:
 
 def bulk_supported(storage: Any) -> bool:
     version = Version(optuna.__version__)
-    return rdb_backend(storage) is not None and SUPPORTED_OPTUNA[0] <= version < SUPPORTED_OPTUNA[1]
+    return (
+        rdb_backend(storage) is not None and SUPPORTED_OPTUNA[0] <= version < SUPPORTED_OPTUNA[1]
+    )
 
 
 def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
@@ -144,9 +146,8 @@ def has_rival(
     Optuna stores attribute values as ``json.dumps(value)``, so an int position has one spelling.
     The lower bound keeps the query on the (trial_id, key) index instead of every trial's attributes.
     """
-    from sqlalchemy import select
-
     from optuna.storages._rdb import models
+    from sqlalchemy import select
 
     attr, trial = models.TrialSystemAttributeModel, models.TrialModel
     query = (
@@ -191,11 +192,10 @@ def write_running_trial_params(
     a time, which keeps the stored values. A trial another process finished is left alone (Optuna
     refuses writes to it, as it will refuse this process's next write).
     """
-    from sqlalchemy.exc import IntegrityError
-
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.storages._rdb import models
     from optuna.storages._rdb.storage import _create_scoped_session
+    from sqlalchemy.exc import IntegrityError
 
     try:
         with _create_scoped_session(storage.scoped_session) as session:
@@ -231,7 +231,9 @@ def write_trials(
     written twice. Returns the largest trial id in the study afterwards.
     """
     if bulk_supported(study._storage):
-        return write_encoded(study, encode_trials(records, position_key), after_trial_id=after_trial_id)
+        return write_encoded(
+            study, encode_trials(records, position_key), after_trial_id=after_trial_id
+        )
     storage = study._storage
     if position_key is not None:
         taken = {
@@ -280,25 +282,35 @@ class _Sql:
 
 
 def _insert_statement(table: str, columns: Sequence[str], mark: str) -> str:
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(mark for _ in columns)})"
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(mark for _ in columns)})"
+    )
 
 
 class EncodedTrial(NamedTuple):
     """One finished trial as the bulk writer's statements take it (see :func:`encode_trials`)."""
 
-    position: tuple[str, str] | None  # (key, JSON) of the position attribute; None: not deduplicated
+    position: (
+        tuple[str, str] | None
+    )  # (key, JSON) of the position attribute; None: not deduplicated
     state: str
     datetime_start: datetime.datetime
     datetime_complete: datetime.datetime
     value: tuple[float, str] | None  # (stored value, value type) of a complete trial
     encoding: _EncodedDistributions
-    param_values: tuple[float, ...] | None  # in ``encoding.names`` order, when all are floats there
-    param_rows: list[tuple[str, float, str]] | None  # else (name, internal value, distribution JSON)
+    param_values: (
+        tuple[float, ...] | None
+    )  # in ``encoding.names`` order, when all are floats there
+    param_rows: (
+        list[tuple[str, float, str]] | None
+    )  # else (name, internal value, distribution JSON)
     user_attrs: list[tuple[str, str]]  # (key, JSON)
     system_attrs: list[tuple[str, str]]
 
 
-def encode_trials(records: Sequence[TrialRecord], position_key: str | None = None) -> list[EncodedTrial]:
+def encode_trials(
+    records: Sequence[TrialRecord], position_key: str | None = None
+) -> list[EncodedTrial]:
     """Everything :func:`write_encoded` needs, computed without a database connection.
 
     Encoding is most of the Python work of a bulk write; a process with time to spare can do it
@@ -320,14 +332,18 @@ def encode_trials(records: Sequence[TrialRecord], position_key: str | None = Non
             param_rows = [
                 (
                     name,
-                    float(v) if encoding.floats else record.distributions[name].to_internal_repr(v),
+                    float(v)
+                    if encoding.floats
+                    else record.distributions[name].to_internal_repr(v),
                     encoding.json[name],
                 )
                 for name, v in record.params.items()
             ]
         encoded.append(
             EncodedTrial(
-                position=None if position_key is None else (position_key, _json(record.system_attrs.get(position_key))),
+                position=None
+                if position_key is None
+                else (position_key, _json(record.system_attrs.get(position_key))),
                 state=record.state.name,
                 datetime_start=record.datetime_start,
                 datetime_complete=record.datetime_complete,
@@ -348,7 +364,9 @@ class FloatTrialEncoder:
     :class:`TrialRecord` and a parameter dict per trial (the batched runner's hot path).
     """
 
-    def __init__(self, distributions: Mapping[str, FloatDistribution], position_key: str | None = None) -> None:
+    def __init__(
+        self, distributions: Mapping[str, FloatDistribution], position_key: str | None = None
+    ) -> None:
         self.encoding = _encoded_distributions(distributions)
         if not self.encoding.floats:
             raise TypeError("FloatTrialEncoder needs FloatDistribution parameters only")
@@ -395,7 +413,9 @@ class PreparedTrials(NamedTuple):
     first_number: int
     positions: list[tuple[str, str] | None]  # each trial's (key, JSON) position, or None
     trials: list[tuple]  # (number, study_id, state, datetime_start, datetime_complete)
-    tables: list[tuple[str, list[tuple]]]  # (statement, rows), each row's first column the trial id
+    tables: list[
+        tuple[str, list[tuple]]
+    ]  # (statement, rows), each row's first column the trial id
 
 
 class TrialRows:
@@ -459,7 +479,11 @@ class TrialRows:
                 pairs = t.user_attrs if table == "trial_user_attributes" else t.system_attrs
                 if not pairs:
                     continue
-                whole = _whole_trial_attrs_insert(table, tuple(k for k, _ in pairs)) if self.sqlite else None
+                whole = (
+                    _whole_trial_attrs_insert(table, tuple(k for k, _ in pairs))
+                    if self.sqlite
+                    else None
+                )
                 if whole is not None:
                     add(whole, (trial_id, *(v for _, v in pairs)))
                 else:
@@ -470,7 +494,13 @@ class TrialRows:
             first_number=first_number,
             positions=[t.position for t in trials],
             trials=[
-                (first_number + i, study_id, t.state, moment(t.datetime_start), moment(t.datetime_complete))
+                (
+                    first_number + i,
+                    study_id,
+                    t.state,
+                    moment(t.datetime_start),
+                    moment(t.datetime_complete),
+                )
                 for i, t in enumerate(trials)
             ],
             tables=list(rows.items()),
@@ -483,11 +513,15 @@ class TrialRows:
             if len(self._moments) > 1000:
                 self._moments.clear()
             utc = _utc(moment)
-            converted = self._moments[moment] = utc.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else utc
+            converted = self._moments[moment] = (
+                utc.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else utc
+            )
         return converted
 
 
-def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_trial_id: int = -1) -> int:
+def write_encoded(
+    study: optuna.Study, trials: Sequence[EncodedTrial], *, after_trial_id: int = -1
+) -> int:
     """:func:`write_trials` for trials :func:`encode_trials` encoded (RDB storages only).
 
     Trials encoded with a position that another writer has already taken since
@@ -497,7 +531,9 @@ def write_encoded(study: optuna.Study, trials: Sequence[EncodedTrial], *, after_
     return write_prepared(study, TrialRows(study)(trials), after_trial_id=after_trial_id)
 
 
-def write_prepared(study: optuna.Study, prepared: PreparedTrials, *, after_trial_id: int = -1) -> int:
+def write_prepared(
+    study: optuna.Study, prepared: PreparedTrials, *, after_trial_id: int = -1
+) -> int:
     """Write trials :class:`TrialRows` prepared, in one transaction; as :func:`write_encoded`."""
     storage = rdb_backend(study._storage)
     if storage is None or not bulk_supported(study._storage):
@@ -529,7 +565,11 @@ def write_prepared(study: optuna.Study, prepared: PreparedTrials, *, after_trial
         trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
         if first_number != prepared.first_number or keep is not None:
             trials = [(first_number + k, *row[1:]) for k, row in enumerate(trials)]
-        sql.insert("trials", ("number", "study_id", "state", "datetime_start", "datetime_complete"), trials)
+        sql.insert(
+            "trials",
+            ("number", "study_id", "state", "datetime_start", "datetime_complete"),
+            trials,
+        )
         # Under the study's write lock our rows are the only new ones of this study.
         trial_ids = [
             row[0]
@@ -539,13 +579,22 @@ def write_prepared(study: optuna.Study, prepared: PreparedTrials, *, after_trial
             )
         ]
         if len(trial_ids) != len(trials):
-            raise RuntimeError(f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}")
+            raise RuntimeError(
+                f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}"
+            )
         # Ids are increasing: they are the forecast ones when the first and last are.
         first = prepared.first_trial_id
-        forecast = keep is None and trial_ids[0] == first and trial_ids[-1] == first + len(trials) - 1
-        renumber = None if forecast else {
-            first + i: trial_id for i, trial_id in zip(range(len(trials)) if keep is None else keep, trial_ids)
-        }
+        forecast = (
+            keep is None and trial_ids[0] == first and trial_ids[-1] == first + len(trials) - 1
+        )
+        renumber = (
+            None
+            if forecast
+            else {
+                first + i: trial_id
+                for i, trial_id in zip(range(len(trials)) if keep is None else keep, trial_ids)
+            }
+        )
         for statement, rows in prepared.tables:
             if renumber is not None:
                 rows = [(renumber[row[0]], *row[1:]) for row in rows if row[0] in renumber]
@@ -579,7 +628,8 @@ def _whole_trial_insert(names: list[str], json_of: Mapping[str, str]) -> str | N
     if not names or len(names) + 1 > 999 or any("\x00" in t for t in texts):  # SQLite's limits
         return None
     rows = ", ".join(
-        f"(?1, {_sqlite_literal(name)}, ?{j + 2}, {_sqlite_literal(json_of[name])})" for j, name in enumerate(names)
+        f"(?1, {_sqlite_literal(name)}, ?{j + 2}, {_sqlite_literal(json_of[name])})"
+        for j, name in enumerate(names)
     )
     return f"INSERT INTO trial_params (trial_id, param_name, param_value, distribution_json) VALUES {rows}"
 
@@ -594,7 +644,9 @@ def _whole_trial_attrs_insert(table: str, keys: tuple[str, ...]) -> str | None:
         if len(_ATTRS_INSERTS) > 256:
             _ATTRS_INSERTS.clear()
         rows = ", ".join(f"(?1, {_sqlite_literal(key)}, ?{j + 2})" for j, key in enumerate(keys))
-        statement = _ATTRS_INSERTS[(table, keys)] = f"INSERT INTO {table} (trial_id, key, value_json) VALUES {rows}"
+        statement = _ATTRS_INSERTS[(table, keys)] = (
+            f"INSERT INTO {table} (trial_id, key, value_json) VALUES {rows}"
+        )
     return statement
 
 

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from optuna_boxcox.samplers import SearchResult
 
 
-
 #: Finished trials are written once at least this many are pending (and at the end): a sweep of the
 #: paper's presets is 11–21 trials, and a commit costs about as much as writing 30 trials' rows.
 #: They are handed over while the next batch is scored, so a crash loses at most these, the batch
@@ -98,7 +97,11 @@ def run_batched(
         on_batch: Called after every batch with (trials written so far, plan size once known).
         stats: Filled with counts and time spent scoring and persisting.
     """
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or not (n_jobs >= 1 or n_jobs == -1):
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, int)
+        or not (n_jobs >= 1 or n_jobs == -1)
+    ):
         raise ValueError(f"n_jobs must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
     if n_jobs == -1:
         n_jobs = os.cpu_count() or 1
@@ -116,7 +119,14 @@ def run_batched(
     # those (the plan is deterministic, so their scores are ours too).
     last_trial_id = max((t._trial_id for t in trials), default=-1)
     to_trials = _RowsToTrials(study, space, identity)
-    team = _Team(objective, n_jobs, study=study, last_trial_id=last_trial_id, to_trials=to_trials, stats=stats)
+    team = _Team(
+        objective,
+        n_jobs,
+        study=study,
+        last_trial_id=last_trial_id,
+        to_trials=to_trials,
+        stats=stats,
+    )
     writer: _Team | _Writer = team
     if not team.writes:
         writer = _Writer(study, last_trial_id, stats, to_trials, background=team.n_workers > 0)
@@ -146,7 +156,16 @@ def run_batched(
                 attrs = dict(batch.attrs[p - span[0]])
                 attrs["improved"] = bool(score > running)
                 running = max(running, score)
-                rows.append((batch.points[p - span[0]], sampler._to_value(study, score), attrs, p, started, finished))
+                rows.append(
+                    (
+                        batch.points[p - span[0]],
+                        sampler._to_value(study, score),
+                        attrs,
+                        p,
+                        started,
+                        finished,
+                    )
+                )
                 scores[p] = score
             pending.extend(rows)
             if len(pending) >= WRITE_AT_LEAST:
@@ -203,7 +222,14 @@ class _RowsToTrials:
     def encoded(self, rows: list[_Row]) -> list[EncodedTrial]:
         encode, identity = self._encode, self.identity
         return [
-            encode(point.tolist(), value, attrs, {OWNER_KEY: identity, POSITION_KEY: position}, started, finished)
+            encode(
+                point.tolist(),
+                value,
+                attrs,
+                {OWNER_KEY: identity, POSITION_KEY: position},
+                started,
+                finished,
+            )
             for point, value, attrs, position, started, finished in rows
         ]
 
@@ -261,8 +287,13 @@ class _Writer:
     """
 
     def __init__(
-        self, study: optuna.Study, last_trial_id: int, stats: RunStats, to_trials: _RowsToTrials,
-        *, background: bool,
+        self,
+        study: optuna.Study,
+        last_trial_id: int,
+        stats: RunStats,
+        to_trials: _RowsToTrials,
+        *,
+        background: bool,
     ) -> None:
         self.study = study
         self.last_trial_id = last_trial_id
@@ -274,7 +305,9 @@ class _Writer:
         self._thread: threading.Thread | None = None
         if background:
             self._queue = queue.Queue(maxsize=16)
-            self._thread = threading.Thread(target=self._drain, name="optuna-boxcox-writer", daemon=True)
+            self._thread = threading.Thread(
+                target=self._drain, name="optuna-boxcox-writer", daemon=True
+            )
             self._thread.start()
 
     def put(self, rows: list[_Row]) -> None:
@@ -310,7 +343,10 @@ class _Writer:
             )
         else:
             self.last_trial_id = write_trials(
-                self.study, self.to_trials.records(rows), position_key=POSITION_KEY, after_trial_id=self.last_trial_id
+                self.study,
+                self.to_trials.records(rows),
+                position_key=POSITION_KEY,
+                after_trial_id=self.last_trial_id,
             )
         self.stats.persist_seconds += time.perf_counter() - tick
 
@@ -376,7 +412,9 @@ class _Team:
         self._unchecked = 0  # trials handed to the writer since this process last checkpointed
 
     # -- scoring ------------------------------------------------------------------------------
-    def score(self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None) -> list[float]:
+    def score(
+        self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None
+    ) -> list[float]:
         """The scores of ``points``, in order.
 
         ``meanwhile`` is called once, before this returns: while the workers score the first
@@ -388,7 +426,7 @@ class _Team:
             if len(todo) >= 2:  # else waking a worker costs more than it saves
                 self._start()
                 for first in range(0, len(todo), self.capacity):
-                    chunk = [points[i] for i in todo[first:first + self.capacity]]
+                    chunk = [points[i] for i in todo[first : first + self.capacity]]
                     self._score_shared(chunk, todo[first:], scores, meanwhile)
                     meanwhile = None
                 return scores  # type: ignore[return-value]
@@ -442,7 +480,9 @@ class _Team:
             spins += 1
             if spins > 2000:  # a point takes long, or a worker is not running: stop spinning
                 time.sleep(0.0002)
-                if spins % 500 == 0 and not all(process.is_alive() for process, _ in self._workers):
+                if spins % 500 == 0 and not all(
+                    process.is_alive() for process, _ in self._workers
+                ):
                     raise self._died()
 
     def _scoring_error(self, worker: int) -> BaseException:
@@ -494,10 +534,13 @@ class _Team:
         return message
 
     def _died(self) -> RuntimeError:
-        codes = [process.exitcode for process, _ in self._workers if process.exitcode not in (None, 0)]
+        codes = [
+            process.exitcode for process, _ in self._workers if process.exitcode not in (None, 0)
+        ]
         lost = (
             "; trials it had not written yet are not in the study (running the search again resumes it)"
-            if self.writes else ""
+            if self.writes
+            else ""
         )
         return RuntimeError(
             f"a worker process of the search died (exit code {', '.join(map(str, codes)) or 'unknown'}: "
@@ -513,7 +556,9 @@ class _Team:
         self._state = context.RawArray("q", 6)
         self._lock = context.Lock()
         dim = self.objective.space.dim
-        self._points = np.frombuffer(context.RawArray("d", self.capacity * dim), dtype=np.float64).reshape(-1, dim)
+        self._points = np.frombuffer(
+            context.RawArray("d", self.capacity * dim), dtype=np.float64
+        ).reshape(-1, dim)
         self._scores = np.frombuffer(context.RawArray("d", self.capacity), dtype=np.float64)
         self._rows = None
         rows_reader = None
@@ -523,7 +568,9 @@ class _Team:
         for index in range(self.n_workers):
             mine, theirs = context.Pipe()
             reader = rows_reader if index == 0 else None
-            process = context.Process(target=_team_worker, args=(self, index, theirs, reader), daemon=True)
+            process = context.Process(
+                target=_team_worker, args=(self, index, theirs, reader), daemon=True
+            )
             process.start()
             theirs.close()
             self._workers.append((process, mine))
@@ -535,7 +582,7 @@ class _Team:
         if self._closed:
             return
         self._closed = True
-        for process, connection in self._workers:
+        for _, connection in self._workers:
             try:
                 connection.send(None)
             except (BrokenPipeError, OSError):
@@ -607,7 +654,9 @@ def _team_worker(team: _Team, index: int, connection: Any, rows: Any) -> None:
             return
         tick = time.perf_counter()
         try:
-            team.last_trial_id = write_prepared(team.study, trials, after_trial_id=team.last_trial_id)
+            team.last_trial_id = write_prepared(
+                team.study, trials, after_trial_id=team.last_trial_id
+            )
         except Exception as error:
             write_failed = True
             _send(connection, "write-error", error, time.perf_counter() - tick)

@@ -74,7 +74,9 @@ def sgd_settings(estimator: Any) -> dict[str, Any] | None:
     }
 
 
-def fit_sgd_binary(X: np.ndarray, y: np.ndarray, settings: dict[str, Any]) -> tuple[np.ndarray, float, int] | None:
+def fit_sgd_binary(
+    X: np.ndarray, y: np.ndarray, settings: dict[str, Any]
+) -> tuple[np.ndarray, float, int] | None:
     """(coef, intercept, n_iter) of scikit-learn's binary SGD fit on C-ordered float64 ``X`` and ±1
     ``y``, or None where scikit-learn raises (non-finite weights) or where this core cannot vouch
     for identical decisions (a margin within rounding; see :func:`_sgd_core`)."""
@@ -98,7 +100,20 @@ def fit_sgd_binary(X: np.ndarray, y: np.ndarray, settings: dict[str, Any]) -> tu
     return (w, intercept, n_iter) if status == 0 else None
 
 
-def _sgd_core(X, y, seed, alpha, optimal_init, max_iter, tol, n_iter_no_change, fit_intercept, shuffle, threshold, l2):  # noqa: PLR0913
+def _sgd_core(
+    X,
+    y,
+    seed,
+    alpha,
+    optimal_init,
+    max_iter,
+    tol,
+    n_iter_no_change,
+    fit_intercept,
+    shuffle,
+    threshold,
+    l2,
+):
     """scikit-learn's ``_plain_sgd`` for dense binary data (Numba).
 
     Every operation that moves the weights is scikit-learn's, in its order: the shuffles, the

@@ -52,7 +52,9 @@ class LambdaSpace:
         for field in ("low", "high", "initial"):
             value = np.asarray(getattr(self, field), dtype=np.float64)
             if value.shape != (p,):
-                raise ValueError(f"{field} must have one entry per λ ({p}), got shape {value.shape}")
+                raise ValueError(
+                    f"{field} must have one entry per λ ({p}), got shape {value.shape}"
+                )
             if not np.all(np.isfinite(value)):
                 raise ValueError(f"{field} must be finite, got {value.tolist()}")
             object.__setattr__(self, field, value)

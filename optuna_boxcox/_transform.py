@@ -7,15 +7,21 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
+from numbers import Real
 import sys
 from typing import TYPE_CHECKING
 
 import numpy as np
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator
+from sklearn.base import OneToOneFeatureMixin
+from sklearn.base import TransformerMixin
+from sklearn.base import _fit_context
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import StrOptions, validate_params
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import validate_params
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import validate_data
 
 from optuna_boxcox import _numerics
 
@@ -138,7 +144,9 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "standardize": ["boolean"],
     }
 
-    def __init__(self, lambdas="mle", *, method="box-cox", extrapolation="extrapolate", standardize=True):
+    def __init__(
+        self, lambdas="mle", *, method="box-cox", extrapolation="extrapolate", standardize=True
+    ):
         self.lambdas = lambdas
         self.method = method
         self.extrapolation = extrapolation
@@ -190,7 +198,9 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
                 self.data_min_, self.data_range_ = _numerics.fit_range(X)
-                values = _numerics.range_standardise(X, self.data_min_, self.data_range_, self.extrapolation)
+                values = _numerics.range_standardise(
+                    X, self.data_min_, self.data_range_, self.extrapolation
+                )
             else:
                 values = X
             if isinstance(self.lambdas, str):
@@ -221,7 +231,9 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
-                values = _numerics.range_standardise(X, self.data_min_, self.data_range_, self.extrapolation)
+                values = _numerics.range_standardise(
+                    X, self.data_min_, self.data_range_, self.extrapolation
+                )
             else:
                 values = X
             B = _numerics.power_columns(values, self.lambdas_, self.method)
@@ -277,7 +289,9 @@ def _check_features(X) -> None:
     pandas = sys.modules.get("pandas")
     if pandas is not None and isinstance(X, pandas.DataFrame):
         if X.shape[1] == 0:
-            raise ValueError(f"X has 0 feature(s) (shape={X.shape}): it needs at least one feature column")
+            raise ValueError(
+                f"X has 0 feature(s) (shape={X.shape}): it needs at least one feature column"
+            )
         columns = [
             (repr(str(name)), X.iloc[:, j])
             for j, name in enumerate(X.columns)
@@ -313,7 +327,9 @@ def _resolve_lambdas(lambdas, feature_names: list[str]) -> np.ndarray:
         try:
             resolved = np.asarray(lambdas, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"lambdas must be numbers, one per feature; got {lambdas!r}.") from exc
+            raise ValueError(
+                f"lambdas must be numbers, one per feature; got {lambdas!r}."
+            ) from exc
         if resolved.shape != (p,):
             raise ValueError(
                 f"lambdas has shape {resolved.shape} but X has {p} features: give exactly one λ per "
@@ -330,7 +346,11 @@ def _lambdas_from_dict(lambdas: Mapping, feature_names: list[str]) -> np.ndarray
     resolved = np.full(len(feature_names), np.nan)
     given = np.zeros(len(feature_names), dtype=bool)
     for key, lam in lambdas.items():
-        if isinstance(key, Integral) and not isinstance(key, bool) and 0 <= key < len(feature_names):
+        if (
+            isinstance(key, Integral)
+            and not isinstance(key, bool)
+            and 0 <= key < len(feature_names)
+        ):
             j = int(key)
         elif isinstance(key, str) and key in position:
             j = position[key]

@@ -105,16 +105,22 @@ def warm_objective(X, y, classifier_name) -> tuple[BoxCoxObjective, float]:
 def run_optimize(X, y, classifier_name, preset, url, n_trials) -> tuple[optuna.Study, float]:
     objective, _ = warm_objective(X, y, classifier_name)
     sampler = CoordinateGridSampler.from_preset(preset)
-    study = optuna.create_study(storage=open_storage(url), study_name="b", direction="maximize", sampler=sampler)
+    study = optuna.create_study(
+        storage=open_storage(url), study_name="b", direction="maximize", sampler=sampler
+    )
     started = time.perf_counter()
     study.optimize(objective, n_trials=n_trials)
     return study, time.perf_counter() - started
 
 
-def run_fast(X, y, classifier_name, preset, url, n_jobs) -> tuple[optuna.Study, Any, float, float, RunStats]:
+def run_fast(
+    X, y, classifier_name, preset, url, n_jobs
+) -> tuple[optuna.Study, Any, float, float, RunStats]:
     objective, startup = warm_objective(X, y, classifier_name)
     sampler = CoordinateGridSampler.from_preset(preset)
-    study = optuna.create_study(storage=open_storage(url), study_name="c", direction="maximize", sampler=sampler)
+    study = optuna.create_study(
+        storage=open_storage(url), study_name="c", direction="maximize", sampler=sampler
+    )
     stats = RunStats()
     gc.collect()  # earlier runs' garbage is not this run's cost
     started = time.perf_counter()
@@ -147,7 +153,9 @@ def parallel_capacity(n_jobs: int, iterations: int = 1_500_000) -> float:
     alone = time.perf_counter() - started
     context = multiprocessing.get_context("fork")
     pipes = [context.Pipe() for _ in range(n_jobs - 1)]
-    children = [context.Process(target=_spin_when_told, args=(theirs, iterations)) for _, theirs in pipes]
+    children = [
+        context.Process(target=_spin_when_told, args=(theirs, iterations)) for _, theirs in pipes
+    ]
     for child in children:
         child.start()
     started = time.perf_counter()
@@ -178,7 +186,9 @@ def bench_classifier(
             study, result, seconds, startup, stats = run_fast(
                 X, y, name, preset, f"sqlite:///{workdir / f'c{jobs}-{name}-{k}.db'}", jobs
             )
-            runs[jobs].append((seconds, stats.persist_seconds / seconds, 1 - stats.scoring_seconds / seconds))
+            runs[jobs].append(
+                (seconds, stats.persist_seconds / seconds, 1 - stats.scoring_seconds / seconds)
+            )
             results.append(result.params)
             if k == 0 and jobs == 1:
                 study_c, result_c, first_startup = study, result, startup
@@ -192,7 +202,9 @@ def bench_classifier(
     lambdas_c = np.array(list(result_c.params.values()))
     trials_b = study_b.trials[:n_b]
     trials_c = study_c.trials[:n_b]
-    b_matches = all(tb.params == tc.params and tb.value == tc.value for tb, tc in zip(trials_b, trials_c))
+    b_matches = all(
+        tb.params == tc.params and tb.value == tc.value for tb, tc in zip(trials_b, trials_c)
+    )
     return {
         "classifier": name,
         "trials": budget,
@@ -210,19 +222,24 @@ def bench_classifier(
         "capacity_range": (min(capacity), max(capacity)),
         "same_lambda_a_c": bool(np.array_equal(lambdas_a, lambdas_c)),
         "same_lambda_c_c2": all(params == result_c.params for params in results),
-        "b_equals_c": b_matches and (n_b < budget or study_b.sampler.result(study_b).params == result_c.params),
+        "b_equals_c": b_matches
+        and (n_b < budget or study_b.sampler.result(study_b).params == result_c.params),
         "b_trials": n_b,
         "startup_s": first_startup,
     }
 
 
-def peak_rss_of_search(csv: Path, label: str, classifier: str, preset: str, workdir: Path) -> tuple[float, int]:
+def peak_rss_of_search(
+    csv: Path, label: str, classifier: str, preset: str, workdir: Path
+) -> tuple[float, int]:
     """Peak RSS (MiB) of a separate process running one batched search persisted to SQLite."""
     code = (
         "from optuna_boxcox.bench import _child_search; "
         f"_child_search({str(csv)!r}, {label!r}, {classifier!r}, {preset!r}, {str(workdir / 'rss.db')!r})"
     )
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     trials, rss_kib = completed.stdout.split()[-2:]
     return int(rss_kib) / 1024, int(trials)
 
@@ -253,7 +270,9 @@ def _child_search(csv: str, label: str, classifier: str, preset: str, db: str) -
     peak = _peak_rss_kib()
     # Counted in SQL: Optuna's study summaries read every trial, which took minutes and GiBs here.
     with sqlite3.connect(db) as connection:
-        ((trials,),) = connection.execute("SELECT COUNT(*) FROM trials WHERE state = 'COMPLETE'").fetchall()
+        ((trials,),) = connection.execute(
+            "SELECT COUNT(*) FROM trials WHERE state = 'COMPLETE'"
+        ).fetchall()
     print(trials, peak)
 
 
@@ -283,18 +302,28 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "bench", help="plain loop vs study.optimize vs the batched fast path, side by side"
     )
-    parser.add_argument("--csv", type=Path, required=True, help="data CSV (e.g. sonar.csv) with a label column")
+    parser.add_argument(
+        "--csv", type=Path, required=True, help="data CSV (e.g. sonar.csv) with a label column"
+    )
     parser.add_argument("--label", default="y")
     parser.add_argument("--classifiers", default=",".join(BENCH_CLASSIFIERS))
     parser.add_argument("--preset", default="iterative")
     parser.add_argument(
-        "--b-trials", type=int, default=110,
+        "--b-trials",
+        type=int,
+        default=110,
         help="trials of (b) plain study.optimize to time and compare with (c) (0: the whole plan)",
     )
-    parser.add_argument("--memory-preset", default="combined2", help="preset of the peak-RSS run ('' to skip)")
-    parser.add_argument("--n-jobs", type=int, default=2, help="jobs of the parallel (c) runs (≥ 2)")
     parser.add_argument(
-        "--repeats", type=int, default=5,
+        "--memory-preset", default="combined2", help="preset of the peak-RSS run ('' to skip)"
+    )
+    parser.add_argument(
+        "--n-jobs", type=int, default=2, help="jobs of the parallel (c) runs (≥ 2)"
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=5,
         help="alternating (c) runs with one job and with --n-jobs; figures are their medians",
     )
     parser.set_defaults(func=cmd_bench)
@@ -308,28 +337,48 @@ def cmd_bench(args: argparse.Namespace) -> int:
     X, y = training_fold(*load_csv(args.csv, args.label))
     if args.n_jobs < 2 or args.repeats < 1:
         raise SystemExit("bench: --n-jobs must be at least 2 and --repeats at least 1")
-    print(f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
-          f"every trial persisted in SQLite; per-evaluation milliseconds, one BLAS/OpenMP thread "
-          f"per process; (c) and (c)x{args.n_jobs}: medians of {args.repeats} alternating runs, "
-          f"c/c{args.n_jobs} the median ratio of neighbouring runs (its range beside it); 'machine': "
-          f"the speed-up {args.n_jobs} processes of a plain Python loop got beside them; 'write': share "
-          f"of (c)'s time spent writing to SQLite; 'tail': share of (c)x{args.n_jobs}'s time after its "
-          f"last fit (writing sweeps of Λ scored before)", flush=True)
+    print(
+        f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
+        f"every trial persisted in SQLite; per-evaluation milliseconds, one BLAS/OpenMP thread "
+        f"per process; (c) and (c)x{args.n_jobs}: medians of {args.repeats} alternating runs, "
+        f"c/c{args.n_jobs} the median ratio of neighbouring runs (its range beside it); 'machine': "
+        f"the speed-up {args.n_jobs} processes of a plain Python loop got beside them; 'write': share "
+        f"of (c)'s time spent writing to SQLite; 'tail': share of (c)x{args.n_jobs}'s time after its "
+        f"last fit (writing sweeps of Λ scored before)",
+        flush=True,
+    )
     rows = []
     # One thread per process in all three paths: scikit-learn's threaded k-NN search and BLAS would
     # otherwise compete for the cores with whatever else runs, and (c) with 2 jobs with itself.
     with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1):
         for name in args.classifiers.split(","):
-            rows.append(bench_classifier(
-                X, y, name.strip(), args.preset, args.b_trials, Path(tmp), n_jobs=args.n_jobs, repeats=args.repeats
-            ))
+            rows.append(
+                bench_classifier(
+                    X,
+                    y,
+                    name.strip(),
+                    args.preset,
+                    args.b_trials,
+                    Path(tmp),
+                    n_jobs=args.n_jobs,
+                    repeats=args.repeats,
+                )
+            )
             print(format_rows(rows[-1:]).splitlines()[-1], flush=True)
         print()
         print(format_rows(rows))
         if args.memory_preset:
-            rss, trials = peak_rss_of_search(args.csv, args.label, "bayes", args.memory_preset, Path(tmp))
-            print(f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials persisted): {rss:.0f} MiB")
-    return 0 if all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows) else 1
+            rss, trials = peak_rss_of_search(
+                args.csv, args.label, "bayes", args.memory_preset, Path(tmp)
+            )
+            print(
+                f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials persisted): {rss:.0f} MiB"
+            )
+    return (
+        0
+        if all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows)
+        else 1
+    )
 
 
-__all__ = ["cmd_bench", "register", "training_fold", "plain_loop_score"]
+__all__ = ["cmd_bench", "plain_loop_score", "register", "training_fold"]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
-from typing import Callable
 
 from sklearn.linear_model import SGDClassifier
 from sklearn.naive_bayes import GaussianNB

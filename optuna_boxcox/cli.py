@@ -31,7 +31,6 @@ from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
 from optuna_boxcox.storage import redact
 
-
 #: Modules that add sub-commands (each defines ``register(subparsers)``).
 _COMMAND_MODULES: list[str] = [
     "optuna_boxcox.compare",
@@ -66,19 +65,30 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         default="accuracy",
         help=f"one of {', '.join([*METRICS, *CRITERIA])} (default: accuracy)",
     )
-    parser.add_argument("--cv", type=int, default=None, help="inner k-fold instead of resubstitution")
     parser.add_argument(
-        "--storage", default=DEFAULT_STORAGE, help=f"study storage URL or journal file (default {DEFAULT_STORAGE})"
+        "--cv", type=int, default=None, help="inner k-fold instead of resubstitution"
     )
-    parser.add_argument("--study-name", default=None, help="default: <dataset>/<classifier>/<sampler>")
+    parser.add_argument(
+        "--storage",
+        default=DEFAULT_STORAGE,
+        help=f"study storage URL or journal file (default {DEFAULT_STORAGE})",
+    )
+    parser.add_argument(
+        "--study-name", default=None, help="default: <dataset>/<classifier>/<sampler>"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--n-jobs", type=int, default=1,
+        "--n-jobs",
+        type=int,
+        default=1,
         help="batched paper samplers: processes scoring each batch (this one writes meanwhile); "
         "--no-batch and other samplers: threads of study.optimize",
     )
     parser.add_argument(
-        "--n-trials", type=int, default=None, help="trial budget (default: the sampler's own, or 100)"
+        "--n-trials",
+        type=int,
+        default=None,
+        help="trial budget (default: the sampler's own, or 100)",
     )
     parser.add_argument(
         "--no-figures",
@@ -117,7 +127,9 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         sampler = make_sampler(args.sampler, seed=args.seed)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    objective = BoxCoxObjective(X, y, classifier, scoring=args.scoring, cv=args.cv, random_state=args.seed)
+    objective = BoxCoxObjective(
+        X, y, classifier, scoring=args.scoring, cv=args.cv, random_state=args.seed
+    )
     study_name = args.study_name or f"{data_name}/{args.classifier}/{args.sampler}"
     storage = open_storage(args.storage)
     study = optuna.create_study(
@@ -127,7 +139,9 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         direction="maximize",
         load_if_exists=True,
     )
-    objective.register(study)  # a study made for another λ space is refused before anything is written
+    objective.register(
+        study
+    )  # a study made for another λ space is refused before anything is written
     study.set_user_attr(
         "objective",
         {
@@ -189,7 +203,9 @@ class _progress:
         if sys.stderr.isatty():
             from tqdm import tqdm
 
-            done = len(self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+            done = len(
+                self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+            )
             self.bar = tqdm(total=self.total, initial=min(done, self.total or done), unit="trial")
         return self
 
@@ -209,9 +225,13 @@ class _progress:
 
 def print_search(found: dict[str, Any]) -> None:
     objective = found["objective"]
-    print(f"study      {found['study_name']}  ({len(found['study'].trials)} trials, {found['elapsed']:.1f} s)")
+    print(
+        f"study      {found['study_name']}  ({len(found['study'].trials)} trials, {found['elapsed']:.1f} s)"
+    )
     print(f"storage    {redact(found['storage'])}")
-    print(f"score      base (λ = 1) {found['base']:.4f}   MLE {found['mle']:.4f}   Box-Cox search {found['best']:.4f}")
+    print(
+        f"score      base (λ = 1) {found['base']:.4f}   MLE {found['mle']:.4f}   Box-Cox search {found['best']:.4f}"
+    )
     print("λ by feature:")
     width = max(len(n) for n in objective.param_names)
     mle = objective.mle_params
@@ -237,17 +257,31 @@ def cmd_worker(args: argparse.Namespace) -> int:
     try:
         study = optuna.load_study(study_name=args.study_name, storage=storage)
     except KeyError:
-        raise UsageError(f"no study {args.study_name!r} in {redact(args.storage)}; start it with 'search'") from None
+        raise UsageError(
+            f"no study {args.study_name!r} in {redact(args.storage)}; start it with 'search'"
+        ) from None
     spec = study.user_attrs.get("objective")
     if not spec or "sampler" not in spec:
-        raise UsageError(f"study {args.study_name!r} was not created by 'optuna-boxcox search'; cannot join it")
+        raise UsageError(
+            f"study {args.study_name!r} was not created by 'optuna-boxcox search'; cannot join it"
+        )
     csv = args.csv or (Path(spec["csv"]) if spec.get("csv") else None)
     joined = argparse.Namespace(
-        dataset=None if csv else spec["dataset"], csv=csv, label=args.label or spec.get("label"),
-        features=spec.get("features"), classifier=spec["classifier"], sampler=spec["sampler"],
-        scoring=spec["scoring"], cv=None if spec["cv"] == "resubstitution" else spec["cv"],
-        storage=args.storage, study_name=args.study_name, seed=spec["seed"], n_jobs=args.n_jobs,
-        n_trials=None, no_batch=True, no_figures=True,
+        dataset=None if csv else spec["dataset"],
+        csv=csv,
+        label=args.label or spec.get("label"),
+        features=spec.get("features"),
+        classifier=spec["classifier"],
+        sampler=spec["sampler"],
+        scoring=spec["scoring"],
+        cv=None if spec["cv"] == "resubstitution" else spec["cv"],
+        storage=args.storage,
+        study_name=args.study_name,
+        seed=spec["seed"],
+        n_jobs=args.n_jobs,
+        n_trials=None,
+        no_batch=True,
+        no_figures=True,
     )
     found = run_search(joined)
     print(f"worker done: study {args.study_name!r} has {len(found['study'].trials)} trials")
@@ -256,12 +290,28 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     args = argparse.Namespace(
-        dataset="wine", csv=None, label=None, features=None, classifier="knn", sampler="coordinate",
-        scoring="accuracy", cv=None, storage=args.storage, study_name="demo/wine/knn/coordinate",
-        seed=0, n_jobs=1, n_trials=None, no_batch=False, no_figures=False,
+        dataset="wine",
+        csv=None,
+        label=None,
+        features=None,
+        classifier="knn",
+        sampler="coordinate",
+        scoring="accuracy",
+        cv=None,
+        storage=args.storage,
+        study_name="demo/wine/knn/coordinate",
+        seed=0,
+        n_jobs=1,
+        n_trials=None,
+        no_batch=False,
+        no_figures=False,
     )
-    print("optuna-boxcox demo: the paper's iterative coordinate grid search (Algorithm 6) choosing one")
-    print("Box-Cox λ per feature of scikit-learn's wine data for a k-nearest-neighbours classifier.\n")
+    print(
+        "optuna-boxcox demo: the paper's iterative coordinate grid search (Algorithm 6) choosing one"
+    )
+    print(
+        "Box-Cox λ per feature of scikit-learn's wine data for a k-nearest-neighbours classifier.\n"
+    )
     found = run_search(args)
     print_search(found)
     print(f"\nthe study is in {redact(found['storage'])} as {found['study_name']!r}")
@@ -270,14 +320,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
-    import optuna_dashboard
     from optuna.artifacts import FileSystemArtifactStore
+    import optuna_dashboard
 
     storage = open_storage(args.storage)
     artifacts = Path(args.artifact_dir)
     artifacts.mkdir(parents=True, exist_ok=True)
-    print(f"optuna-dashboard on {redact(args.storage)}: http://{args.host}:{args.port}/  (Ctrl-C stops it)", flush=True)
-    optuna_dashboard.run_server(storage, host=args.host, port=args.port, artifact_store=FileSystemArtifactStore(str(artifacts)))
+    print(
+        f"optuna-dashboard on {redact(args.storage)}: http://{args.host}:{args.port}/  (Ctrl-C stops it)",
+        flush=True,
+    )
+    optuna_dashboard.run_server(
+        storage,
+        host=args.host,
+        port=args.port,
+        artifact_store=FileSystemArtifactStore(str(artifacts)),
+    )
     return 0
 
 
@@ -291,29 +349,50 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    search = sub.add_parser("search", help="run or resume one study (one data set, classifier, sampler)")
+    search = sub.add_parser(
+        "search", help="run or resume one study (one data set, classifier, sampler)"
+    )
     add_search_arguments(search)
     search.set_defaults(func=cmd_search)
 
     worker = sub.add_parser(
-        "worker", help="join an existing study as one more worker (e.g. many machines on PostgreSQL)"
+        "worker",
+        help="join an existing study as one more worker (e.g. many machines on PostgreSQL)",
     )
     worker.add_argument("--storage", required=True, help="the study's storage URL")
     worker.add_argument("--study-name", required=True)
-    worker.add_argument("--csv", type=Path, default=None, help="the data, when the study was made from a CSV elsewhere")
+    worker.add_argument(
+        "--csv",
+        type=Path,
+        default=None,
+        help="the data, when the study was made from a CSV elsewhere",
+    )
     worker.add_argument("--label", default=None)
-    worker.add_argument("--n-jobs", type=int, default=1, help="threads of study.optimize in this worker")
+    worker.add_argument(
+        "--n-jobs", type=int, default=1, help="threads of study.optimize in this worker"
+    )
     worker.set_defaults(func=cmd_worker)
 
     demo = sub.add_parser("demo", help="a real search on a bundled data set, recorded in SQLite")
     demo.add_argument("--storage", default=DEFAULT_STORAGE)
     demo.set_defaults(func=cmd_demo)
 
-    dash = sub.add_parser("dashboard", help="serve optuna-dashboard on a study storage (127.0.0.1 by default)")
-    dash.add_argument("storage", nargs="?", default=DEFAULT_STORAGE, help=f"storage URL or journal file (default {DEFAULT_STORAGE})")
+    dash = sub.add_parser(
+        "dashboard", help="serve optuna-dashboard on a study storage (127.0.0.1 by default)"
+    )
+    dash.add_argument(
+        "storage",
+        nargs="?",
+        default=DEFAULT_STORAGE,
+        help=f"storage URL or journal file (default {DEFAULT_STORAGE})",
+    )
     dash.add_argument("--host", default="127.0.0.1")
     dash.add_argument("--port", type=int, default=8080)
-    dash.add_argument("--artifact-dir", default="studies/artifacts", help="where figures attached to studies are kept")
+    dash.add_argument(
+        "--artifact-dir",
+        default="studies/artifacts",
+        help="where figures attached to studies are kept",
+    )
     dash.set_defaults(func=cmd_dashboard)
 
     # Commands that live beside the pieces they compose; each module has register(subparsers).
@@ -343,7 +422,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
-        print(f"optuna-boxcox: error: {type(error).__name__}: {redact(text)} (run with --debug for details)", file=sys.stderr)
+        print(
+            f"optuna-boxcox: error: {type(error).__name__}: {redact(text)} (run with --debug for details)",
+            file=sys.stderr,
+        )
         return 1
 
 

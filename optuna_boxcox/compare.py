@@ -21,13 +21,13 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 from scipy import stats
+from sklearn.base import clone
 from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler
 from sklearn.preprocessing import PowerTransformer
 from sklearn.preprocessing import QuantileTransformer
 from sklearn.preprocessing import StandardScaler
-from sklearn.base import clone
-from sklearn.pipeline import make_pipeline
 
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._persist import TrialRecord
@@ -111,15 +111,23 @@ def compare(
         run = SamplerRuns(name)
         for seed in range(seeds):
             study_name = f"{dataset}/{classifier}/{name}/seed{seed}"
-            study, params = _run_one(store, study_name, objective, name, seed, budget, n_jobs, progress)
-            values = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+            study, params = _run_one(
+                store, study_name, objective, name, seed, budget, n_jobs, progress
+            )
+            values = [
+                t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            ]
             curve = np.maximum.accumulate(values)
             run.best.append(float(curve[-1]))
             run.curves.append(curve)
             run.trials_to_99.append(int(np.argmax(curve >= 0.99 * curve[-1])) + 1)
             run.wall.append(float(study.user_attrs.get(WALL_ATTR, np.nan)))
             if X_test is not None:
-                run.held_out.append(_held_out(X_train, y_train, X_test, y_test, estimator, objective.to_lambdas(params)))
+                run.held_out.append(
+                    _held_out(
+                        X_train, y_train, X_test, y_test, estimator, objective.to_lambdas(params)
+                    )
+                )
         runs.append(run)
     _wilcoxon(runs)
     references = {}
@@ -127,7 +135,9 @@ def compare(
         inner = objective.score_features(clone(transform).fit_transform(objective.X))
         outer = None
         if X_test is not None:
-            model = make_pipeline(clone(transform), clone(estimator)).fit(np.asarray(X_train, float), y_train)
+            model = make_pipeline(clone(transform), clone(estimator)).fit(
+                np.asarray(X_train, float), y_train
+            )
             outer = float(np.mean(model.predict(np.asarray(X_test, float)) == np.asarray(y_test)))
         references[label] = (inner, outer)
     return runs, references
@@ -139,7 +149,11 @@ def _run_one(store, study_name, objective, name, seed, budget, n_jobs, progress)
     settings = {"n_trials": budget} if name == "nelder-mead" else {}
     sampler = make_sampler(name, seed=seed, **settings)
     study = optuna.create_study(
-        storage=store, study_name=study_name, direction="maximize", sampler=sampler, load_if_exists=True
+        storage=store,
+        study_name=study_name,
+        direction="maximize",
+        sampler=sampler,
+        load_if_exists=True,
     )
     done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
     started = time.perf_counter()
@@ -160,7 +174,9 @@ def _run_one(store, study_name, objective, name, seed, budget, n_jobs, progress)
     return study, params
 
 
-def _run_in_memory(study: optuna.Study, objective: BoxCoxObjective, sampler: Any, n_trials: int) -> None:
+def _run_in_memory(
+    study: optuna.Study, objective: BoxCoxObjective, sampler: Any, n_trials: int
+) -> None:
     """Optimise on an in-memory copy (seeded with the stored trials), appending chunks to storage."""
     objective.register(study)
     memory = optuna.create_study(direction="maximize", sampler=sampler)
@@ -172,7 +188,9 @@ def _run_in_memory(study: optuna.Study, objective: BoxCoxObjective, sampler: Any
         chunk = min(_CHUNK, remaining)
         before = len(memory.trials)
         memory.optimize(objective, n_trials=chunk)
-        write_trials(study, [_record(t) for t in memory.trials[before:] if t.state == TrialState.COMPLETE])
+        write_trials(
+            study, [_record(t) for t in memory.trials[before:] if t.state == TrialState.COMPLETE]
+        )
         remaining -= chunk
 
 
@@ -209,9 +227,13 @@ def _wilcoxon(runs: list[SamplerRuns]) -> None:
         run.p_value = float(stats.wilcoxon(run.best, reference.best, zero_method="zsplit").pvalue)
 
 
-def format_table(runs: list[SamplerRuns], references: dict[str, tuple[float, float | None]]) -> str:
+def format_table(
+    runs: list[SamplerRuns], references: dict[str, tuple[float, float | None]]
+) -> str:
     held = any(r.held_out for r in runs)
-    header = f"{'sampler':<52} {'best inner (mean ± sd)':>22}" + (f" {'held-out':>9}" if held else "")
+    header = f"{'sampler':<52} {'best inner (mean ± sd)':>22}" + (
+        f" {'held-out':>9}" if held else ""
+    )
     header += f" {'trials to 99%':>13} {'wall s':>8} {'Wilcoxon p vs coordinate':>25}"
     lines = [header, "-" * len(header)]
     for r in runs:
@@ -231,10 +253,12 @@ def format_table(runs: list[SamplerRuns], references: dict[str, tuple[float, flo
 
 # -- command line -------------------------------------------------------------------------------
 def register(subparsers: Any) -> None:
-    from optuna_boxcox.cli import DEFAULT_STORAGE
     from optuna_boxcox.classifiers import CLASSIFIERS
+    from optuna_boxcox.cli import DEFAULT_STORAGE
 
-    parser = subparsers.add_parser("compare", help="several samplers × seeds on one data set, as one table")
+    parser = subparsers.add_parser(
+        "compare", help="several samplers × seeds on one data set, as one table"
+    )
     data = parser.add_mutually_exclusive_group()
     data.add_argument("--dataset", default="breast_cancer")
     data.add_argument("--csv", type=Path)
@@ -242,37 +266,64 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--features", type=int, default=None, help="use only the first N features")
     parser.add_argument("--classifier", default="knn", help=f"one of {', '.join(CLASSIFIERS)}")
     parser.add_argument(
-        "--samplers", default="coordinate,tpe,nelder-mead,random", help="comma-separated registry names"
+        "--samplers",
+        default="coordinate,tpe,nelder-mead,random",
+        help="comma-separated registry names",
     )
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--n-trials", type=int, default=None, help=f"budget per study (default: the {REFERENCE_SAMPLER} sampler's E·p·L)")
+    parser.add_argument(
+        "--n-trials",
+        type=int,
+        default=None,
+        help=f"budget per study (default: the {REFERENCE_SAMPLER} sampler's E·p·L)",
+    )
     parser.add_argument("--scoring", default="accuracy")
     parser.add_argument("--cv", type=int, default=None)
-    parser.add_argument("--test-size", type=float, default=None, help="hold out this fraction for an outer score")
+    parser.add_argument(
+        "--test-size", type=float, default=None, help="hold out this fraction for an outer score"
+    )
     parser.add_argument("--storage", default=DEFAULT_STORAGE)
     parser.add_argument("--n-jobs", type=int, default=1)
-    parser.add_argument("--plot", type=Path, default=None, help="best-so-far plot (HTML); default under studies/")
+    parser.add_argument(
+        "--plot", type=Path, default=None, help="best-so-far plot (HTML); default under studies/"
+    )
     parser.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from optuna_boxcox.classifiers import make_classifier
+    from optuna_boxcox.cli import UsageError
     from optuna_boxcox.cli import load_data
     from optuna_boxcox.samplers import SAMPLERS
-    from optuna_boxcox.cli import UsageError
 
     names = [s.strip() for s in args.samplers.split(",") if s.strip()]
     unknown = [n for n in names if n not in SAMPLERS and not n.startswith("coordinate:")]
     if unknown:
-        raise UsageError(f"unknown sampler(s) {', '.join(unknown)}; choose from {', '.join(SAMPLERS)}")
+        raise UsageError(
+            f"unknown sampler(s) {', '.join(unknown)}; choose from {', '.join(SAMPLERS)}"
+        )
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")
     X, y, data_name = load_data(args)
-    print(f"comparing {', '.join(names)} on {data_name} with {args.classifier}, {args.seeds} seeds", flush=True)
+    print(
+        f"comparing {', '.join(names)} on {data_name} with {args.classifier}, {args.seeds} seeds",
+        flush=True,
+    )
     runs, references = compare(
-        X, y, make_classifier(args.classifier), dataset=data_name, classifier=args.classifier,
-        samplers=names, seeds=args.seeds, n_trials=args.n_trials, storage=args.storage,
-        scoring=args.scoring, cv=args.cv, test_size=args.test_size, n_jobs=args.n_jobs, progress=True,
+        X,
+        y,
+        make_classifier(args.classifier),
+        dataset=data_name,
+        classifier=args.classifier,
+        samplers=names,
+        seeds=args.seeds,
+        n_trials=args.n_trials,
+        storage=args.storage,
+        scoring=args.scoring,
+        cv=args.cv,
+        test_size=args.test_size,
+        n_jobs=args.n_jobs,
+        progress=True,
     )
     print(format_table(runs, references))
     plot = args.plot or Path("studies") / f"compare-{data_name}-{args.classifier}.html"
@@ -281,7 +332,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     store = open_storage(args.storage)
     studies = {
-        r.name: [optuna.load_study(study_name=f"{data_name}/{args.classifier}/{r.name}/seed{k}", storage=store) for k in range(args.seeds)]
+        r.name: [
+            optuna.load_study(
+                study_name=f"{data_name}/{args.classifier}/{r.name}/seed{k}", storage=store
+            )
+            for k in range(args.seeds)
+        ]
         for r in runs
     }
     best_so_far(studies).write_html(str(plot), include_plotlyjs=True)

@@ -29,12 +29,16 @@ def load_dataset(name: str, *, data_home: str | None = None) -> tuple[pd.DataFra
         return bunch.data, bunch.target
     if name == "sonar":
         return _load_sonar(data_home)
-    raise DataError(f"unknown data set {name!r}; choose one of {', '.join(DATASETS)} or give a CSV path")
+    raise DataError(
+        f"unknown data set {name!r}; choose one of {', '.join(DATASETS)} or give a CSV path"
+    )
 
 
 def _load_sonar(data_home: str | None) -> tuple[pd.DataFrame, pd.Series]:
     try:
-        bunch = _sk.fetch_openml("sonar", version=1, as_frame=True, data_home=data_home, parser="auto")
+        bunch = _sk.fetch_openml(
+            "sonar", version=1, as_frame=True, data_home=data_home, parser="auto"
+        )
     except Exception as error:  # network errors come in many types
         raise DataError(
             "could not fetch sonar from OpenML (offline?): pass the data as a CSV instead, e.g. "
@@ -66,7 +70,9 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
         )
     y = frame.pop(label)
     if y.isna().any():
-        raise DataError(f"label column {label!r} of {path.name} is empty in {int(y.isna().sum())} row(s)")
+        raise DataError(
+            f"label column {label!r} of {path.name} is empty in {int(y.isna().sum())} row(s)"
+        )
     return validate_features(frame, source=path.name), y
 
 

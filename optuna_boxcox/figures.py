@@ -64,7 +64,9 @@ def normalise(values: Sequence[float]) -> np.ndarray:
     return (v - low) / (high - low)
 
 
-def linf_distances(score: Sequence[float], curves: Mapping[str, Sequence[float]]) -> dict[str, float]:
+def linf_distances(
+    score: Sequence[float], curves: Mapping[str, Sequence[float]]
+) -> dict[str, float]:
     """max |normalise(curve) − normalise(score)| of every curve: 0 when it has the score's shape."""
     reference = normalise(score)
     return {name: float(np.max(np.abs(normalise(c) - reference))) for name, c in curves.items()}
@@ -80,9 +82,7 @@ def _steps(x: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[fl
 
 def best_so_far_curve(study: optuna.Study) -> np.ndarray:
     """Best value among the first k finished trials, for k = 1 … n (in the study's direction)."""
-    values = [
-        t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    ]
+    values = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
     if not values:
         return np.empty(0)
     best = np.maximum if study.direction == optuna.study.StudyDirection.MAXIMIZE else np.minimum
@@ -113,7 +113,9 @@ def _criterion_value(objective: BoxCoxObjective, name: str, lambdas: np.ndarray)
         return float(criterion.function(objective.transform(lambdas), *labels))
     transformed = _numerics.power_columns(objective.values, lambdas, objective.method)
     return float(
-        criterion.function(objective.values, transformed, lambdas, *labels, method=objective.method)
+        criterion.function(
+            objective.values, transformed, lambdas, *labels, method=objective.method
+        )
     )
 
 
@@ -182,12 +184,22 @@ def grid_heatmap(
     """
     names = objective.param_names
     if len(names) != 2:
-        raise ValueError(f"the grid heatmap needs exactly 2 features, the objective has {len(names)}")
-    grid = np.linspace(*DEFAULT_GRID_RANGE, 11) if grid is None else np.asarray(grid, dtype=np.float64)
+        raise ValueError(
+            f"the grid heatmap needs exactly 2 features, the objective has {len(names)}"
+        )
+    grid = (
+        np.linspace(*DEFAULT_GRID_RANGE, 11)
+        if grid is None
+        else np.asarray(grid, dtype=np.float64)
+    )
     scores = [[objective.evaluate(np.array([l1, l2])) for l1 in grid] for l2 in grid]
     figure = go.Figure(
         go.Heatmap(
-            x=grid.tolist(), y=grid.tolist(), z=scores, colorscale="Viridis", name="score",
+            x=grid.tolist(),
+            y=grid.tolist(),
+            z=scores,
+            colorscale="Viridis",
+            name="score",
             colorbar={"title": {"text": "score"}},
         )
     )
@@ -215,8 +227,11 @@ def grid_heatmap(
             )
         )
     figure.update_layout(
-        title=title, xaxis_title=f"λ of {names[0]}", yaxis_title=f"λ of {names[1]}",
-        legend={"orientation": "h", "y": -0.2}, **_LAYOUT,
+        title=title,
+        xaxis_title=f"λ of {names[0]}",
+        yaxis_title=f"λ of {names[1]}",
+        legend={"orientation": "h", "y": -0.2},
+        **_LAYOUT,
     )
     return figure
 
@@ -239,10 +254,14 @@ def transform_curves(
         lam = float(params[name])
         curve = normalise(_numerics.power_column(z, lam, objective.method))
         figure.add_trace(
-            go.Scatter(x=z.tolist(), y=curve.tolist(), mode="lines", name=f"{name} (λ = {lam:.3g})")
+            go.Scatter(
+                x=z.tolist(), y=curve.tolist(), mode="lines", name=f"{name} (λ = {lam:.3g})"
+            )
         )
     x_title = "z (feature scaled into [1, 2])" if objective.method == "box-cox" else "x"
-    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_LAYOUT)
+    figure.update_layout(
+        title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_LAYOUT
+    )
     return figure
 
 
@@ -265,22 +284,30 @@ def criteria_sweep(
     scoring = objective.scoring if isinstance(objective.scoring, str) else "score"
     figure = go.Figure(
         go.Scatter(
-            x=c.tolist(), y=normalise(score).tolist(), mode="lines+markers",
-            name=f"{scoring} of {type(objective.estimator).__name__}", line={"width": 3},
+            x=c.tolist(),
+            y=normalise(score).tolist(),
+            mode="lines+markers",
+            name=f"{scoring} of {type(objective.estimator).__name__}",
+            line={"width": 3},
         )
     )
     for name, curve in curves.items():
         label = CRITERION_LABELS.get(name, name)
         figure.add_trace(
             go.Scatter(
-                x=c.tolist(), y=normalise(curve).tolist(), mode="lines", line={"dash": "dot"},
+                x=c.tolist(),
+                y=normalise(curve).tolist(),
+                mode="lines",
+                line={"dash": "dot"},
                 name=f"{label} (L∞ = {distances[name]:.3f})",
             )
         )
     summary = ", ".join(f"{CRITERION_LABELS.get(n, n)} {d:.3f}" for n, d in distances.items())
     figure.update_layout(
         title=title or f"Score and criteria along λ = c for every feature (L∞: {summary})",
-        xaxis_title="c (every λ = c)", yaxis_title="min-max scaled", **_LAYOUT,
+        xaxis_title="c (every λ = c)",
+        yaxis_title="min-max scaled",
+        **_LAYOUT,
     )
     return figure
 
@@ -321,7 +348,9 @@ def search_note(
     recorded = study.user_attrs.get("objective", {})
     sampler = study.user_attrs.get(SAMPLER_ATTR, {})
     n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-    scoring = recorded.get("scoring", objective.scoring if isinstance(objective.scoring, str) else "custom")
+    scoring = recorded.get(
+        "scoring", objective.scoring if isinstance(objective.scoring, str) else "custom"
+    )
     cv = recorded.get("cv", "resubstitution" if objective.cv is None else f"{objective.cv}-fold")
     n_samples = recorded.get("n_samples", objective.X.shape[0])
     settings = sampler.get("settings", {})
@@ -344,7 +373,9 @@ def search_note(
         lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
         lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
         mle_params = objective.mle_params
-        lines += [f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names]
+        lines += [
+            f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -378,7 +409,9 @@ def attach_figures(
             if not paths:
                 paths = write_figures(figures, directory, formats=("html",), include_plotlyjs=True)
             for path in paths:
-                upload_artifact(artifact_store=artifact_store, file_path=str(path), study_or_trial=study)
+                upload_artifact(
+                    artifact_store=artifact_store, file_path=str(path), study_or_trial=study
+                )
 
 
 def write_figures(

@@ -66,7 +66,14 @@ class MetaObjective:
     """
 
     def __init__(
-        self, X: np.ndarray, y: np.ndarray, classifier: str, protocol: Protocol, *, n_jobs: int = 1, seed: int = PAPER_SEED
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        classifier: str,
+        protocol: Protocol,
+        *,
+        n_jobs: int = 1,
+        seed: int = PAPER_SEED,
     ) -> None:
         self.X, self.y, self.classifier = X, y, classifier
         self.splits = protocol.splits(X, y)
@@ -81,7 +88,11 @@ class MetaObjective:
         results: dict[int, float] = {}
         execute(
             list(range(len(self.splits))),
-            lambda k: evaluate_fold(self.X, self.y, self.splits[k], self.classifier, sampler, k).test_accuracy,
+            lambda k: (
+                evaluate_fold(
+                    self.X, self.y, self.splits[k], self.classifier, sampler, k
+                ).test_accuracy
+            ),
             lambda k, accuracy: results.__setitem__(k, accuracy),
             n_jobs=self.n_jobs,
         )
@@ -130,7 +141,9 @@ def meta_study(
         n_jobs: Worker processes computing the folds of a trial.
     """
     if classifier not in CLASSIFIERS:
-        raise ValueError(f"unknown classifier {classifier!r}; choose one of {', '.join(CLASSIFIERS)}")
+        raise ValueError(
+            f"unknown classifier {classifier!r}; choose one of {', '.join(CLASSIFIERS)}"
+        )
     protocol = Protocol(n_splits=int(folds), n_repeats=int(repeats))
     X, y = paper_features(dataset, csv=csv, label=label)
     if features is not None:
@@ -149,8 +162,16 @@ def meta_study(
         sampler=optuna.samplers.TPESampler(seed=seed),
         load_if_exists=True,
     )
-    _check_settings(study, {"dataset": dataset, "classifier": classifier, "features": features,
-                            "protocol": protocol.to_attr(), "seed": seed})
+    _check_settings(
+        study,
+        {
+            "dataset": dataset,
+            "classifier": classifier,
+            "features": features,
+            "protocol": protocol.to_attr(),
+            "seed": seed,
+        },
+    )
     if not study.trials:
         for preset, settings in PRESETS.items():
             study.enqueue_trial(dict(settings), user_attrs={"preset": preset})
@@ -203,18 +224,27 @@ def format_meta(result: MetaResult) -> str:
     study = result.study
     trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     names = list(SPACE)
-    lines = [f"meta-study {study.study_name}: {len(trials)} finished trials, mean outer test accuracy [%]", ""]
-    lines.append(f"{'trial':>5}  {'preset':<10}" + "".join(f"{n:>14}" for n in names) + f"{'accuracy':>10}")
+    lines = [
+        f"meta-study {study.study_name}: {len(trials)} finished trials, mean outer test accuracy [%]",
+        "",
+    ]
+    lines.append(
+        f"{'trial':>5}  {'preset':<10}" + "".join(f"{n:>14}" for n in names) + f"{'accuracy':>10}"
+    )
     for t in trials:
         preset = t.user_attrs.get("preset", "")
         lines.append(
-            f"{t.number:>5}  {preset:<10}" + "".join(f"{t.params[n]:>14}" for n in names) + f"{100 * t.value:>10.3f}"
+            f"{t.number:>5}  {preset:<10}"
+            + "".join(f"{t.params[n]:>14}" for n in names)
+            + f"{100 * t.value:>10.3f}"
         )
     if trials:
         best = study.best_trial
         lines.append(f"\nbest: trial {best.number} {best.params} → {100 * best.value:.3f} %")
     if result.importances is None:
-        lines.append("parameter importances: not yet (need at least two trials with different results)")
+        lines.append(
+            "parameter importances: not yet (need at least two trials with different results)"
+        )
     else:
         lines.append("parameter importances (fANOVA):")
         lines += [f"  {name:<14} {value:.3f}" for name, value in result.importances.items()]
@@ -231,18 +261,24 @@ def register(subparsers: Any) -> None:
         "(grid_size, epochs, shift_epoch, shuffle_epoch, finer_epoch) and whose value is the outer "
         "cross-validated accuracy of the Box-Cox pipeline; the paper's Table-4 rows run first, then TPE.",
     )
-    parser.add_argument("--classifier", default="bayes", help=f"one of {', '.join(CLASSIFIERS)} (default bayes)")
+    parser.add_argument(
+        "--classifier", default="bayes", help=f"one of {', '.join(CLASSIFIERS)} (default bayes)"
+    )
     parser.add_argument("--dataset", default="breast_cancer", choices=("breast_cancer", "sonar"))
     parser.add_argument("--csv", type=Path, help="sonar (or other data) from a CSV file")
     parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
     parser.add_argument("--features", type=int, default=None, help="use only the first N features")
     parser.add_argument("--folds", type=int, default=3, help="outer folds (default 3)")
     parser.add_argument("--repeats", type=int, default=1, help="outer repeats (default 1)")
-    parser.add_argument("--n-trials", type=int, default=30, help="finished trials to reach (default 30)")
+    parser.add_argument(
+        "--n-trials", type=int, default=30, help="finished trials to reach (default 30)"
+    )
     parser.add_argument("--seed", type=int, default=PAPER_SEED)
     parser.add_argument("--storage", default=DEFAULT_STORAGE)
     parser.add_argument("--study-name", default=None)
-    parser.add_argument("--n-jobs", type=int, default=1, help="worker processes for the folds of a trial")
+    parser.add_argument(
+        "--n-jobs", type=int, default=1, help="worker processes for the folds of a trial"
+    )
     parser.set_defaults(func=cmd_meta)
 
 
@@ -262,5 +298,7 @@ def cmd_meta(args: argparse.Namespace) -> int:
         n_jobs=args.n_jobs,
     )
     print(format_meta(result))
-    print(f"\nwall time {result.wall_seconds:.1f} s; study in {redact(args.storage)} (optuna-boxcox dashboard {redact(args.storage)})")
+    print(
+        f"\nwall time {result.wall_seconds:.1f} s; study in {redact(args.storage)} (optuna-boxcox dashboard {redact(args.storage)})"
+    )
     return 0

@@ -113,7 +113,9 @@ def reproduce(
     started = time.perf_counter()
     bar = _Progress(progress, "λ row" if target in _GRID_TITLES else "fold")
     verbosity = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(max(verbosity, optuna.logging.WARNING))  # no "study created" lines
+    optuna.logging.set_verbosity(
+        max(verbosity, optuna.logging.WARNING)
+    )  # no "study created" lines
     try:
         if target in _GRID_TITLES:
             _refuse(target, rows=rows, pairs=pairs, csv=csv)
@@ -192,7 +194,11 @@ def _pairs_for(table: Any, pairs: Sequence[str] | None) -> list[str] | None:
     chosen = []
     for p in pairs:
         numbers = re.findall(r"\d+", p)
-        label = p if p in known else (f"Features {numbers[0]} and {numbers[1]}" if len(numbers) == 2 else p)
+        label = (
+            p
+            if p in known
+            else (f"Features {numbers[0]} and {numbers[1]}" if len(numbers) == 2 else p)
+        )
         if label not in known:
             raise ValueError(
                 f"unknown feature pair {p!r} for {table.name}; choose from "
@@ -206,7 +212,9 @@ def _refuse(target: str, **options: Any) -> None:
     given = [name for name, value in options.items() if value is not None]
     if given:
         verb = "does" if len(given) == 1 else "do"
-        raise ValueError(f"{target} is a grid exploration of synthetic data; {', '.join(given)} {verb} not apply")
+        raise ValueError(
+            f"{target} is a grid exploration of synthetic data; {', '.join(given)} {verb} not apply"
+        )
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -227,11 +235,12 @@ def _write(result: Reproduction, out: Path, heatmaps: dict, png: bool | None) ->
     from optuna_boxcox.figures import write_figures
 
     figures = {}
-    for (key, seed), by_classifier in heatmaps.items():
+    for (key, _seed), by_classifier in heatmaps.items():
         name = "figure2" if key == "random" else f"appendix-a-{key}"
         suffix = "" if result.protocol.is_paper else f"-{result.protocol.tag}"
         figures[f"{name}{suffix}"] = figure2(
-            by_classifier, title=f"Grid exploration, {SYNTHETIC[key].label}: accuracy [%] (1 spherical, 2 diagonal, 3 full)"
+            by_classifier,
+            title=f"Grid exploration, {SYNTHETIC[key].label}: accuracy [%] (1 spherical, 2 diagonal, 3 full)",
         )
     if png is None:
         png = importlib.util.find_spec("kaleido") is not None
@@ -251,7 +260,9 @@ class _Progress:
         if self.bar is None:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, initial=n, unit=self.unit, file=sys.stderr, dynamic_ncols=True)
+            self.bar = tqdm(
+                total=total, initial=n, unit=self.unit, file=sys.stderr, dynamic_ncols=True
+            )
             return
         self.bar.update(n)
 
@@ -275,7 +286,9 @@ def register(subparsers: Any) -> None:
         "and print the result beside the published numbers.",
     )
     parser.add_argument("target", choices=TARGETS)
-    parser.add_argument("--classifiers", help=f"comma-separated, of {', '.join(CLASSIFIERS)} (default: all)")
+    parser.add_argument(
+        "--classifiers", help=f"comma-separated, of {', '.join(CLASSIFIERS)} (default: all)"
+    )
     parser.add_argument(
         "--rows",
         help="tables 5–8: comma-separated search strategies, of "
@@ -283,18 +296,32 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--folds", type=int, default=10, help="outer folds (paper: 10)")
     parser.add_argument("--repeats", type=int, default=5, help="outer repeats (paper: 5)")
-    parser.add_argument("--storage", default=DEFAULT_STORAGE, help=f"study storage (default {DEFAULT_STORAGE})")
-    parser.add_argument("--out", default="studies", help="directory for the CSV, Markdown and figures")
-    parser.add_argument("--n-jobs", type=int, default=1, help="worker processes")
-    parser.add_argument("--csv", type=Path, help="tables 5–6: sonar from this CSV file instead of OpenML")
-    parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
-    parser.add_argument("--pairs", help="tables 6 and 8: comma-separated feature pairs, e.g. 8-41,2-48")
-    parser.add_argument("--datasets", help=f"table 2: comma-separated, of {', '.join(SYNTHETIC)}")
     parser.add_argument(
-        "--seeds", type=int, default=None, help=f"table 3: use seeds 1…N of the random data set (default {len(TABLE3_SEEDS)})"
+        "--storage", default=DEFAULT_STORAGE, help=f"study storage (default {DEFAULT_STORAGE})"
     )
     parser.add_argument(
-        "--max-tasks", type=int, default=None, help="stop after this many new folds (grid rows); run again to continue"
+        "--out", default="studies", help="directory for the CSV, Markdown and figures"
+    )
+    parser.add_argument("--n-jobs", type=int, default=1, help="worker processes")
+    parser.add_argument(
+        "--csv", type=Path, help="tables 5–6: sonar from this CSV file instead of OpenML"
+    )
+    parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
+    parser.add_argument(
+        "--pairs", help="tables 6 and 8: comma-separated feature pairs, e.g. 8-41,2-48"
+    )
+    parser.add_argument("--datasets", help=f"table 2: comma-separated, of {', '.join(SYNTHETIC)}")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        help=f"table 3: use seeds 1…N of the random data set (default {len(TABLE3_SEEDS)})",
+    )
+    parser.add_argument(
+        "--max-tasks",
+        type=int,
+        default=None,
+        help="stop after this many new folds (grid rows); run again to continue",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=cmd_reproduce)
@@ -323,8 +350,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         max_tasks=args.max_tasks,
     )
     print(result.format())
-    print(f"\nwall time {result.wall_seconds:.1f} s" + ("" if result.complete else " (incomplete: run again to continue)"))
+    print(
+        f"\nwall time {result.wall_seconds:.1f} s"
+        + ("" if result.complete else " (incomplete: run again to continue)")
+    )
     for path in [*result.files, *result.figures]:
         print(f"wrote {path}")
-    print(f"studies in {redact(args.storage)} under reproduce/…  (optuna-boxcox dashboard {redact(args.storage)})")
+    print(
+        f"studies in {redact(args.storage)} under reproduce/…  (optuna-boxcox dashboard {redact(args.storage)})"
+    )
     return 0

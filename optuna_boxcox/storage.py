@@ -58,16 +58,20 @@ def open_storage(url: str | None = None) -> BaseStorage:
             Path(url).parent.mkdir(parents=True, exist_ok=True)
             return JournalStorage(JournalFileBackend(url))
         except OSError as error:
-            raise StorageError(f"cannot open journal storage {url}: {_os_reason(error)}") from error
+            raise StorageError(
+                f"cannot open journal storage {url}: {_os_reason(error)}"
+            ) from error
     if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///"):])
+        path = Path(url[len("sqlite:///") :])
         if str(path) != ":memory:":
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with sqlite3.connect(path, timeout=60) as connection:
                     connection.execute("PRAGMA journal_mode=WAL")
             except (OSError, sqlite3.Error) as error:
-                raise StorageError(f"cannot open SQLite storage {url}: {_os_reason(error)}") from error
+                raise StorageError(
+                    f"cannot open SQLite storage {url}: {_os_reason(error)}"
+                ) from error
         storage = _rdb(url, engine_kwargs={"connect_args": {"timeout": 60}})
         _relax_sqlite_sync(storage)
         return _batch_params(storage)
@@ -298,7 +302,7 @@ def redact(url: str) -> str:
 
 def sqlite_path(url: str) -> Path | None:
     """The file behind a sqlite:/// URL, else None."""
-    return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
+    return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else None
 
 
 __all__ = ["DEFAULT_STORAGE", "StorageError", "open_storage", "redact", "sqlite_path"]

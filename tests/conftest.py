@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import glob
+import os
 from pathlib import Path
+import shutil
+import socket
+import subprocess
+import tempfile
+import uuid
 
 import pandas as pd
 import pytest
@@ -17,7 +24,9 @@ SONAR_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "sonar.csv
 def sonar() -> Bunch:
     """Sonar (208 × 60): ``data`` has columns x0..x59, ``target`` is y (1 = rock, 0 = mine)."""
     if not SONAR_CSV.exists():
-        pytest.skip(f"sonar data not found at {SONAR_CSV} (expected beside the repository in shared/data)")
+        pytest.skip(
+            f"sonar data not found at {SONAR_CSV} (expected beside the repository in shared/data)"
+        )
     frame = pd.read_csv(SONAR_CSV)
     features = [f"x{j}" for j in range(60)]
     return Bunch(data=frame[features], target=frame["y"], frame=frame, feature_names=features)
@@ -30,13 +39,6 @@ def breast_cancer() -> Bunch:
 
 
 # -- a throw-away PostgreSQL server on loopback ---------------------------------------------------
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import uuid
 
 
 def _free_port() -> int:
@@ -57,7 +59,9 @@ def postgres_server():
     """(host, port) of a PostgreSQL server started for this test session, or a skip saying why."""
     bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
     if not bins:
-        pytest.skip("PostgreSQL server not installed (make test installs Debian's postgresql as root)")
+        pytest.skip(
+            "PostgreSQL server not installed (make test installs Debian's postgresql as root)"
+        )
     try:
         import psycopg  # noqa: F401
     except ImportError:
@@ -70,12 +74,26 @@ def postgres_server():
         shutil.chown(root, "postgres")
         shutil.chown(sockets, "postgres")
     port = _free_port()
-    run = lambda *cmd: subprocess.run(_as_server_user(list(cmd)), capture_output=True, text=True, timeout=120)
+    run = lambda *cmd: subprocess.run(
+        _as_server_user(list(cmd)), capture_output=True, text=True, timeout=120
+    )
     init = run(f"{bindir}/initdb", "-D", data, "--auth=trust", "-U", "postgres")
     if init.returncode != 0:
         pytest.skip(f"initdb failed: {init.stderr.strip()[:300]}")
-    options = f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off"
-    start = run(f"{bindir}/pg_ctl", "-D", data, "-o", options, "-l", os.path.join(root, "log"), "-w", "start")
+    options = (
+        f"-p {port} -k {sockets} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=off"
+    )
+    start = run(
+        f"{bindir}/pg_ctl",
+        "-D",
+        data,
+        "-o",
+        options,
+        "-l",
+        os.path.join(root, "log"),
+        "-w",
+        "start",
+    )
     if start.returncode != 0:
         pytest.skip(f"PostgreSQL could not start: {start.stderr.strip()[:300]}")
     try:
@@ -92,6 +110,8 @@ def postgres_url(postgres_server):
 
     host, port = postgres_server
     name = f"t_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(host=host, port=port, user="postgres", dbname="postgres", autocommit=True) as c:
+    with psycopg.connect(
+        host=host, port=port, user="postgres", dbname="postgres", autocommit=True
+    ) as c:
         c.execute(f'CREATE DATABASE "{name}"')
     return f"postgresql+psycopg://postgres@{host}:{port}/{name}"

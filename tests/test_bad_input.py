@@ -80,21 +80,43 @@ EXPECTED = {
     "nan": ("NaN",) * 5,
     "infinite": ("infinit",) * 5,
     "zero-rows": (r"0 sample\(s\)", r"0 sample\(s\)", r"0 sample\(s\)", "no rows", "no rows"),
-    "zero-columns": (r"0 feature\(s\)", r"0 feature\(s\)", r"0 feature\(s\)", "no feature columns", "no feature columns"),
-    "one-sample": (r"1 sample\(s\).*minimum of 2", FINITE, r"1 sample\(s\).*minimum of 2", FINITE, r"1 sample\(s\).*minimum of 2"),
+    "zero-columns": (
+        r"0 feature\(s\)",
+        r"0 feature\(s\)",
+        r"0 feature\(s\)",
+        "no feature columns",
+        "no feature columns",
+    ),
+    "one-sample": (
+        r"1 sample\(s\).*minimum of 2",
+        FINITE,
+        r"1 sample\(s\).*minimum of 2",
+        FINITE,
+        r"1 sample\(s\).*minimum of 2",
+    ),
     "one-class": ("single class", FINITE, "single class", FINITE, "single class"),
     "constant-column": (FINITE,) * 5,
     "huge-1e300": (FINITE,) * 5,
     "tiny-1e-300": (FINITE,) * 5,
     "non-numeric-column": ("non-numeric feature column.*f1",) * 5,
-    "label-column-missing": (NA, NA, NA, "label column 'y' not in data.csv", "label column 'y' not in data.csv"),
+    "label-column-missing": (
+        NA,
+        NA,
+        NA,
+        "label column 'y' not in data.csv",
+        "label column 'y' not in data.csv",
+    ),
 }
 CLASSIFIER, TRANSFORMER, OBJECTIVE, CSV, CLI = range(5)
 DATA = {case: _data(case) for case in EXPECTED}
 
 
 def _cases(surface: int) -> list:
-    return [pytest.param(case, EXPECTED[case][surface], id=case) for case in DATA if EXPECTED[case][surface] is not NA]
+    return [
+        pytest.param(case, EXPECTED[case][surface], id=case)
+        for case in DATA
+        if EXPECTED[case][surface] is not NA
+    ]
 
 
 def _write_csv(case: str, directory: Path) -> Path:
@@ -137,7 +159,11 @@ def test_transformer_names_the_problem_or_gives_a_finite_result(case, expected):
     p = X.shape[1]
     for lambdas in ("mle", [-10.0] * p, [0.0] * p, [10.0] * p):
         transformer = BoxCoxTransformer(lambdas).fit(X)
-        _assert_finite(transformer.lambdas_, transformer.transform(X), transformer.inverse_transform(transformer.transform(X)))
+        _assert_finite(
+            transformer.lambdas_,
+            transformer.transform(X),
+            transformer.inverse_transform(transformer.transform(X)),
+        )
 
 
 @pytest.mark.parametrize("case, expected", _cases(OBJECTIVE))
@@ -173,8 +199,13 @@ def test_mismatched_feature_count_is_refused_by_name():
     four = X.iloc[:, :4].to_numpy()
     clf = BoxCoxClassifier(_knn(), sampler="mle").fit(X.to_numpy(), y)
     transformer = BoxCoxTransformer().fit(X.to_numpy())
-    for call in (clf.predict, clf.predict_proba, transformer.transform, transformer.inverse_transform):
-        with pytest.raises(ValueError, match="X has 4 features, but .* is expecting 5 features"):
+    for call in (
+        clf.predict,
+        clf.predict_proba,
+        transformer.transform,
+        transformer.inverse_transform,
+    ):
+        with pytest.raises(ValueError, match=r"X has 4 features, but .* is expecting 5 features"):
             call(four)
     objective = BoxCoxObjective(X, y, _knn())
     for call in (objective.evaluate, objective.transform):
@@ -186,7 +217,9 @@ def test_mismatched_feature_count_is_refused_by_name():
 def test_test_values_1000_times_outside_the_training_range_give_finite_output(extrapolation):
     X, y = _good()
     far = np.vstack([X.to_numpy() * 1000, -X.to_numpy() * 1000])
-    clf = BoxCoxClassifier(_knn(), sampler="spherical", extrapolation=extrapolation).fit(X.to_numpy(), y)
+    clf = BoxCoxClassifier(_knn(), sampler="spherical", extrapolation=extrapolation).fit(
+        X.to_numpy(), y
+    )
     _assert_finite(clf.predict_proba(far))
     assert set(clf.predict(far)) <= set(clf.classes_)
     for lambdas in ("mle", [-10.0] * 5, [0.0] * 5, [10.0] * 5):
@@ -210,7 +243,9 @@ def existing_db(tmp_path_factory) -> Path:
     """A SQLite file holding study 'existing' with three finished trials (copied for each case)."""
     path = tmp_path_factory.mktemp("existing") / "existing.db"
     study = optuna.create_study(
-        storage=f"sqlite:///{path}", study_name="existing", sampler=optuna.samplers.RandomSampler(seed=0)
+        storage=f"sqlite:///{path}",
+        study_name="existing",
+        sampler=optuna.samplers.RandomSampler(seed=0),
     )
     study.optimize(lambda trial: trial.suggest_float("x", 0, 1), n_trials=3)
     return path
@@ -243,7 +278,11 @@ STORAGE = {
         r"storage postgresql\+psycopg://u:\*\*\*@127\.0\.0\.1:1/db needs the database driver 'psycopg'",
         1,
     ),
-    "storage-malformed-url": (lambda d: "notaurl://", r"storage 'notaurl://' is not a database URL", 2),
+    "storage-malformed-url": (
+        lambda d: "notaurl://",
+        r"storage 'notaurl://' is not a database URL",
+        2,
+    ),
     "storage-sqlite-dir-missing": (
         lambda d: "sqlite:////nonexistent-dir/x.db",
         r"cannot open SQLite storage sqlite:////nonexistent-dir/x\.db: .*nonexistent-dir",
@@ -259,10 +298,13 @@ STORAGE = {
 
 def _storage_cases() -> list:
     skip_root = pytest.mark.skipif(
-        IS_ROOT, reason="as root the directory /nonexistent-dir would be created (see -inside-a-file)"
+        IS_ROOT,
+        reason="as root the directory /nonexistent-dir would be created (see -inside-a-file)",
     )
     return [
-        pytest.param(case, marks=skip_root if case == "storage-sqlite-dir-missing" else (), id=case)
+        pytest.param(
+            case, marks=skip_root if case == "storage-sqlite-dir-missing" else (), id=case
+        )
         for case in STORAGE
     ]
 
@@ -286,7 +328,9 @@ def test_unusable_storage_is_refused_by_name(surface, case, tmp_path, existing_d
             open_storage(url(tmp_path))
         else:
             X, y = _good()
-            BoxCoxClassifier(_knn(), sampler="mle", storage=url(tmp_path), study_name="s").fit(X, y)
+            BoxCoxClassifier(_knn(), sampler="mle", storage=url(tmp_path), study_name="s").fit(
+                X, y
+            )
     assert "secret" not in str(raised.value)
     assert _snapshot(existing, "existing") == before
 
@@ -304,20 +348,33 @@ def test_study_name_reused_for_another_search_space_is_refused_and_left_intact(s
         BoxCoxClassifier(_knn(), sampler="mle", storage=url, study_name="shared").fit(*_wine3())
         before = _snapshot(url, "shared")
         with pytest.raises(ValueError, match="created for another λ search space"):
-            BoxCoxClassifier(_knn(), sampler="mle", storage=url, study_name="shared").fit(bc_X, bc_y)
+            BoxCoxClassifier(_knn(), sampler="mle", storage=url, study_name="shared").fit(
+                bc_X, bc_y
+            )
     else:
         study = optuna.create_study(storage=url, study_name="shared", direction="maximize")
         study.optimize(BoxCoxObjective(*_wine3(), _knn()), n_trials=2)
         before = _snapshot(url, "shared")
         with pytest.raises(ValueError, match="created for another λ search space"):
-            BoxCoxObjective(bc_X, bc_y, _knn()).register(optuna.load_study(study_name="shared", storage=url))
+            BoxCoxObjective(bc_X, bc_y, _knn()).register(
+                optuna.load_study(study_name="shared", storage=url)
+            )
     assert len(before[0]) >= 1
     assert _snapshot(url, "shared") == before
 
 
 # -- the search command, as a user runs it ------------------------------------------------------------
 def _search(*args: str, sampler: str = "mle") -> list[str]:
-    return [sys.executable, "-m", "optuna_boxcox.cli", "search", *args, "--sampler", sampler, "--no-figures"]
+    return [
+        sys.executable,
+        "-m",
+        "optuna_boxcox.cli",
+        "search",
+        *args,
+        "--sampler",
+        sampler,
+        "--no-figures",
+    ]
 
 
 def _cli_plan(directory: Path, existing_db: Path) -> dict[str, Any]:
@@ -327,7 +384,12 @@ def _cli_plan(directory: Path, existing_db: Path) -> dict[str, Any]:
         where = directory / case
         where.mkdir()
         _write_csv(case, where)
-        plans[case] = {"cwd": where, "commands": [_search("--csv", "data.csv", "--label", "y", "--storage", "sqlite:///s.db")]}
+        plans[case] = {
+            "cwd": where,
+            "commands": [
+                _search("--csv", "data.csv", "--label", "y", "--storage", "sqlite:///s.db")
+            ],
+        }
     for case, (url, _, _) in STORAGE.items():
         where = directory / case
         where.mkdir()
@@ -336,8 +398,15 @@ def _cli_plan(directory: Path, existing_db: Path) -> dict[str, Any]:
         if case == "storage-driver-missing":
             shim = where / "no-psycopg" / "psycopg"
             shim.mkdir(parents=True)
-            (shim / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n")
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(shim.parent), os.environ.get("PYTHONPATH")]))}
+            (shim / "__init__.py").write_text(
+                "raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n"
+            )
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(
+                    filter(None, [str(shim.parent), os.environ.get("PYTHONPATH")])
+                ),
+            }
         plans[case] = {
             "cwd": where,
             "env": env,
@@ -351,8 +420,12 @@ def _cli_plan(directory: Path, existing_db: Path) -> dict[str, Any]:
         "cwd": where,
         "commands": [
             _search("--dataset", "wine", "--features", "3", *shared),
-            _search("--dataset", "breast_cancer", *shared),  # the paper's samplers run batch by batch
-            _search("--dataset", "breast_cancer", *shared, "--n-trials", "1", sampler="tpe"),  # study.optimize
+            _search(
+                "--dataset", "breast_cancer", *shared
+            ),  # the paper's samplers run batch by batch
+            _search(
+                "--dataset", "breast_cancer", *shared, "--n-trials", "1", sampler="tpe"
+            ),  # study.optimize
         ],
         "study": (f"sqlite:///{where / 's.db'}", "shared"),
     }
@@ -370,7 +443,16 @@ def _run_plan(plan: dict[str, Any]) -> dict[str, Any]:
             except KeyError:  # not created yet
                 snapshots.append(None)
         if command is not None:
-            runs.append(subprocess.run(command, cwd=plan["cwd"], env=plan.get("env"), capture_output=True, text=True, timeout=300))
+            runs.append(
+                subprocess.run(
+                    command,
+                    cwd=plan["cwd"],
+                    env=plan.get("env"),
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
+            )
     return {"runs": runs, "snapshots": snapshots, "cwd": plan["cwd"]}
 
 
@@ -396,23 +478,33 @@ def cli_results(_cli_runs) -> dict[str, Any]:
 def _assert_one_line_error(run: subprocess.CompletedProcess, expected: str, code: int) -> None:
     lines = run.stderr.strip().splitlines()
     assert run.returncode == code, f"exit {run.returncode}, stderr:\n{run.stderr}"
-    assert len(lines) == 1 and "Traceback" not in run.stderr, f"stderr is not one line:\n{run.stderr}"
+    assert len(lines) == 1 and "Traceback" not in run.stderr, (
+        f"stderr is not one line:\n{run.stderr}"
+    )
     assert lines[0].startswith("optuna-boxcox: error: "), lines[0]
     assert re.search(expected, lines[0]), f"{expected!r} not in {lines[0]!r}"
 
 
 @pytest.mark.parametrize("case, expected", _cases(CLI))
-def test_search_command_prints_one_line_naming_the_problem_or_a_finite_result(case, expected, cli_results):
+def test_search_command_prints_one_line_naming_the_problem_or_a_finite_result(
+    case, expected, cli_results
+):
     (run,) = cli_results[case]["runs"]
     if expected is not FINITE:
         _assert_one_line_error(run, expected, 2)
         return
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
-    score = re.search(r"^score\s+base \(λ = 1\) (\S+)\s+MLE (\S+)\s+Box-Cox search (\S+)$", run.stdout, re.MULTILINE)
+    score = re.search(
+        r"^score\s+base \(λ = 1\) (\S+)\s+MLE (\S+)\s+Box-Cox search (\S+)$",
+        run.stdout,
+        re.MULTILINE,
+    )
     assert score, run.stdout
     table = run.stdout.split("λ_MLE\n", 1)[1].splitlines()
-    lambdas = [float(value) for line in table if line.startswith("  ") for value in line.split()[1:]]
+    lambdas = [
+        float(value) for line in table if line.startswith("  ") for value in line.split()[1:]
+    ]
     assert len(lambdas) == 2 * DATA[case][0].shape[1], run.stdout
     _assert_finite([float(s) for s in score.groups()], lambdas)
     (summary,) = optuna.get_all_study_summaries(f"sqlite:///{cli_results[case]['cwd'] / 's.db'}")

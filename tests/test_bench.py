@@ -15,8 +15,23 @@ from optuna_boxcox.cli import main
 def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path, capsys):
     csv = tmp_path / "sonar.csv"
     sonar.frame.to_csv(csv, index=False)
-    status = main(["bench", "--csv", str(csv), "--classifiers", "bayes", "--b-trials", "12",
-                   "--memory-preset", "", "--preset", "iterative", "--repeats", "2"])
+    status = main(
+        [
+            "bench",
+            "--csv",
+            str(csv),
+            "--classifiers",
+            "bayes",
+            "--b-trials",
+            "12",
+            "--memory-preset",
+            "",
+            "--preset",
+            "iterative",
+            "--repeats",
+            "2",
+        ]
+    )
     out = capsys.readouterr().out
     assert status == 0, out
     row = [line for line in out.splitlines() if line.startswith("bayes")][-1]
@@ -43,6 +58,10 @@ def test_the_peak_memory_reported_is_the_childs_own_not_its_parents():
 
     parent = np.ones(100_000_000)  # 763 MiB resident here, before the child starts
     code = "from optuna_boxcox.bench import _peak_rss_kib; print(_peak_rss_kib())"
-    child_kib = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    child_kib = int(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert parent.sum() == 100_000_000
     assert child_kib < 500 * 1024  # the imports take ~200 MiB; Linux's ru_maxrss said 763+ here

@@ -68,7 +68,9 @@ def test_classifier_works_in_pipeline_cross_val_and_grid_search(breast_cancer):
 def test_classifier_records_its_study_in_a_storage(tmp_path, breast_cancer):
     X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
     url = f"sqlite:///{tmp_path / 'study.db'}"
-    clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="diagonal", storage=url, study_name="bc")
+    clf = BoxCoxClassifier(
+        KNeighborsClassifier(), sampler="diagonal", storage=url, study_name="bc"
+    )
     clf.fit(X, y)
     study = optuna.load_study(study_name="bc", storage=url)
     assert len(study.trials) == 3 * 11 + 1

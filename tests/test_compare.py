@@ -17,34 +17,70 @@ from optuna_boxcox.compare import format_table
 def test_compare_command_writes_all_studies_to_one_file_and_resumes(tmp_path):
     url = f"sqlite:///{tmp_path / 'compare.db'}"
     command = [
-        sys.executable, "-m", "optuna_boxcox.cli", "compare", "--dataset", "breast_cancer",
-        "--features", "3", "--classifier", "knn", "--samplers", "coordinate,tpe,nelder-mead,random",
-        "--seeds", "2", "--storage", url, "--plot", str(tmp_path / "plot.html"),
+        sys.executable,
+        "-m",
+        "optuna_boxcox.cli",
+        "compare",
+        "--dataset",
+        "breast_cancer",
+        "--features",
+        "3",
+        "--classifier",
+        "knn",
+        "--samplers",
+        "coordinate,tpe,nelder-mead,random",
+        "--seeds",
+        "2",
+        "--storage",
+        url,
+        "--plot",
+        str(tmp_path / "plot.html"),
     ]
     first = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr
-    for row in ("coordinate", "tpe", "nelder-mead", "random", "no transform", "QuantileTransformer"):
+    for row in (
+        "coordinate",
+        "tpe",
+        "nelder-mead",
+        "random",
+        "no transform",
+        "QuantileTransformer",
+    ):
         assert row in first.stdout
     assert (tmp_path / "plot.html").stat().st_size > 10_000
     names = sorted(s.study_name for s in optuna.get_all_study_summaries(url))
     assert names == sorted(
-        f"breast_cancer/knn/{s}/seed{k}" for s in ("coordinate", "tpe", "nelder-mead", "random") for k in (0, 1)
+        f"breast_cancer/knn/{s}/seed{k}"
+        for s in ("coordinate", "tpe", "nelder-mead", "random")
+        for k in (0, 1)
     )
     counts = {n: len(optuna.load_study(study_name=n, storage=url).trials) for n in names}
-    assert set(counts.values()) == {4 * 3 * 11}, "every sampler gets the coordinate search's E·p·L budget"
+    assert set(counts.values()) == {4 * 3 * 11}, (
+        "every sampler gets the coordinate search's E·p·L budget"
+    )
 
     second = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
     assert {n: len(optuna.load_study(study_name=n, storage=url).trials) for n in names} == counts
-    table = lambda out: [line for line in out.splitlines() if line.startswith(("coordinate", "tpe", "random"))]
+    table = lambda out: [
+        line for line in out.splitlines() if line.startswith(("coordinate", "tpe", "random"))
+    ]
     assert table(second.stdout) == table(first.stdout), "the re-run read the finished studies back"
 
 
 def test_table_reports_wilcoxon_against_the_coordinate_sampler(breast_cancer, tmp_path):
     X, y = breast_cancer.data.iloc[:, :2], breast_cancer.target
     runs, references = compare(
-        X, y, KNeighborsClassifier(), dataset="bc", classifier="knn", samplers=["coordinate", "random"],
-        seeds=3, storage=f"sqlite:///{tmp_path / 'w.db'}", n_trials=30, test_size=0.3,
+        X,
+        y,
+        KNeighborsClassifier(),
+        dataset="bc",
+        classifier="knn",
+        samplers=["coordinate", "random"],
+        seeds=3,
+        storage=f"sqlite:///{tmp_path / 'w.db'}",
+        n_trials=30,
+        test_size=0.3,
     )
     coordinate, random = runs
     expected = stats.wilcoxon(random.best, coordinate.best, zero_method="zsplit").pvalue

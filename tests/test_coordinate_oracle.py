@@ -76,12 +76,22 @@ def test_coordinate_sampler_evaluates_the_spec_points_in_order_on_a_score_table(
     sampler = CoordinateGridSampler.from_preset(
         preset, seed=3, search_space=space, initial_params=dict(zip(names, G))
     )
-    study = run_sampler(lambda t: table_score(np.array([t.suggest_float(n, -8, 8) for n in names])), sampler)
+    study = run_sampler(
+        lambda t: table_score(np.array([t.suggest_float(n, -8, 8) for n in names])), sampler
+    )
 
     low, high = np.full(p, -8.0), np.full(p, 8.0)
     opt, best, evaluated = spec_algorithm_6(
-        table_score, G, low, high, settings["grid_size"], settings["epochs"],
-        settings["shift_epoch"], settings["shuffle_epoch"], settings["finer_epoch"], seed=3,
+        table_score,
+        G,
+        low,
+        high,
+        settings["grid_size"],
+        settings["epochs"],
+        settings["shift_epoch"],
+        settings["shuffle_epoch"],
+        settings["finer_epoch"],
+        seed=3,
     )
     points = [np.array([t.params[n] for n in names]) for t in study.trials]
     assert len(points) == len(evaluated) == settings["epochs"] * p * settings["grid_size"]
@@ -106,9 +116,16 @@ def test_coordinate_sampler_matches_the_spec_loop_on_gaussian_nb_sonar(preset, s
     study = run_sampler(objective, sampler)
 
     opt, best, evaluated = spec_algorithm_6(
-        objective.evaluate, objective.space.initial, objective.space.low, objective.space.high,
-        settings["grid_size"], settings["epochs"], settings["shift_epoch"],
-        settings["shuffle_epoch"], settings["finer_epoch"], seed=42,
+        objective.evaluate,
+        objective.space.initial,
+        objective.space.low,
+        objective.space.high,
+        settings["grid_size"],
+        settings["epochs"],
+        settings["shift_epoch"],
+        settings["shuffle_epoch"],
+        settings["finer_epoch"],
+        seed=42,
     )
     points = np.array([objective.to_lambdas(t.params) for t in study.trials])
     np.testing.assert_array_equal(points, np.array(evaluated))

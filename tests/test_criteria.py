@@ -9,14 +9,14 @@ import pytest
 from scipy import stats
 from sklearn.datasets import load_breast_cancer
 
-from optuna_boxcox._criteria import (
-    CRITERIA,
-    fisher_criterion,
-    log_likelihood,
-    nn_margin,
-    per_class_log_likelihood,
-)
-from optuna_boxcox._numerics import fit_range, power_columns, range_standardise
+from optuna_boxcox._criteria import CRITERIA
+from optuna_boxcox._criteria import fisher_criterion
+from optuna_boxcox._criteria import log_likelihood
+from optuna_boxcox._criteria import nn_margin
+from optuna_boxcox._criteria import per_class_log_likelihood
+from optuna_boxcox._numerics import fit_range
+from optuna_boxcox._numerics import power_columns
+from optuna_boxcox._numerics import range_standardise
 
 
 def _z(X):
@@ -200,7 +200,9 @@ def test_fisher_is_finite_with_singleton_class_and_more_features_than_samples(rn
 
 
 def test_fisher_of_one_class_is_zero(rng):
-    assert fisher_criterion(rng.normal(size=(20, 3)), np.zeros(20)) == pytest.approx(0.0, abs=1e-12)
+    assert fisher_criterion(rng.normal(size=(20, 3)), np.zeros(20)) == pytest.approx(
+        0.0, abs=1e-12
+    )
 
 
 def test_fisher_grows_with_class_separation(rng):

@@ -25,8 +25,14 @@ from optuna_boxcox import cli
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 STUDY = "wine/bayes/iterative"
 FEATURES = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash"]
@@ -35,16 +41,23 @@ PLOT_KEY = "dashboard:plot_data:lambda-trajectory:"
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "dashboard.png"
 
 if not CHROMIUM.exists():
-    pytest.skip(f"{CHROMIUM} not found (Debian: apt-get install chromium)", allow_module_level=True)
+    pytest.skip(
+        f"{CHROMIUM} not found (Debian: apt-get install chromium)", allow_module_level=True
+    )
 sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
+    "playwright.sync_api",
+    reason="the playwright package is not installed (pip install playwright)",
 )
 sync_api.expect.set_options(timeout=20_000)
 
 
 def _command(*args: str) -> list[str]:
     script = Path(sys.executable).with_name("optuna-boxcox")
-    return [str(script), *args] if script.exists() else [sys.executable, "-m", "optuna_boxcox.cli", *args]
+    return (
+        [str(script), *args]
+        if script.exists()
+        else [sys.executable, "-m", "optuna_boxcox.cli", *args]
+    )
 
 
 def _free_port() -> int:
@@ -63,13 +76,28 @@ def searched(tmp_path_factory) -> str:
     """A finished ``optuna-boxcox search`` on wine (4 features, naive Bayes, iterative), with figures."""
     storage = f"sqlite:///{tmp_path_factory.mktemp('study') / 's.db'}"
     run = subprocess.run(
-        _command("search", "--dataset", "wine", "--features", "4", "--classifier", "bayes",
-                 "--sampler", "iterative", "--storage", storage),
-        capture_output=True, text=True, timeout=120,
+        _command(
+            "search",
+            "--dataset",
+            "wine",
+            "--features",
+            "4",
+            "--classifier",
+            "bayes",
+            "--sampler",
+            "iterative",
+            "--storage",
+            storage,
+        ),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 0, f"optuna-boxcox search failed:\n{run.stdout}\n{run.stderr}"
     study = optuna.load_study(study_name=STUDY, storage=storage)
-    has_figures = any(k.startswith(PLOT_KEY) for k in study._storage.get_study_system_attrs(study._study_id))
+    has_figures = any(
+        k.startswith(PLOT_KEY) for k in study._storage.get_study_system_attrs(study._study_id)
+    )
     if _cli_attaches_figures():
         assert has_figures, "optuna-boxcox search did not attach its figures to the study"
     elif not has_figures:
@@ -91,10 +119,18 @@ def dashboard(searched, tmp_path_factory):
     """``optuna-boxcox dashboard`` on the study, on a free port of 127.0.0.1; yields its URL."""
     port = _free_port()
     directory = tmp_path_factory.mktemp("dashboard")
-    log = open(directory / "dashboard.log", "w")
+    log = open(directory / "dashboard.log", "w")  # noqa: SIM115 - the server writes it until teardown
     server = subprocess.Popen(
-        _command("dashboard", searched, "--port", str(port), "--artifact-dir", str(directory / "artifacts")),
-        stdout=log, stderr=subprocess.STDOUT,
+        _command(
+            "dashboard",
+            searched,
+            "--port",
+            str(port),
+            "--artifact-dir",
+            str(directory / "artifacts"),
+        ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -106,7 +142,9 @@ def dashboard(searched, tmp_path_factory):
             except (URLError, ConnectionError):
                 if server.poll() is not None or time.monotonic() > deadline:
                     log.flush()
-                    pytest.fail(f"optuna-boxcox dashboard did not start:\n{(directory / 'dashboard.log').read_text()}")
+                    pytest.fail(
+                        f"optuna-boxcox dashboard did not start:\n{(directory / 'dashboard.log').read_text()}"
+                    )
                 time.sleep(0.2)
         yield url
     finally:
@@ -139,10 +177,14 @@ def test_study_page_shows_the_search_and_its_lambda_trajectory(page, dashboard, 
     sync_api.expect(plot).to_have_class(re.compile(r"\bjs-plotly-plot\b"))
     sync_api.expect(plot.locator("svg.main-svg").first).to_be_visible()
     sync_api.expect(plot.locator(".gtitle")).to_have_text("λ of every feature after each sweep")
-    assert plot.locator(".legendtext").all_text_contents() == FEATURES, "legend of the λ trajectory"
+    assert plot.locator(".legendtext").all_text_contents() == FEATURES, (
+        "legend of the λ trajectory"
+    )
     assert plot.locator(".scatterlayer .trace").count() == len(FEATURES), "one line per feature"
     for other in ("best-so-far", "transform"):
-        sync_api.expect(page.locator(f'[id="user-defined-plot:{other}"] svg.main-svg').first).to_be_visible()
+        sync_api.expect(
+            page.locator(f'[id="user-defined-plot:{other}"] svg.main-svg').first
+        ).to_be_visible()
 
     page.wait_for_timeout(500)  # let plotly finish its transitions before the picture
     page.screenshot(path=tmp_path / "dashboard.png", full_page=True)

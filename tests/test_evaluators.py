@@ -116,7 +116,9 @@ def test_fast_score_is_exact_for_multiclass_labels(loader, name):
 
 def test_fast_score_applies_the_callers_metric(breast_cancer):
     X, y = breast_cancer.data, breast_cancer.target
-    assert_fast_scores_equal_generic(X, y, KNeighborsClassifier(), steps=20, metric=matthews_corrcoef)
+    assert_fast_scores_equal_generic(
+        X, y, KNeighborsClassifier(), steps=20, metric=matthews_corrcoef
+    )
 
 
 def test_string_labels_are_predicted_as_labels(sonar):
@@ -162,8 +164,14 @@ def test_unsupported_classifiers_and_settings_have_no_fast_path(estimator):
 
 
 def test_the_sgd_fast_path_is_binary_only():
-    assert make_fast_scorer(make_classifier("linear"), np.array([0, 1, 2] * 10), accuracy_score) is None
-    assert make_fast_scorer(make_classifier("linear"), np.array([0, 1] * 10), accuracy_score) is not None
+    assert (
+        make_fast_scorer(make_classifier("linear"), np.array([0, 1, 2] * 10), accuracy_score)
+        is None
+    )
+    assert (
+        make_fast_scorer(make_classifier("linear"), np.array([0, 1] * 10), accuracy_score)
+        is not None
+    )
 
 
 def test_labels_that_are_not_one_column_of_classes_have_no_fast_path():

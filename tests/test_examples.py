@@ -14,7 +14,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_quickstart_run_twice_leaves_one_resumable_sqlite_study(tmp_path):
     url = f"sqlite:///{tmp_path / 'quickstart.db'}"
-    command = [sys.executable, str(ROOT / "examples" / "quickstart.py"), "--sampler", "spherical", "--storage", url]
+    command = [
+        sys.executable,
+        str(ROOT / "examples" / "quickstart.py"),
+        "--sampler",
+        "spherical",
+        "--storage",
+        url,
+    ]
     first = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
     second = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
     assert "best λ by feature" in first.stdout and "mean radius" in first.stdout
@@ -28,12 +35,27 @@ def test_quickstart_run_twice_leaves_one_resumable_sqlite_study(tmp_path):
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "optuna_boxcox.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+        [sys.executable, "-m", "optuna_boxcox.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
     )
 
 
 def test_search_prints_lambdas_by_feature_and_the_dashboard_command(tmp_path):
-    run = cli("search", "--dataset", "wine", "--features", "3", "--classifier", "bayes", "--sampler", "spherical", cwd=tmp_path)
+    run = cli(
+        "search",
+        "--dataset",
+        "wine",
+        "--features",
+        "3",
+        "--classifier",
+        "bayes",
+        "--sampler",
+        "spherical",
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     assert "alcohol" in run.stdout and "malic_acid" in run.stdout
     assert "optuna-boxcox dashboard" in run.stdout
@@ -43,12 +65,26 @@ def test_search_prints_lambdas_by_feature_and_the_dashboard_command(tmp_path):
 @pytest.mark.parametrize(
     "csv, args, message",
     [
-        ("a,b,y\n1,x,0\n2,y,1\n3,z,0\n4,w,1\n", ["--label", "y"], "non-numeric feature column(s) in data.csv: b"),
-        ("a,b,y\n1,2,0\n2,3,1\n3,4,0\n", ["--label", "target"], "label column 'target' not in data.csv"),
-        ("a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,1,1\n", ["--label", "y", "--sampler", "annealing"], "unknown sampler 'annealing'"),
+        (
+            "a,b,y\n1,x,0\n2,y,1\n3,z,0\n4,w,1\n",
+            ["--label", "y"],
+            "non-numeric feature column(s) in data.csv: b",
+        ),
+        (
+            "a,b,y\n1,2,0\n2,3,1\n3,4,0\n",
+            ["--label", "target"],
+            "label column 'target' not in data.csv",
+        ),
+        (
+            "a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,1,1\n",
+            ["--label", "y", "--sampler", "annealing"],
+            "unknown sampler 'annealing'",
+        ),
     ],
 )
-def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(tmp_path, csv, args, message):
+def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(
+    tmp_path, csv, args, message
+):
     (tmp_path / "data.csv").write_text(csv)
     run = cli("search", "--csv", "data.csv", *args, cwd=tmp_path)
     assert run.returncode != 0
@@ -59,12 +95,25 @@ def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(tmp_pa
 
 def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(ROOT / "examples" / name), *args], capture_output=True, text=True, cwd=cwd, timeout=600
+        [sys.executable, str(ROOT / "examples" / name), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=600,
     )
 
 
 def test_compare_example_runs_with_a_tiny_budget(tmp_path):
-    run = run_example("compare_samplers.py", "--seeds", "1", "--features", "2", "--storage", f"sqlite:///{tmp_path / 'c.db'}", cwd=tmp_path)
+    run = run_example(
+        "compare_samplers.py",
+        "--seeds",
+        "1",
+        "--features",
+        "2",
+        "--storage",
+        f"sqlite:///{tmp_path / 'c.db'}",
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     assert "nelder-mead" in run.stdout and "held-out" in run.stdout
 
@@ -77,10 +126,23 @@ def test_pipeline_example_runs_with_a_tiny_budget(tmp_path):
 
 def test_workers_example_shares_one_study(tmp_path):
     url = f"sqlite:///{tmp_path / 'w.db'}"
-    run = run_example("workers.py", "--workers", "2", "--features", "2", "--sampler", "iterative", "--storage", url, cwd=tmp_path)
+    run = run_example(
+        "workers.py",
+        "--workers",
+        "2",
+        "--features",
+        "2",
+        "--sampler",
+        "iterative",
+        "--storage",
+        url,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr
     assert "2 workers (exit codes [0, 0])" in run.stdout
     study = optuna.load_study(study_name="workers/breast_cancer/bayes/iterative", storage=url)
-    positions = [t.system_attrs.get("boxcox:position") for t in study.trials if t.state.name == "COMPLETE"]
+    positions = [
+        t.system_attrs.get("boxcox:position") for t in study.trials if t.state.name == "COMPLETE"
+    ]
     plan = [p for p in positions if p is not None and p >= 0]
     assert sorted(plan) == list(range(4 * 2 * 11)), "each plan position was done exactly once"

@@ -10,7 +10,7 @@ no longer gets stuck (a changed table), fails the test.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import optuna
@@ -130,8 +130,12 @@ def test_figure_3b_shuffle_alone_cannot_leave_a_two_dimensional_trap():
 #: better optimum [3, 4, 3] (8).
 FIGURE_3B_3D = lattice_score(
     {
-        (2, 1, 1): 1.0, (2, 2, 1): 2.0, (2, 2, 2): 3.0,  # epoch 0
-        (3, 2, 2): 4.0, (3, 3, 2): 5.0, (3, 3, 3): 6.0,  # epoch 1
+        (2, 1, 1): 1.0,
+        (2, 2, 1): 2.0,
+        (2, 2, 2): 3.0,  # epoch 0
+        (3, 2, 2): 4.0,
+        (3, 3, 2): 5.0,
+        (3, 3, 3): 6.0,  # epoch 1
         (4, 3, 3): 7.0,  # epoch 2, λ1 first: the trap
         (3, 4, 3): 8.0,  # epoch 2, λ2 before λ1: the better optimum
     }
@@ -204,7 +208,13 @@ def test_figure_3c_finer_attaches_a_halved_grid_to_the_best_point_and_finds_the_
 
 def test_finer_halves_the_grid_step_every_finer_epoch():
     _, _, study = search(
-        figure_3c, [1, 1], epochs=4, grid_size=11, shift_epoch=100, shuffle_epoch=100, finer_epoch=1
+        figure_3c,
+        [1, 1],
+        epochs=4,
+        grid_size=11,
+        shift_epoch=100,
+        shuffle_epoch=100,
+        finer_epoch=1,
     )
     steps = sorted({(t.user_attrs["epoch"], t.user_attrs["grid_step"]) for t in study.trials})
     assert steps == [(0, 1.0), (1, 0.5), (2, 0.25), (3, 0.125)], f"grid steps per epoch: {steps}"

@@ -11,8 +11,8 @@ import shutil
 import sqlite3
 import threading
 from urllib.request import urlopen
-from wsgiref.simple_server import make_server
 from wsgiref.simple_server import WSGIRequestHandler
+from wsgiref.simple_server import make_server
 
 import numpy as np
 import optuna
@@ -22,8 +22,8 @@ from scipy import stats
 from sklearn.datasets import load_wine
 from sklearn.naive_bayes import GaussianNB
 
-from optuna_boxcox import _criteria
 from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import _criteria
 from optuna_boxcox import figures
 from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import run_search
@@ -35,8 +35,19 @@ WINE4 = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash"]
 def _search(tmp_path_factory: pytest.TempPathFactory, n_features: int) -> dict:
     storage = tmp_path_factory.mktemp(f"search{n_features}") / "s.db"
     args = build_parser().parse_args(
-        ["search", "--dataset", "wine", "--features", str(n_features), "--classifier", "bayes",
-         "--sampler", "iterative", "--storage", f"sqlite:///{storage}"]
+        [
+            "search",
+            "--dataset",
+            "wine",
+            "--features",
+            str(n_features),
+            "--classifier",
+            "bayes",
+            "--sampler",
+            "iterative",
+            "--storage",
+            f"sqlite:///{storage}",
+        ]
     )
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     found = run_search(args)
@@ -64,7 +75,9 @@ def _unstep(trace, n):
 
 def _trace(figure, name):
     matches = [t for t in figure.data if t.name == name]
-    assert len(matches) == 1, f"expected one trace named {name!r}, the figure has {[t.name for t in figure.data]}"
+    assert len(matches) == 1, (
+        f"expected one trace named {name!r}, the figure has {[t.name for t in figure.data]}"
+    )
     return matches[0]
 
 
@@ -106,7 +119,9 @@ def test_best_so_far_is_the_running_maximum_of_the_finished_trials(wine4):
 
 def test_best_so_far_overlays_studies_and_averages_seeds(wine4, wine2):
     four, two = _plain_best_so_far(wine4["study"]), _plain_best_so_far(wine2["study"])
-    figure = figures.best_so_far({"4 features": wine4["study"], "seeds": [wine4["study"], wine2["study"]]})
+    figure = figures.best_so_far(
+        {"4 features": wine4["study"], "seeds": [wine4["study"], wine2["study"]]}
+    )
     assert [t.name for t in figure.data] == ["4 features", "seeds"]
     assert _unstep(figure.data[0], len(four)) == four
     length = min(len(four), len(two))
@@ -134,9 +149,13 @@ def test_transform_curves_are_each_features_box_cox_at_its_lambda_scaled_to_zero
     figure = figures.transform_curves(objective, params)
     assert len(figure.data) == len(WINE4)
     for name, trace in zip(WINE4, figure.data):
-        assert trace.name.startswith(name), f"legend {trace.name!r} does not name the feature {name!r}"
+        assert trace.name.startswith(name), (
+            f"legend {trace.name!r} does not name the feature {name!r}"
+        )
         z, y = np.asarray(trace.x), np.asarray(trace.y)
-        assert z[0] == pytest.approx(1.0) and z[-1] == pytest.approx(2.0), "Box-Cox input is z in [1, 2]"
+        assert z[0] == pytest.approx(1.0) and z[-1] == pytest.approx(2.0), (
+            "Box-Cox input is z in [1, 2]"
+        )
         assert y.min() == 0.0 and y.max() == 1.0 and np.all((y >= 0) & (y <= 1))
         expected = stats.boxcox(z, lmbda=params[name])
         np.testing.assert_allclose(y, (expected - expected.min()) / np.ptp(expected), atol=1e-12)
@@ -159,7 +178,9 @@ def test_criteria_sweep_distances_equal_a_plain_loop():
     for ci in c:
         score.append(objective.evaluate([ci, ci, ci]))
         ml.append(np.mean([stats.boxcox_llf(ci, Z[:, j]) for j in range(3)]))
-        per_class = [[stats.boxcox_llf(ci, Z[labels == k, j]) for j in range(3)] for k in np.unique(labels)]
+        per_class = [
+            [stats.boxcox_llf(ci, Z[labels == k, j]) for j in range(3)] for k in np.unique(labels)
+        ]
         pcml.append(sum(np.mean(columns) for columns in per_class))
         fisher.append(_criteria.fisher_criterion(objective.transform([ci, ci, ci]), labels))
 
@@ -218,8 +239,17 @@ def test_grid_heatmap_is_refused_for_more_than_two_features(wine4):
 def test_search_figures_of_a_four_feature_search(wine4):
     found, note = figures.search_figures(wine4["study"], wine4["objective"], wine4["sampler"])
     assert list(found) == ["lambda-trajectory", "best-so-far", "transform"]
-    for text in ["wine", "178 samples × 4 features", "bayes", "accuracy, resubstitution", "coordinate",
-                 "epochs = 4", "grid_size = 11", "176 finished", "| alcohol | -2.000 |"]:
+    for text in [
+        "wine",
+        "178 samples × 4 features",
+        "bayes",
+        "accuracy, resubstitution",
+        "coordinate",
+        "epochs = 4",
+        "grid_size = 11",
+        "176 finished",
+        "| alcohol | -2.000 |",
+    ]:
         assert text in note, f"the note lacks {text!r}:\n{note}"
 
 
@@ -272,9 +302,11 @@ def dashboard_api():
 
 def test_attached_figures_and_note_are_served_by_optuna_dashboard(wine4, dashboard_api, tmp_path):
     # A copy of the search, so the module's study stays without figures for the other tests.
-    source = sqlite3.connect(wine4["storage"][len("sqlite:///"):])
+    source = sqlite3.connect(wine4["storage"][len("sqlite:///") :])
     with sqlite3.connect(tmp_path / "s.db") as copy:
-        source.backup(copy)  # the search's file is in WAL mode: a file copy could miss its last writes
+        source.backup(
+            copy
+        )  # the search's file is in WAL mode: a file copy could miss its last writes
     source.close()
     storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 's.db'}")
     study = optuna.load_study(study_name=wine4["study_name"], storage=storage)
@@ -306,8 +338,12 @@ def test_attach_figures_uploads_them_as_artifacts_when_given_a_store(dashboard_a
     store_dir.mkdir()
     with pytest.MonkeyPatch.context() as patch:  # without a browser the artifact is the HTML page
         patch.setattr("plotly.io.write_images", _no_chrome)
-        figures.attach_figures(study, {"best-so-far": figure}, "a note",
-                               artifact_store=FileSystemArtifactStore(str(store_dir)))
+        figures.attach_figures(
+            study,
+            {"best-so-far": figure},
+            "a note",
+            artifact_store=FileSystemArtifactStore(str(store_dir)),
+        )
     detail = dashboard_api(storage)(f"/api/studies/{study._study_id}")
     assert [a["filename"] for a in detail["artifacts"]] == ["best-so-far.html"]
     assert len(list(store_dir.iterdir())) == 1
@@ -334,7 +370,9 @@ def test_write_figures_writes_png_with_kaleido_and_chromium(tmp_path):
     if not any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome")):
         pytest.skip("PNG export needs Chrome or Chromium (Debian: apt-get install chromium)")
     figure = figures.lambda_trajectory([{"a": 1.0, "b": 2.0}, {"a": 0.5, "b": 2.0}])
-    written = figures.write_figures({"trajectory": figure, "again": figure}, tmp_path, formats=("png",))
+    written = figures.write_figures(
+        {"trajectory": figure, "again": figure}, tmp_path, formats=("png",)
+    )
     assert written == [tmp_path / "trajectory.png", tmp_path / "again.png"]
     for path in written:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -31,7 +31,11 @@ def test_table4_rows_come_first_then_tpe_and_a_rerun_continues(tmp_path):
         assert t.params == settings, "the Table-4 rows are stored as the trial's params"
     assert trials[6].user_attrs.get("preset") is None
     assert set(trials[6].params) == set(SPACE)
-    assert result.study.user_attrs["meta"]["protocol"] == {"n_splits": 2, "n_repeats": 1, "random_state": 42}
+    assert result.study.user_attrs["meta"]["protocol"] == {
+        "n_splits": 2,
+        "n_repeats": 1,
+        "random_state": 42,
+    }
 
     # The objective is the outer cross-validated accuracy of the Box-Cox pipeline with that sampler.
     X, y = paper_features("breast_cancer")
@@ -50,12 +54,29 @@ def test_meta_command_prints_settings_and_importances(tmp_path, capsys):
     storage = f"sqlite:///{tmp_path / 'meta.db'}"
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
-    args = parser.parse_args(["meta", "--classifier", "bayes", "--features", "1", "--folds", "2", "--repeats", "1",
-                              "--n-trials", "8", "--storage", storage])
+    args = parser.parse_args(
+        [
+            "meta",
+            "--classifier",
+            "bayes",
+            "--features",
+            "1",
+            "--folds",
+            "2",
+            "--repeats",
+            "1",
+            "--n-trials",
+            "8",
+            "--storage",
+            storage,
+        ]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "combined2" in out and "grid_size" in out
-    study = optuna.load_study(study_name="meta/breast_cancer/bayes/2x1/first1", storage=open_storage(storage))
+    study = optuna.load_study(
+        study_name="meta/breast_cancer/bayes/2x1/first1", storage=open_storage(storage)
+    )
     importances = study.user_attrs.get("param_importances")
     if importances is None:
         assert "parameter importances: not yet" in out

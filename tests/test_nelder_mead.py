@@ -8,6 +8,7 @@ with SIGKILL and rerun evaluates the points of an uninterrupted one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import os
 from pathlib import Path
 import runpy
@@ -16,7 +17,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from typing import Callable
 
 import numpy as np
 import optuna
@@ -91,7 +91,9 @@ def quadratic(x: np.ndarray) -> float:
 
 def bumpy(x: np.ndarray) -> float:
     """3-D with several local minima, where the simplex now and then shrinks."""
-    return float(0.3 * np.sum((x - np.array([1.0, -2.0, 0.5])) ** 2) + np.sum(np.cos(4 * x + np.arange(3))))
+    return float(
+        0.3 * np.sum((x - np.array([1.0, -2.0, 0.5])) ** 2) + np.sum(np.cos(4 * x + np.arange(3)))
+    )
 
 
 def ellipsoid(x: np.ndarray) -> float:
@@ -144,7 +146,9 @@ def test_sampler_evaluates_scipys_points_in_scipys_order(problem, adaptive, dire
     f, x0, steps = PROBLEMS[problem]
     names = names_for(len(x0))
     expected = scipy_evaluations(f, x0, adaptive=adaptive, maxfev=200)
-    assert np.all((expected >= LOW) & (expected <= HIGH)), "test premise: scipy stays in the domain"
+    assert np.all((expected >= LOW) & (expected <= HIGH)), (
+        "test premise: scipy stays in the domain"
+    )
 
     sampler = NelderMeadSampler(
         n_trials=200,
@@ -165,7 +169,9 @@ def test_sampler_evaluates_scipys_points_in_scipys_order(problem, adaptive, dire
         f"{diverged[0]} is {got[diverged[0]].tolist()}, scipy evaluated {expected[diverged[0]].tolist()}"
     )
     assert {t.user_attrs["restart"] for t in study.trials} == {0}
-    assert {t.user_attrs["step"] for t in study.trials} == steps, "test premise: every step is taken"
+    assert {t.user_attrs["step"] for t in study.trials} == steps, (
+        "test premise: every step is taken"
+    )
     result = sampler.result(study)
     assert result.finished and result.best_value == sign * min(f(x) for x in expected)
 
@@ -182,9 +188,11 @@ def test_initial_simplex_and_each_shrink_are_one_batch_with_numbered_candidates(
     assert batches[(0, 0, "initial")] == [0, 1, 2, 3]
     assert any(step == "shrink" for _, _, step in batches), "test premise: the simplex shrinks"
     # A restart's simplex re-uses the best point's value: it evaluates the 3 new vertices only.
-    sizes = {"initial": 3, "shrink": 3, **{move: 1 for move in MOVES}}
+    sizes = {"initial": 3, "shrink": 3, **dict.fromkeys(MOVES, 1)}
     for (restart, iteration, step), candidates in batches.items():
-        if (restart, iteration, step) != (0, 0, "initial") and (restart, iteration, step) != max(batches):
+        if (restart, iteration, step) != (0, 0, "initial") and (restart, iteration, step) != max(
+            batches
+        ):
             assert candidates == list(range(sizes[step])), (
                 f"{step} of restart {restart}, iteration {iteration}: candidates {candidates}"
             )
@@ -192,12 +200,17 @@ def test_initial_simplex_and_each_shrink_are_one_batch_with_numbered_candidates(
 
 def test_center_start_puts_vertex_zero_at_the_middle_of_the_domain():
     names = ["a", "b"]
-    sampler = NelderMeadSampler(n_trials=3, start="center", search_space={
-        "a": FloatDistribution(-2.0, 6.0), "b": FloatDistribution(0.0, 1.0)})
+    sampler = NelderMeadSampler(
+        n_trials=3,
+        start="center",
+        search_space={"a": FloatDistribution(-2.0, 6.0), "b": FloatDistribution(0.0, 1.0)},
+    )
     study = optuna.create_study(sampler=sampler)
     study.optimize(lambda t: t.suggest_float("a", -2, 6) + t.suggest_float("b", 0, 1))
     # Vertex 0 at the centre, the others 5 % of each λ's width away.
-    assert points_of(study, names) == pytest.approx(np.array([[2.0, 0.5], [2.4, 0.5], [2.0, 0.55]]))
+    assert points_of(study, names) == pytest.approx(
+        np.array([[2.0, 0.5], [2.4, 0.5], [2.0, 0.55]])
+    )
 
 
 # -- the domain --------------------------------------------------------------------------------------
@@ -227,8 +240,9 @@ def test_optimum_on_the_boundary_is_reached_without_evaluating_outside_the_domai
 
 
 def test_vertex_that_would_leave_the_domain_steps_the_other_way():
-    sampler = NelderMeadSampler(n_trials=3, search_space=space(["a", "b"]),
-                                initial_params={"a": 10.0, "b": -10.0})
+    sampler = NelderMeadSampler(
+        n_trials=3, search_space=space(["a", "b"]), initial_params={"a": 10.0, "b": -10.0}
+    )
     study = optuna.create_study(sampler=sampler)
     study.optimize(objective_of(lambda x: float(np.sum(x)), ["a", "b"]))
     assert points_of(study, ["a", "b"]).tolist() == [[10.0, -10.0], [9.0, -10.0], [10.0, -9.0]]
@@ -247,11 +261,16 @@ def test_collapsed_simplex_on_a_flat_region_restarts_around_the_best_point_and_k
         f"restart numbers along the study: {restarts}; a flat simplex must restart"
     )
     for r in range(1, restarts[-1] + 1):
-        batch = [t for t in trials if t.user_attrs["restart"] == r and t.user_attrs["step"] == "initial"]
+        batch = [
+            t for t in trials if t.user_attrs["restart"] == r and t.user_attrs["step"] == "initial"
+        ]
         earlier = trials[: trials.index(batch[0])]
         best = min(earlier, key=lambda t: t.value)  # min keeps the first of equal values
         centre = np.array([best.params[n] for n in names])
-        moved = [np.flatnonzero(np.array([t.params[n] for n in names]) != centre).tolist() for t in batch]
+        moved = [
+            np.flatnonzero(np.array([t.params[n] for n in names]) != centre).tolist()
+            for t in batch
+        ]
         assert moved == [[0], [1]], (
             f"restart {r} simplex {[t.params for t in batch]} is not around the best {best.params}"
         )
@@ -264,8 +283,9 @@ def test_a_stalled_search_restarts_when_its_best_stops_improving():
     names = names_for(3)
 
     def restarts(stall):
-        sampler = NelderMeadSampler(n_trials=80, xatol=0.0, fatol=0.0, stall_iterations=stall,
-                                    search_space=space(names))
+        sampler = NelderMeadSampler(
+            n_trials=80, xatol=0.0, fatol=0.0, stall_iterations=stall, search_space=space(names)
+        )
         study = run(sampler, objective_of(ellipsoid, names), budget=80)
         return max(t.user_attrs["restart"] for t in study.trials)
 
@@ -300,8 +320,11 @@ def test_study_records_its_settings_and_continues_with_a_larger_budget_only():
     longer = NelderMeadSampler(n_trials=50, search_space=space(names))
     continued = optuna.load_study(storage=storage, study_name="nm", sampler=longer)
     continued.optimize(objective_of(ellipsoid, names))
-    fresh = run(NelderMeadSampler(n_trials=50, search_space=space(names)),
-                objective_of(ellipsoid, names), budget=50)
+    fresh = run(
+        NelderMeadSampler(n_trials=50, search_space=space(names)),
+        objective_of(ellipsoid, names),
+        budget=50,
+    )
     assert len(continued.trials) == 50
     assert points_of(continued, names).tolist() == points_of(fresh, names).tolist()
 
@@ -313,8 +336,14 @@ def test_study_records_its_settings_and_continues_with_a_larger_budget_only():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(initial_step=0.0), dict(initial_step=0.6), dict(start="mle"), dict(n_trials=0),
-     dict(stall_iterations=0), dict(xatol=-1.0)],
+    [
+        dict(initial_step=0.0),
+        dict(initial_step=0.6),
+        dict(start="mle"),
+        dict(n_trials=0),
+        dict(stall_iterations=0),
+        dict(xatol=-1.0),
+    ],
 )
 def test_invalid_settings_are_refused(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
@@ -332,13 +361,19 @@ def test_three_threads_evaluate_a_simplex_at_once_and_the_single_thread_points()
     def slow_batches(trial):
         value = objective_of(bumpy, names)(trial)
         # The trial takes its plan position at its first suggestion; its cached attrs predate it.
-        if trial.study.get_trials(deepcopy=False)[trial.number].user_attrs.get("step") == "initial":
+        if (
+            trial.study.get_trials(deepcopy=False)[trial.number].user_attrs.get("step")
+            == "initial"
+        ):
             time.sleep(0.05)
         return value
 
     threaded = run(sampler(), slow_batches, budget=40, n_jobs=3)
-    complete = [t for t in threaded.trials if t.state == TrialState.COMPLETE
-                and t.system_attrs.get(POSITION, -1) >= 0]
+    complete = [
+        t
+        for t in threaded.trials
+        if t.state == TrialState.COMPLETE and t.system_attrs.get(POSITION, -1) >= 0
+    ]
     assert sorted(t.system_attrs[POSITION] for t in complete) == list(range(40))
     assert points_of(threaded, names).tolist() == points_of(serial, names).tolist()
     first, second = (t for t in complete if t.system_attrs[POSITION] in (0, 1))
@@ -394,7 +429,9 @@ def plan_sequence(study: optuna.Study) -> list[tuple[int, dict[str, float]]]:
     """(position, params) of the COMPLETE plan trials, by position."""
     complete = study.get_trials(states=(TrialState.COMPLETE,))
     return sorted(
-        (t.system_attrs[POSITION], t.params) for t in complete if t.system_attrs.get(POSITION, -1) >= 0
+        (t.system_attrs[POSITION], t.params)
+        for t in complete
+        if t.system_attrs.get(POSITION, -1) >= 0
     )
 
 

@@ -39,7 +39,11 @@ def test_resubstitution_accuracy_equals_the_papers_plain_loop(dataset, classifie
     X, y = dataset
     objective = BoxCoxObjective(X, y, classifier)
     rng = np.random.default_rng(0)
-    for lambdas in [np.ones(X.shape[1]), objective.mle_lambdas, *rng.uniform(-5, 5, (3, X.shape[1]))]:
+    for lambdas in [
+        np.ones(X.shape[1]),
+        objective.mle_lambdas,
+        *rng.uniform(-5, 5, (3, X.shape[1])),
+    ]:
         expected = plain_resubstitution_accuracy(X, y, lambdas, classifier)
         assert objective.evaluate(lambdas) == expected, f"λ = {lambdas[:4]}…"
 
@@ -73,7 +77,9 @@ def test_parameters_are_named_after_features(breast_cancer):
     objective = BoxCoxObjective(X, y, GaussianNB())
     assert objective.param_names == list(X.columns)
     assert BoxCoxObjective(X.to_numpy(), y, GaussianNB()).param_names == [
-        "lambda_0", "lambda_1", "lambda_2"
+        "lambda_0",
+        "lambda_1",
+        "lambda_2",
     ]
     study = optuna.create_study(direction="maximize")
     study.optimize(objective, n_trials=2)
@@ -111,7 +117,9 @@ def test_inner_k_fold_score_equals_a_plain_loop(breast_cancer):
     assert objective.evaluate(lambdas) == pytest.approx(np.mean(scores), abs=1e-15)
 
 
-@pytest.mark.parametrize("scoring", ["accuracy", "f1", "mcc", "balanced_accuracy", "ml", "pcml", "fisher", "1nn-mm"])
+@pytest.mark.parametrize(
+    "scoring", ["accuracy", "f1", "mcc", "balanced_accuracy", "ml", "pcml", "fisher", "1nn-mm"]
+)
 def test_every_scoring_gives_a_finite_score(breast_cancer, scoring):
     X, y = breast_cancer.data.iloc[:, :4], breast_cancer.target
     objective = BoxCoxObjective(X, y, GaussianNB(), scoring=scoring)
@@ -155,7 +163,9 @@ def test_the_one_column_scaler_is_bit_identical_to_the_two_dimensional_one():
     rng = np.random.default_rng(5)
     for _ in range(500):
         n = int(rng.integers(2, 600))
-        column = rng.normal(size=n) * 10 ** rng.uniform(-8, 8) + rng.normal() * 10 ** rng.uniform(-4, 4)
+        column = rng.normal(size=n) * 10 ** rng.uniform(-8, 8) + rng.normal() * 10 ** rng.uniform(
+            -4, 4
+        )
         if rng.random() < 0.1:
             column[:] = column[0]  # constant: centred only
         mean, scale = _numerics.fit_scale(column[:, None])

@@ -8,9 +8,9 @@ space, threads, the recorded attributes and the result's history.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import itertools
 import time
-from typing import Callable
 
 import numpy as np
 import optuna
@@ -144,8 +144,10 @@ def constant(x: np.ndarray) -> float:
 def test_spherical_sweeps_one_shared_lambda_upwards_and_a_constant_score_keeps_the_smallest():
     sampler = SphericalSampler(grid_size=11, search_space=space(NAMES3))
     study = run(sampler, Objective(constant, NAMES3), budget=11)
-    assert [params_of(t, NAMES3) for t in study.trials] == [[c] * 3 for c in np.linspace(-5, 5, 11)]
-    assert sampler.result(study).params == {n: -5.0 for n in NAMES3}, (
+    assert [params_of(t, NAMES3) for t in study.trials] == [
+        [c] * 3 for c in np.linspace(-5, 5, 11)
+    ]
+    assert sampler.result(study).params == dict.fromkeys(NAMES3, -5.0), (
         "every λ scores the same: the first grid value, -5, must win"
     )
 
@@ -156,7 +158,7 @@ def test_spherical_tie_between_grid_values_goes_to_the_smallest():
 
     sampler = SphericalSampler(grid_size=11, search_space=space(NAMES3))
     study = run(sampler, Objective(ties, NAMES3), budget=11)
-    assert sampler.result(study).params == {n: -3.0 for n in NAMES3}
+    assert sampler.result(study).params == dict.fromkeys(NAMES3, -3.0)
     assert sampler.result(study).best_value == -0.25
 
 
@@ -167,7 +169,7 @@ def test_full_grid_visits_grid_to_the_p_lexicographically_with_the_first_lambda_
     assert [params_of(t, NAMES3) for t in study.trials] == [
         list(p) for p in itertools.product(grid, repeat=3)
     ]
-    assert sampler.result(study).params == {n: -5.0 for n in NAMES3}, (
+    assert sampler.result(study).params == dict.fromkeys(NAMES3, -5.0), (
         "every point scores the same: the lexicographically first, all λ = -5, must win"
     )
 
@@ -183,7 +185,10 @@ def test_full_grid_tie_goes_to_the_lexicographically_first_point():
 
 def test_coordinate_search_with_a_constant_score_keeps_the_first_evaluated_point():
     sampler = CoordinateGridSampler(
-        grid_size=5, epochs=2, search_space=space(NAMES3), initial_params={"a": 0.5, "b": 0.7, "c": -0.2}
+        grid_size=5,
+        epochs=2,
+        search_space=space(NAMES3),
+        initial_params={"a": 0.5, "b": 0.7, "c": -0.2},
     )
     study = run(sampler, Objective(constant, NAMES3), budget=30)
     first = params_of(study.trials[0], NAMES3)
@@ -230,7 +235,9 @@ def test_diagonal_authors_code_sweeps_from_one_and_keeps_only_improving_directio
     sampler = DiagonalSampler(grid_size=11, authors_code=True, search_space=space(NAMES2))
     study = run(sampler, Objective(separable_with_ties, NAMES2), budget=23)
     grid = np.linspace(-5, 5, 11).tolist()
-    assert [params_of(t, NAMES2) for t in study.trials[:22]] == [[c, 1.0] for c in grid] + [[1.0, c] for c in grid]
+    assert [params_of(t, NAMES2) for t in study.trials[:22]] == [[c, 1.0] for c in grid] + [
+        [1.0, c] for c in grid
+    ]
     # b's best sweep (-1) beats a's (-4): both accepted; the last trial scores the result.
     assert params_of(study.trials[22], NAMES2) == [-2.0, -3.0]
     assert sampler.result(study).params == {"a": -2.0, "b": -3.0}
@@ -276,7 +283,9 @@ def test_full_grid_beyond_the_limit_runs_once_max_points_is_raised():
 def test_refused_full_grid_study_can_be_rerun_with_a_raised_limit():
     storage = optuna.storages.InMemoryStorage()
     refused = FullGridSampler(grid_size=5, max_points=24, search_space=space(NAMES2))
-    study = optuna.create_study(storage=storage, study_name="grid", direction="maximize", sampler=refused)
+    study = optuna.create_study(
+        storage=storage, study_name="grid", direction="maximize", sampler=refused
+    )
     with pytest.raises(ValueError, match="max_points=24"):
         run(refused, Objective(bumpy, NAMES2), budget=25, study=study)
     raised = FullGridSampler(grid_size=5, max_points=25, search_space=space(NAMES2))
@@ -299,7 +308,7 @@ for _k in range(10):
 def stairs(x: np.ndarray) -> float:
     if not np.allclose(x, np.round(x), rtol=0, atol=1e-9):
         return 0.0
-    return STAIRS.get(tuple(int(round(v)) for v in x), 0.0)
+    return STAIRS.get(tuple(round(v) for v in x), 0.0)
 
 
 def coordinate(epochs: int, **kwargs) -> CoordinateGridSampler:
@@ -311,7 +320,9 @@ def coordinate(epochs: int, **kwargs) -> CoordinateGridSampler:
 def two_epoch_study():
     storage = optuna.storages.InMemoryStorage()
     sampler = coordinate(2)
-    study = optuna.create_study(storage=storage, study_name="stairs", direction="maximize", sampler=sampler)
+    study = optuna.create_study(
+        storage=storage, study_name="stairs", direction="maximize", sampler=sampler
+    )
     run(sampler, Objective(stairs, NAMES2), budget=44, study=study)
     assert sampler.result(study).params == {"a": 2.0, "b": 2.0}
     return storage
@@ -320,8 +331,10 @@ def two_epoch_study():
 def test_study_continued_with_more_epochs_ends_where_a_fresh_run_ends_without_redoing_trials(
     two_epoch_study,
 ):
-    before = [(t.number, t.params, t.value) for t in optuna.load_study(
-        storage=two_epoch_study, study_name="stairs").trials]
+    before = [
+        (t.number, t.params, t.value)
+        for t in optuna.load_study(storage=two_epoch_study, study_name="stairs").trials
+    ]
     sampler = coordinate(4)
     study = optuna.load_study(storage=two_epoch_study, study_name="stairs", sampler=sampler)
     objective = Objective(stairs, NAMES2)
@@ -336,7 +349,9 @@ def test_study_continued_with_more_epochs_ends_where_a_fresh_run_ends_without_re
 
     fresh_sampler = coordinate(4)
     fresh = run(fresh_sampler, Objective(stairs, NAMES2), budget=88)
-    assert sampler.result(study).params == fresh_sampler.result(fresh).params == {"a": 4.0, "b": 4.0}
+    assert (
+        sampler.result(study).params == fresh_sampler.result(fresh).params == {"a": 4.0, "b": 4.0}
+    )
     assert sampler.result(study).best_value == fresh_sampler.result(fresh).best_value == 8.0
     assert study.user_attrs["boxcox_sampler"]["settings"]["epochs"] == 4
 
@@ -359,7 +374,9 @@ def test_study_continued_with_more_epochs_records_the_new_result_in_the_study(tw
         (dict(shuffle_epoch=2), r"'shuffle_epoch': 4.*'shuffle_epoch': 2"),
     ],
 )
-def test_study_continued_with_other_settings_is_refused_naming_them(two_epoch_study, changed, shown):
+def test_study_continued_with_other_settings_is_refused_naming_them(
+    two_epoch_study, changed, shown
+):
     sampler = coordinate(4, **changed)
     study = optuna.load_study(storage=two_epoch_study, study_name="stairs", sampler=sampler)
     objective = Objective(stairs, NAMES2)
@@ -389,7 +406,9 @@ def test_enqueued_trials_are_evaluated_but_take_no_plan_position():
 
     enqueued = [t for t in study.trials if "fixed_params" in t.system_attrs]
     assert [t.params for t in enqueued] == [
-        {"a": 5.0, "b": 5.0}, {"a": -1.5, "b": 2.5}, {"a": 0.5, "b": 0.0},
+        {"a": 5.0, "b": 5.0},
+        {"a": -1.5, "b": 2.5},
+        {"a": 0.5, "b": 0.0},
     ], "an enqueued trial ran other λ than enqueued (open ones take the current Λopt, here G)"
     assert all(t.state == TrialState.COMPLETE and "epoch" not in t.user_attrs for t in enqueued)
     assert len(study.trials) == 47
@@ -429,7 +448,9 @@ def test_ask_and_tell_follows_the_same_plan_and_asks_after_it_reevaluate_the_res
     for _ in range(30):
         trial = study.ask()
         study.tell(trial, objective.score(objective.lambdas(trial)))
-    reference_sampler = CoordinateGridSampler(grid_size=5, epochs=2, seed=4, search_space=space(NAMES3))
+    reference_sampler = CoordinateGridSampler(
+        grid_size=5, epochs=2, seed=4, search_space=space(NAMES3)
+    )
     reference = run(reference_sampler, Objective(bumpy, NAMES3), budget=30)
 
     assert [t.params for t in study.trials] == [t.params for t in reference.trials]
@@ -451,7 +472,10 @@ def test_two_threads_reach_the_single_thread_result_and_never_complete_a_positio
     threaded = run(threaded_sampler, Objective(bumpy, NAMES3, delay=0.002), budget=30, n_jobs=2)
 
     complete = [t for t in plan_trials(threaded) if t.state == TrialState.COMPLETE]
-    keys = [(t.user_attrs["epoch"], t.user_attrs["direction"], t.user_attrs["candidate"]) for t in complete]
+    keys = [
+        (t.user_attrs["epoch"], t.user_attrs["direction"], t.user_attrs["candidate"])
+        for t in complete
+    ]
     assert len(keys) == len(set(keys)) == 30, (
         f"two threads completed {len(keys)} plan trials for 30 positions, {len(set(keys))} distinct"
     )
@@ -465,7 +489,9 @@ def test_two_threads_reach_the_single_thread_result_and_never_complete_a_positio
 
 
 def test_every_coordinate_trial_records_its_place_in_the_plan_and_whether_it_improved():
-    sampler = CoordinateGridSampler(grid_size=5, epochs=3, finer_epoch=2, search_space=space(NAMES3))
+    sampler = CoordinateGridSampler(
+        grid_size=5, epochs=3, finer_epoch=2, search_space=space(NAMES3)
+    )
     study = run(sampler, Objective(bumpy, NAMES3), budget=45)
     best = -np.inf
     for t in study.trials:
@@ -477,14 +503,20 @@ def test_every_coordinate_trial_records_its_place_in_the_plan_and_whether_it_imp
         )
         best = max(best, t.value)
     assert [t.user_attrs["candidate"] for t in study.trials] == list(range(5)) * 9
-    epochs = {(t.user_attrs["epoch"], t.user_attrs["phase"], t.user_attrs["grid_step"]) for t in study.trials}
+    epochs = {
+        (t.user_attrs["epoch"], t.user_attrs["phase"], t.user_attrs["grid_step"])
+        for t in study.trials
+    }
     assert epochs == {(0, "global", 2.5), (1, "global", 2.5), (2, "local", 1.25)}
 
 
 @pytest.mark.parametrize(
     "sampler, name",
     [
-        (lambda: CoordinateGridSampler(grid_size=5, epochs=1, search_space=space(NAMES2)), "coordinate"),
+        (
+            lambda: CoordinateGridSampler(grid_size=5, epochs=1, search_space=space(NAMES2)),
+            "coordinate",
+        ),
         (lambda: SphericalSampler(grid_size=5, search_space=space(NAMES2)), "spherical"),
         (lambda: DiagonalSampler(grid_size=5, search_space=space(NAMES2)), "diagonal"),
         (lambda: FullGridSampler(grid_size=5, search_space=space(NAMES2)), "grid"),
@@ -502,8 +534,14 @@ def test_coordinate_settings_record_every_knob_of_algorithm_6():
     sampler = CoordinateGridSampler(grid_size=5, epochs=1, seed=3, search_space=space(NAMES2))
     study = run(sampler, Objective(bumpy, NAMES2), budget=10)
     assert study.user_attrs["boxcox_sampler"]["settings"] == {
-        "grid_size": 5, "epochs": 1, "shift_epoch": 4, "shuffle_epoch": 4, "finer_epoch": 4,
-        "grid_range": [-5.0, 5.0], "seed": 3, "authors_shift_quirk": False,
+        "grid_size": 5,
+        "epochs": 1,
+        "shift_epoch": 4,
+        "shuffle_epoch": 4,
+        "finer_epoch": 4,
+        "grid_range": [-5.0, 5.0],
+        "seed": 3,
+        "authors_shift_quirk": False,
     }
 
 
@@ -521,7 +559,9 @@ def test_coordinate_history_holds_lambda_opt_after_every_sweep_ending_with_the_r
         trials = study.trials[: (k + 1) * 5]
         best = max(t.value for t in trials)
         first = next(t for t in trials if t.value == best)
-        assert entry == first.params, f"history[{k}] = {entry}, Λopt after that sweep is {first.params}"
+        assert entry == first.params, (
+            f"history[{k}] = {entry}, Λopt after that sweep is {first.params}"
+        )
     assert result.history[-1] == result.params
 
 

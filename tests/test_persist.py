@@ -13,8 +13,8 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import _runner
 from optuna_boxcox._persist import FloatTrialEncoder
-from optuna_boxcox._persist import TrialRows
 from optuna_boxcox._persist import TrialRecord
+from optuna_boxcox._persist import TrialRows
 from optuna_boxcox._persist import checkpoint
 from optuna_boxcox._persist import encode_trials
 from optuna_boxcox._persist import rdb_backend
@@ -41,7 +41,12 @@ def some_trials(n, seed=0):
         yield (
             values,
             float(rng.choice([0.5, 1.0, -np.inf, np.inf, 0.123456789])),
-            {"epoch": i // 7, "direction": int(rng.integers(3)), "phase": "grid", "improved": bool(i % 2)},
+            {
+                "epoch": i // 7,
+                "direction": int(rng.integers(3)),
+                "phase": "grid",
+                "improved": bool(i % 2),
+            },
             {"optuna_boxcox:owner": "host:1:2", "optuna_boxcox:position": i},
             start,
             start + datetime.timedelta(seconds=i),
@@ -61,7 +66,10 @@ def test_the_runners_encoder_encodes_exactly_what_encode_trials_does():
             datetime_complete=finished,
         )
         (expected,) = encode_trials([record], "optuna_boxcox:position")
-        assert encoder(values.tolist(), value, user_attrs, system_attrs, started, finished) == expected
+        assert (
+            encoder(values.tolist(), value, user_attrs, system_attrs, started, finished)
+            == expected
+        )
 
 
 def test_the_encoder_refuses_parameters_that_are_not_floats():
@@ -84,12 +92,16 @@ def test_a_writer_that_defers_checkpoints_leaves_them_to_checkpoint(tmp_path):
     with rdb_backend(storage).engine.connect() as connection:
         assert connection.exec_driver_sql("PRAGMA wal_autocheckpoint").scalar() == 0
     # 60 λ a trial, as on sonar: 600 trials are about 1,500 pages.
-    distributions = {f"x{j}": optuna.distributions.FloatDistribution(-10.0, 10.0) for j in range(60)}
+    distributions = {
+        f"x{j}": optuna.distributions.FloatDistribution(-10.0, 10.0) for j in range(60)
+    }
     encoder = FloatTrialEncoder(distributions, "optuna_boxcox:position")
-    trials = [encoder(np.resize(v, 60).tolist(), x, u, s, a, b) for v, x, u, s, a, b in some_trials(600)]
+    trials = [
+        encoder(np.resize(v, 60).tolist(), x, u, s, a, b) for v, x, u, s, a, b in some_trials(600)
+    ]
     last = -1
     for first in range(0, len(trials), 100):
-        last = write_encoded(study, trials[first:first + 100], after_trial_id=last)
+        last = write_encoded(study, trials[first : first + 100], after_trial_id=last)
     checkpoint(storage)
     log, copied = wal_frames(tmp_path / "w.db")
     # The writer never checkpointed: SQLite's default would have, after 1000 pages, and the next
@@ -118,7 +130,9 @@ def test_a_checkpoint_that_fails_is_not_an_error_of_the_search(tmp_path):
     assert checkpoint(storage) is False
 
 
-def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(tmp_path, breast_cancer, monkeypatch):
+def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(
+    tmp_path, breast_cancer, monkeypatch
+):
     # A small checkpoint interval, so that the search process checkpoints while the writer writes.
     monkeypatch.setattr(_runner, "CHECKPOINT_EVERY", 100)
     X, y = breast_cancer.data.iloc[:, :6], breast_cancer.target
@@ -127,17 +141,28 @@ def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(tm
         sampler = make_sampler("iterative")
         path = tmp_path / f"jobs{n_jobs}.db"
         study = optuna.create_study(
-            storage=open_storage(f"sqlite:///{path}"), study_name="s", direction="maximize", sampler=sampler
+            storage=open_storage(f"sqlite:///{path}"),
+            study_name="s",
+            direction="maximize",
+            sampler=sampler,
         )
         run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
         log, copied = wal_frames(path)
         if n_jobs == 2:
             assert log == copied
         loaded = optuna.load_study(study_name="s", storage=f"sqlite:///{path}")
-        contents.append([
-            (t.number, t.params, t.value, t.user_attrs, t.system_attrs.get("optuna_boxcox:position"))
-            for t in loaded.trials
-        ])
+        contents.append(
+            [
+                (
+                    t.number,
+                    t.params,
+                    t.value,
+                    t.user_attrs,
+                    t.system_attrs.get("optuna_boxcox:position"),
+                )
+                for t in loaded.trials
+            ]
+        )
     assert len(contents[0]) == 4 * 6 * 11
     assert contents[1] == contents[0]
 
@@ -161,9 +186,20 @@ def test_prepared_trials_are_renumbered_when_other_writers_wrote_since(tmp_path)
     encoder = FloatTrialEncoder(DISTRIBUTIONS, "optuna_boxcox:position")
     records, encoded = [], []
     for values, value, user_attrs, system_attrs, started, finished in some_trials(30):
-        records.append(TrialRecord(dict(zip(NAMES, map(float, values))), DISTRIBUTIONS, value, user_attrs,
-                                   system_attrs, started, finished))
-        encoded.append(encoder(values.tolist(), value, user_attrs, system_attrs, started, finished))
+        records.append(
+            TrialRecord(
+                dict(zip(NAMES, map(float, values))),
+                DISTRIBUTIONS,
+                value,
+                user_attrs,
+                system_attrs,
+                started,
+                finished,
+            )
+        )
+        encoded.append(
+            encoder(values.tolist(), value, user_attrs, system_attrs, started, finished)
+        )
     rows = TrialRows(study)
     batches = [rows(encoded[:10]), rows(encoded[10:20]), rows(encoded[20:])]
     intruder = optuna.trial.create_trial(value=0.25, user_attrs={"by": "someone else"})

@@ -32,9 +32,26 @@ def scale(request):
 def worker(url: str, study: str, scale, batched: bool = False) -> list[str]:
     preset, features = scale
     return [
-        sys.executable, "-m", "optuna_boxcox.cli", "search", "--dataset", "breast_cancer",
-        "--features", str(features), "--classifier", "bayes", "--sampler", preset, "--storage", url,
-        "--study-name", study, "--seed", "5", "--no-figures", *([] if batched else ["--no-batch"]),
+        sys.executable,
+        "-m",
+        "optuna_boxcox.cli",
+        "search",
+        "--dataset",
+        "breast_cancer",
+        "--features",
+        str(features),
+        "--classifier",
+        "bayes",
+        "--sampler",
+        preset,
+        "--storage",
+        url,
+        "--study-name",
+        study,
+        "--seed",
+        "5",
+        "--no-figures",
+        *([] if batched else ["--no-batch"]),
     ]
 
 
@@ -59,12 +76,21 @@ def plan_keys(study):
 @pytest.fixture
 def single_worker(tmp_path, scale):
     url = f"sqlite:///{tmp_path / 'ref.db'}"
-    subprocess.run(worker(url, "ref", scale, batched=True), check=True, capture_output=True, timeout=900)
+    subprocess.run(
+        worker(url, "ref", scale, batched=True), check=True, capture_output=True, timeout=900
+    )
     return outcome(url, "ref", scale)[1]
 
 
-def test_three_workers_on_postgresql_end_with_the_single_worker_result(postgres_url, single_worker, scale):
-    procs = [subprocess.Popen(worker(postgres_url, "bc", scale), stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+def test_three_workers_on_postgresql_end_with_the_single_worker_result(
+    postgres_url, single_worker, scale
+):
+    procs = [
+        subprocess.Popen(
+            worker(postgres_url, "bc", scale), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
     for p in procs:
         _, err = p.communicate(timeout=1800)
         assert p.returncode == 0, err.decode()[-1500:]
@@ -72,7 +98,9 @@ def test_three_workers_on_postgresql_end_with_the_single_worker_result(postgres_
     assert result.finished
     assert result.params == single_worker.params and result.best_value == single_worker.best_value
     keys = plan_keys(study)
-    assert len(keys) == budget(scale) and max(keys.values()) == 1, "a plan position was lost or done twice"
+    assert len(keys) == budget(scale) and max(keys.values()) == 1, (
+        "a plan position was lost or done twice"
+    )
 
 
 def completed(url: str, study: str) -> int:
@@ -83,12 +111,21 @@ def completed(url: str, study: str) -> int:
     return len(loaded.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
 
 
-def test_a_worker_killed_at_random_points_loses_and_duplicates_nothing(postgres_url, single_worker, scale):
+def test_a_worker_killed_at_random_points_loses_and_duplicates_nothing(
+    postgres_url, single_worker, scale
+):
     rng = random.Random(7)
     # Kill at random points of progress (not of wall time: at full scale the start-up alone can
     # outlast a few seconds, and a kill before the first trial tests nothing).
     kill_points = sorted(rng.sample(range(5, int(0.8 * budget(scale))), 3))
-    procs = [subprocess.Popen(worker(postgres_url, "kill", scale), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            worker(postgres_url, "kill", scale),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for _ in range(3)
+    ]
     killed_at = []
     for point in kill_points:  # kill one of the workers mid-search, replace it, again
         deadline = time.monotonic() + 1200
@@ -101,11 +138,17 @@ def test_a_worker_killed_at_random_points_loses_and_duplicates_nothing(postgres_
             os.kill(procs[victim].pid, signal.SIGKILL)
             procs[victim].wait()
             killed_at.append(done)
-        procs[victim] = subprocess.Popen(worker(postgres_url, "kill", scale), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs[victim] = subprocess.Popen(
+            worker(postgres_url, "kill", scale),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     assert len(killed_at) == len(kill_points), f"a worker had already ended: killed at {killed_at}"
     for p in procs:
         assert p.wait(timeout=1800) == 0
-    fresh = subprocess.run(worker(postgres_url, "kill", scale), capture_output=True, text=True, timeout=900)
+    fresh = subprocess.run(
+        worker(postgres_url, "kill", scale), capture_output=True, text=True, timeout=900
+    )
     assert fresh.returncode == 0, fresh.stderr
     study, result = outcome(postgres_url, "kill", scale)
     assert result.params == single_worker.params and result.best_value == single_worker.best_value
@@ -115,7 +158,12 @@ def test_a_worker_killed_at_random_points_loses_and_duplicates_nothing(postgres_
 
 
 def test_batched_run_on_postgresql_equals_the_sqlite_one(postgres_url, single_worker, scale):
-    run = subprocess.run(worker(postgres_url, "batched", scale, batched=True), capture_output=True, text=True, timeout=900)
+    run = subprocess.run(
+        worker(postgres_url, "batched", scale, batched=True),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert run.returncode == 0, run.stderr
     study, result = outcome(postgres_url, "batched", scale)
     assert result.params == single_worker.params

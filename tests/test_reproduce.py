@@ -25,12 +25,12 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import BoxCoxTransformer
 from optuna_boxcox.experiments import Protocol
+from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments import explore_cell
 from optuna_boxcox.experiments import paper_features
 from optuna_boxcox.experiments import paper_tables
 from optuna_boxcox.experiments import summarize
 from optuna_boxcox.experiments import synthetic
-from optuna_boxcox.experiments import _record
 from optuna_boxcox.reproduce import register
 from optuna_boxcox.reproduce import reproduce
 from optuna_boxcox.storage import open_storage
@@ -65,21 +65,39 @@ def test_package_holds_the_published_numbers_of_the_shared_tables():
         pytest.skip(f"the paper's tables are not at {SHARED_TABLES}")
     shared = json.loads(SHARED_TABLES.read_text())
     ours = paper_tables()
-    for key in ("table2_synthetic_grid_exploration", "table3_random_dataset_10_seeds", "table5_sonar_full",
-                "table6_sonar_2d", "table7_breast_full", "table8_breast_2d", "feature_pairs_zero_based"):
-        assert ours[key] == shared[key], f"{key} in optuna_boxcox/data/paper_tables.json differs from the paper's"
+    for key in (
+        "table2_synthetic_grid_exploration",
+        "table3_random_dataset_10_seeds",
+        "table5_sonar_full",
+        "table6_sonar_2d",
+        "table7_breast_full",
+        "table8_breast_2d",
+        "feature_pairs_zero_based",
+    ):
+        assert ours[key] == shared[key], (
+            f"{key} in optuna_boxcox/data/paper_tables.json differs from the paper's"
+        )
 
 
 # -- Tables 5–8 -----------------------------------------------------------------------------------
 def test_table7_small_run_records_every_fold_and_compares_cell_by_cell(store, tmp_path):
-    result = reproduce("table7", classifiers=["bayes"], rows=["mle"], storage=store, out=tmp_path, **SMALL)
+    result = reproduce(
+        "table7", classifiers=["bayes"], rows=["mle"], storage=store, out=tmp_path, **SMALL
+    )
     assert result.complete
     assert [c.row for c in result.cells] == ["Base accuracy", "MLE"]
 
     X, y = paper_features("breast_cancer")
     splits = list(RepeatedStratifiedKFold(n_splits=2, n_repeats=1, random_state=42).split(X, y))
-    base = [np.mean(GaussianNB().fit(StandardScaler().fit_transform(X[tr]), y[tr]).predict(
-        StandardScaler().fit(X[tr]).transform(X[te])) == y[te]) for tr, te in splits]
+    base = [
+        np.mean(
+            GaussianNB()
+            .fit(StandardScaler().fit_transform(X[tr]), y[tr])
+            .predict(StandardScaler().fit(X[tr]).transform(X[te]))
+            == y[te]
+        )
+        for tr, te in splits
+    ]
     cell = result.cell("Base accuracy", "bayes")
     assert cell.ours == pytest.approx(100 * np.mean(base))
     assert cell.paper == 93.289 and cell.difference == pytest.approx(cell.ours - 93.289)
@@ -95,7 +113,9 @@ def test_table7_small_run_records_every_fold_and_compares_cell_by_cell(store, tm
     assert trial.user_attrs["train_accuracy"] == pytest.approx(objective.evaluate(lambdas))
     transformer = BoxCoxTransformer(lambdas=lambdas).fit(X[train])
     model = GaussianNB().fit(transformer.transform(X[train]), y[train])
-    assert trial.value == pytest.approx(np.mean(model.predict(transformer.transform(X[test])) == y[test]))
+    assert trial.value == pytest.approx(
+        np.mean(model.predict(transformer.transform(X[test])) == y[test])
+    )
     assert study.user_attrs["reproduce"]["sampler"]["name"] == "mle"
     mle = result.cell("MLE", "bayes")
     assert mle.ours == pytest.approx(100 * np.mean([t.value for t in study.trials]) - cell.ours)
@@ -103,14 +123,24 @@ def test_table7_small_run_records_every_fold_and_compares_cell_by_cell(store, tm
     text = result.format()
     assert "Base accuracy" in text and "93.289" in text and "NOT the paper's protocol" in text
     csv_text = (tmp_path / "reproduce-table7-2x1.csv").read_text().splitlines()
-    assert csv_text[0] == "target,protocol,section,row,column,ours,paper,difference,done,total,seconds"
+    assert (
+        csv_text[0]
+        == "target,protocol,section,row,column,ours,paper,difference,done,total,seconds"
+    )
     assert len(csv_text) == 1 + 2
     assert "| MLE | " in (tmp_path / "reproduce-table7-2x1.md").read_text()
 
 
 def test_table5_small_run_reads_sonar_from_a_csv(store, sonar_csv, tmp_path):
-    result = reproduce("table5", classifiers=["knn"], rows=["spherical"], storage=store, out=tmp_path,
-                       csv=sonar_csv, **SMALL)
+    result = reproduce(
+        "table5",
+        classifiers=["knn"],
+        rows=["spherical"],
+        storage=store,
+        out=tmp_path,
+        csv=sonar_csv,
+        **SMALL,
+    )
     assert result.complete
     assert result.cell("Base accuracy", "knn").paper == 81.343
     assert result.cell("Spherical", "knn").paper == 0.095
@@ -118,8 +148,16 @@ def test_table5_small_run_reads_sonar_from_a_csv(store, sonar_csv, tmp_path):
 
 
 def test_table6_small_run_uses_the_feature_pair_and_the_full_grid(store, sonar_csv, tmp_path):
-    result = reproduce("table6", classifiers=["bayes"], rows=["grid", "spherical"], pairs=["8-41"],
-                       storage=store, out=tmp_path, csv=sonar_csv, **SMALL)
+    result = reproduce(
+        "table6",
+        classifiers=["bayes"],
+        rows=["grid", "spherical"],
+        pairs=["8-41"],
+        storage=store,
+        out=tmp_path,
+        csv=sonar_csv,
+        **SMALL,
+    )
     assert result.complete and result.sections == ["Features 8 and 41"]
     assert result.cell("2D grid search", "bayes", "Features 8 and 41").paper == 3.476
     study = _study(store, "reproduce/table6/features-8-41/grid/bayes/2x1")
@@ -129,8 +167,15 @@ def test_table6_small_run_uses_the_feature_pair_and_the_full_grid(store, sonar_c
 
 
 def test_table8_small_run_with_a_coordinate_preset(store, tmp_path):
-    result = reproduce("table8", classifiers=["knn"], rows=["iterative", "diagonal"], pairs=["Features 2 and 6"],
-                       storage=store, out=tmp_path, **SMALL)
+    result = reproduce(
+        "table8",
+        classifiers=["knn"],
+        rows=["iterative", "diagonal"],
+        pairs=["Features 2 and 6"],
+        storage=store,
+        out=tmp_path,
+        **SMALL,
+    )
     assert result.complete
     cell = result.cell("Iterative grid search", "knn", "Features 2 and 6")
     assert cell.paper == 0.034 and cell.ours is not None
@@ -159,7 +204,7 @@ def test_rows_and_pairs_are_checked_before_anything_runs(store):
 def test_a_study_is_not_continued_with_other_settings(store):
     storage = open_storage(store)
     _record.open_study(storage, "reproduce/x", {"protocol": {"n_splits": 2}})
-    with pytest.raises(ValueError, match="other settings.*protocol"):
+    with pytest.raises(ValueError, match=r"other settings.*protocol"):
         _record.open_study(storage, "reproduce/x", {"protocol": {"n_splits": 3}})
 
 
@@ -171,7 +216,10 @@ def test_an_interrupted_run_resumes_without_redoing_folds(tmp_path):
     assert not first.complete
     assert "not complete yet" in first.format()
     studies = [f"reproduce/table8/features-5-27/{row}/bayes/2x1" for row in ("base", "spherical")]
-    before = {s: {t.params["fold"]: t.datetime_complete for t in _study(store, s).trials} for s in studies}
+    before = {
+        s: {t.params["fold"]: t.datetime_complete for t in _study(store, s).trials}
+        for s in studies
+    }
     assert sum(len(v) for v in before.values()) == 3
 
     second = reproduce("table8", storage=store, **options)
@@ -181,7 +229,9 @@ def test_an_interrupted_run_resumes_without_redoing_folds(tmp_path):
         assert sorted(t.params["fold"] for t in trials) == [0, 1], "a fold was computed twice"
         for t in trials:
             if t.params["fold"] in before[s]:
-                assert t.datetime_complete == before[s][t.params["fold"]], "a finished fold was redone"
+                assert t.datetime_complete == before[s][t.params["fold"]], (
+                    "a finished fold was redone"
+                )
 
     fresh = reproduce("table8", storage=f"sqlite:///{tmp_path / 'b.db'}", **options)
     assert [(c.row, c.ours) for c in second.cells] == [(c.row, c.ours) for c in fresh.cells]
@@ -190,14 +240,18 @@ def test_an_interrupted_run_resumes_without_redoing_folds(tmp_path):
 def _count_trials(path: Path) -> int:
     try:
         with sqlite3.connect(path, timeout=5) as connection:
-            return connection.execute("SELECT count(*) FROM trials WHERE state = 'COMPLETE'").fetchone()[0]
+            return connection.execute(
+                "SELECT count(*) FROM trials WHERE state = 'COMPLETE'"
+            ).fetchone()[0]
     except sqlite3.Error:  # the schema is not there yet
         return 0
 
 
 def test_a_killed_run_finishes_on_the_next_run_with_the_same_table(tmp_path):
     path = tmp_path / "killed.db"
-    options = dict(classifiers=["bayes"], rows=["grid", "spherical"], pairs=["5-27"], folds=4, repeats=1)
+    options = dict(
+        classifiers=["bayes"], rows=["grid", "spherical"], pairs=["5-27"], folds=4, repeats=1
+    )
     script = (
         "from optuna_boxcox.reproduce import reproduce\n"
         f"reproduce('table8', storage='sqlite:///{path}', out=None, progress=False, **{options!r})\n"
@@ -218,7 +272,9 @@ def test_a_killed_run_finishes_on_the_next_run_with_the_same_table(tmp_path):
     resumed = reproduce("table8", storage=f"sqlite:///{path}", out=None, progress=False, **options)
     assert resumed.complete
     assert _count_trials(path) == 12, "finished folds were computed again"
-    fresh = reproduce("table8", storage=f"sqlite:///{tmp_path / 'fresh.db'}", out=None, progress=False, **options)
+    fresh = reproduce(
+        "table8", storage=f"sqlite:///{tmp_path / 'fresh.db'}", out=None, progress=False, **options
+    )
     assert [(c.row, c.ours) for c in resumed.cells] == [(c.row, c.ours) for c in fresh.cells]
 
 
@@ -242,11 +298,24 @@ def test_grid_summary_follows_the_paper_definitions():
 
 
 def test_table2_small_run_builds_the_heatmap_and_attaches_it(store, tmp_path):
-    result = reproduce("table2", classifiers=["bayes"], datasets=["moons"], storage=store, out=tmp_path, png=False,
-                       **SMALL)
+    result = reproduce(
+        "table2",
+        classifiers=["bayes"],
+        datasets=["moons"],
+        storage=store,
+        out=tmp_path,
+        png=False,
+        **SMALL,
+    )
     assert result.complete
     assert result.sections == ["Interleaving half circles"]
-    assert [c.column for c in result.cells] == ["base", "after", "full_delta", "spherical_delta", "diagonal_delta"]
+    assert [c.column for c in result.cells] == [
+        "base",
+        "after",
+        "full_delta",
+        "spherical_delta",
+        "diagonal_delta",
+    ]
     assert result.cell("bayes", "base", "Interleaving half circles").paper == 87.4
 
     study = _study(store, "reproduce/grid-exploration/moons-seed1/bayes/2x1")
@@ -254,23 +323,35 @@ def test_table2_small_run_builds_the_heatmap_and_attaches_it(store, tmp_path):
     cell = next(t for t in study.trials if t.params == {"lambda_1": 1.0, "lambda_2": 1.0})
     X, y = synthetic("moons", 1)
     splits = Protocol(2, 1).splits(X, y)
-    assert cell.user_attrs["fold_accuracies"] == pytest.approx(explore_cell(X, y, (1.0, 1.0), "bayes", splits))
-    assert result.cell("bayes", "base", "Interleaving half circles").ours == pytest.approx(100 * cell.value)
+    assert cell.user_attrs["fold_accuracies"] == pytest.approx(
+        explore_cell(X, y, (1.0, 1.0), "bayes", splits)
+    )
+    assert result.cell("bayes", "base", "Interleaving half circles").ours == pytest.approx(
+        100 * cell.value
+    )
     best = max(t.value for t in study.trials)
-    assert result.cell("bayes", "after", "Interleaving half circles").ours == pytest.approx(100 * best)
+    assert result.cell("bayes", "after", "Interleaving half circles").ours == pytest.approx(
+        100 * best
+    )
     system_attrs = study._storage.get_study_system_attrs(study._study_id)
     assert any(k.startswith("dashboard:plot_data:grid-exploration-heatmap") for k in system_attrs)
     assert [p.name for p in result.figures] == ["appendix-a-moons-2x1.html"]
 
 
 def test_table3_small_run_averages_the_regenerated_data_sets(store, tmp_path):
-    result = reproduce("table3", classifiers=["bayes"], seeds=[1, 2], storage=store, out=tmp_path, **SMALL)
+    result = reproduce(
+        "table3", classifiers=["bayes"], seeds=[1, 2], storage=store, out=tmp_path, **SMALL
+    )
     assert result.complete
     values = [
-        _study(store, f"reproduce/grid-exploration/random-seed{seed}/bayes/2x1").user_attrs["reproduce_result"]
+        _study(store, f"reproduce/grid-exploration/random-seed{seed}/bayes/2x1").user_attrs[
+            "reproduce_result"
+        ]
         for seed in (1, 2)
     ]
-    assert result.cell("bayes", "full_delta").ours == pytest.approx(np.mean([v["full_delta"] for v in values]))
+    assert result.cell("bayes", "full_delta").ours == pytest.approx(
+        np.mean([v["full_delta"] for v in values])
+    )
     assert result.cell("bayes", "full_delta").paper == 1.3
 
 
@@ -278,9 +359,27 @@ def test_table3_small_run_averages_the_regenerated_data_sets(store, tmp_path):
 def test_reproduce_command_prints_the_table_beside_the_paper(store, tmp_path, capsys):
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
-    args = parser.parse_args(["reproduce", "table8", "--classifiers", "bayes", "--rows", "mle", "--pairs", "4-24",
-                              "--folds", "2", "--repeats", "1", "--storage", store, "--out", str(tmp_path),
-                              "--no-progress"])
+    args = parser.parse_args(
+        [
+            "reproduce",
+            "table8",
+            "--classifiers",
+            "bayes",
+            "--rows",
+            "mle",
+            "--pairs",
+            "4-24",
+            "--folds",
+            "2",
+            "--repeats",
+            "1",
+            "--storage",
+            store,
+            "--out",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert args.func(args) == 0
     out = capsys.readouterr().out
     assert "Table 8" in out and "Features 4 and 24" in out
@@ -291,23 +390,51 @@ def test_reproduce_command_prints_the_table_beside_the_paper(store, tmp_path, ca
 # -- the published numbers (full protocol) -------------------------------------------------------
 @pytest.mark.slow
 def test_table7_matches_the_paper_for_knn_bayes_svc(tmp_path):
-    result = reproduce("table7", classifiers=["knn", "bayes", "svc"], rows=["mle", "spherical", "iterative"],
-                       storage=f"sqlite:///{tmp_path / 'full.db'}", out=tmp_path, progress=False, n_jobs=2)
+    result = reproduce(
+        "table7",
+        classifiers=["knn", "bayes", "svc"],
+        rows=["mle", "spherical", "iterative"],
+        storage=f"sqlite:///{tmp_path / 'full.db'}",
+        out=tmp_path,
+        progress=False,
+        n_jobs=2,
+    )
     for cell in result.cells:
-        assert abs(cell.difference) <= 0.05, f"{cell.row} {cell.column}: ours {cell.ours:.3f}, paper {cell.paper}"
+        assert abs(cell.difference) <= 0.05, (
+            f"{cell.row} {cell.column}: ours {cell.ours:.3f}, paper {cell.paper}"
+        )
 
 
 @pytest.mark.slow
 def test_table5_matches_the_paper_for_knn_bayes_svc(sonar_csv, tmp_path):
-    result = reproduce("table5", classifiers=["knn", "bayes", "svc"], rows=["mle", "spherical"], csv=sonar_csv,
-                       storage=f"sqlite:///{tmp_path / 'full.db'}", out=tmp_path, progress=False, n_jobs=2)
+    result = reproduce(
+        "table5",
+        classifiers=["knn", "bayes", "svc"],
+        rows=["mle", "spherical"],
+        csv=sonar_csv,
+        storage=f"sqlite:///{tmp_path / 'full.db'}",
+        out=tmp_path,
+        progress=False,
+        n_jobs=2,
+    )
     for cell in result.cells:
-        assert abs(cell.difference) <= 0.05, f"{cell.row} {cell.column}: ours {cell.ours:.3f}, paper {cell.paper}"
+        assert abs(cell.difference) <= 0.05, (
+            f"{cell.row} {cell.column}: ours {cell.ours:.3f}, paper {cell.paper}"
+        )
 
 
 @pytest.mark.slow
 def test_table7_diagonal_row_matches_the_authors_code(tmp_path):
-    result = reproduce("table7", classifiers=["knn", "bayes", "svc"], rows=["diagonal"],
-                       storage=f"sqlite:///{tmp_path / 'full.db'}", out=None, progress=False, n_jobs=2)
+    result = reproduce(
+        "table7",
+        classifiers=["knn", "bayes", "svc"],
+        rows=["diagonal"],
+        storage=f"sqlite:///{tmp_path / 'full.db'}",
+        out=None,
+        progress=False,
+        n_jobs=2,
+    )
     for cell in result.cells:
-        assert abs(cell.difference) <= 0.05, f"{cell.row} {cell.column}: ours {cell.ours:.3f}, paper {cell.paper}"
+        assert abs(cell.difference) <= 0.05, (
+            f"{cell.row} {cell.column}: ours {cell.ours:.3f}, paper {cell.paper}"
+        )

@@ -11,20 +11,26 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox.samplers import make_sampler
-from optuna_boxcox.storage import open_storage
 from optuna_boxcox._runner import run_batched
+from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.samplers._plan import OWNER_KEY
+from optuna_boxcox.storage import open_storage
 
 
 def storage_url(kind, tmp_path, name):
-    return {"memory": None, "sqlite": f"sqlite:///{tmp_path / name}.db", "journal": str(tmp_path / f"{name}.jsonl")}[kind]
+    return {
+        "memory": None,
+        "sqlite": f"sqlite:///{tmp_path / name}.db",
+        "journal": str(tmp_path / f"{name}.jsonl"),
+    }[kind]
 
 
 def new_study(kind, tmp_path, name, sampler):
     url = storage_url(kind, tmp_path, name)
     storage = open_storage(url) if url else None
-    return optuna.create_study(storage=storage, study_name="s", direction="maximize", sampler=sampler)
+    return optuna.create_study(
+        storage=storage, study_name="s", direction="maximize", sampler=sampler
+    )
 
 
 def content(study):
@@ -140,7 +146,9 @@ def test_a_bad_n_jobs_is_refused_before_anything_runs(data, n_jobs):
 
 
 def without_owner(rows):
-    return [(*row[:5], {k: v for k, v in row[5].items() if k != OWNER_KEY}, row[6]) for row in rows]
+    return [
+        (*row[:5], {k: v for k, v in row[5].items() if k != OWNER_KEY}, row[6]) for row in rows
+    ]
 
 
 def test_worker_processes_write_the_study_that_one_job_writes(tmp_path, data):
@@ -199,7 +207,9 @@ def test_a_worker_that_fails_or_dies_stops_the_run_with_a_clear_error(tmp_path, 
     X, y = data
     sampler = make_sampler("iterative")
     study = new_study("sqlite", tmp_path, "w", sampler)
-    expected = r"a worker process of the search died \(exit code -9" if die else "this worker cannot fit"
+    expected = (
+        r"a worker process of the search died \(exit code -9" if die else "this worker cannot fit"
+    )
     with pytest.raises((ValueError, RuntimeError), match=expected):
         run_batched(study, BoxCoxObjective(X, y, _FailsInAWorker(die=die)), sampler, n_jobs=2)
     assert multiprocessing.active_children() == []
@@ -217,9 +227,15 @@ def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
     calls = []
     team = _Team(objective, 2)
     try:
-        scores = team.score(points, meanwhile=lambda: calls.append(("posted", int(team._state[_BATCH]))))
-        again = team.score(points, meanwhile=lambda: calls.append(("cached", objective.n_evaluations)))
-        single = team.score(points[:1], meanwhile=lambda: calls.append(("alone", objective.n_evaluations)))
+        scores = team.score(
+            points, meanwhile=lambda: calls.append(("posted", int(team._state[_BATCH])))
+        )
+        again = team.score(
+            points, meanwhile=lambda: calls.append(("cached", objective.n_evaluations))
+        )
+        single = team.score(
+            points[:1], meanwhile=lambda: calls.append(("alone", objective.n_evaluations))
+        )
     finally:
         team.close()
     assert calls == [("posted", 1), ("cached", 4), ("alone", 4)]

@@ -21,7 +21,7 @@ only through the tests of ``test_paper_samplers.py`` that pin its single trial d
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import optuna
 from optuna.distributions import FloatDistribution

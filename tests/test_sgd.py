@@ -65,6 +65,9 @@ def test_non_finite_weights_are_left_to_scikit_learn():
     # Huge features overflow the weights; scikit-learn raises, the core answers None.
     X = np.array([[1e308, -1e308], [-1e308, 1e308], [1e308, 1e308], [-1e308, -1e308]] * 5)
     y = np.array([1.0, -1.0, 1.0, -1.0] * 5)
-    assert fit_sgd_binary(X, y, sgd_settings(SGDClassifier(loss="perceptron", random_state=0))) is None
+    assert (
+        fit_sgd_binary(X, y, sgd_settings(SGDClassifier(loss="perceptron", random_state=0)))
+        is None
+    )
     with pytest.raises(ValueError, match="Floating-point under-/overflow"):
         SGDClassifier(loss="perceptron", random_state=0).fit(X, y)

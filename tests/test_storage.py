@@ -22,14 +22,18 @@ def url(tmp_path) -> str:
 
 
 def test_another_process_reads_every_parameter_of_finished_trials_in_suggestion_order(url):
-    study = optuna.create_study(storage=open_storage(url), study_name="s", sampler=optuna.samplers.RandomSampler(seed=1))
+    study = optuna.create_study(
+        storage=open_storage(url), study_name="s", sampler=optuna.samplers.RandomSampler(seed=1)
+    )
     study.optimize(objective, n_trials=8)
     failed = study.ask()
     failed.suggest_float(NAMES[0], -5.0, 5.0)
     study.tell(failed, state=optuna.trial.TrialState.FAIL)
     mine = study.get_trials(deepcopy=False)
 
-    theirs = optuna.load_study(study_name="s", storage=open_storage(url)).get_trials(deepcopy=False)
+    theirs = optuna.load_study(study_name="s", storage=open_storage(url)).get_trials(
+        deepcopy=False
+    )
     assert [(t.state, t.params, list(t.params)) for t in theirs] == [
         (t.state, t.params, list(t.params)) for t in mine
     ]
@@ -86,7 +90,9 @@ def test_a_schema_another_worker_created_meanwhile_is_retried_not_reported(monke
     def flaky(url, **kwargs):
         calls.append(url)
         if len(calls) == 1:
-            raise ProgrammingError("CREATE TYPE studydirection", {}, Duplicate('type "studydirection" already exists'))
+            raise ProgrammingError(
+                "CREATE TYPE studydirection", {}, Duplicate('type "studydirection" already exists')
+            )
         return real(url, **kwargs)
 
     monkeypatch.setattr(storage_module, "RDBStorage", flaky)
@@ -104,7 +110,9 @@ def test_other_programming_errors_are_reported_at_once(monkeypatch):
         sqlstate = "42501"
 
     def denied(url, **kwargs):
-        raise ProgrammingError("CREATE TABLE studies", {}, Denied("permission denied for schema public"))
+        raise ProgrammingError(
+            "CREATE TABLE studies", {}, Denied("permission denied for schema public")
+        )
 
     monkeypatch.setattr(storage_module, "RDBStorage", denied)
     with pytest.raises(storage_module.StorageError, match="permission denied"):

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 from scipy import stats
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from optuna_boxcox._transform import BoxCoxTransformer, box_cox
+from optuna_boxcox._transform import BoxCoxTransformer
+from optuna_boxcox._transform import box_cox
 
 METHODS = ("box-cox", "yeo-johnson")
 EXTRAPOLATIONS = ("extrapolate", "clip")
@@ -76,7 +78,11 @@ def test_estimator_passes_named_scikit_learn_check(estimator, check_name):
 
 def test_pandas_output_keeps_feature_names_and_index(breast_cancer):
     X = breast_cancer.data.iloc[:50, :4]
-    out = BoxCoxTransformer(lambdas=[0.5, 1.0, -1.0, 2.0]).set_output(transform="pandas").fit_transform(X)
+    out = (
+        BoxCoxTransformer(lambdas=[0.5, 1.0, -1.0, 2.0])
+        .set_output(transform="pandas")
+        .fit_transform(X)
+    )
     assert isinstance(out, pd.DataFrame)
     assert list(out.columns) == list(X.columns)
     assert out.index.equals(X.index)
@@ -102,7 +108,10 @@ def test_unit_lambdas_give_standard_scaler_output(dataset, request):
     bc = BoxCoxTransformer(lambdas=np.ones(X.shape[1])).fit(X_train)
     scaler = StandardScaler().fit(X_train)
     np.testing.assert_allclose(
-        bc.transform(X_train), scaler.transform(X_train), rtol=0, atol=1e-9,
+        bc.transform(X_train),
+        scaler.transform(X_train),
+        rtol=0,
+        atol=1e-9,
         err_msg="λ = 1 everywhere should be the paper's base pipeline (plain standard scaling)",
     )
     np.testing.assert_allclose(bc.transform(X_test), scaler.transform(X_test), rtol=0, atol=1e-9)
@@ -137,7 +146,9 @@ def test_data_far_outside_the_training_range_gives_finite_output(method, extrapo
     lo, hi = X_train.min(axis=0), X_train.max(axis=0)
     width = hi - lo
     X_test = np.vstack([lo - 100 * width, hi + 100 * width, lo - 1e-3, hi + 1e-3, (lo + hi) / 2])
-    bc = BoxCoxTransformer(np.full(3, lam), method=method, extrapolation=extrapolation).fit(X_train)
+    bc = BoxCoxTransformer(np.full(3, lam), method=method, extrapolation=extrapolation).fit(
+        X_train
+    )
     out = bc.transform(X_test)
     assert out.dtype == np.float64
     assert np.isfinite(out).all(), f"non-finite output for λ={lam}: {out}"
@@ -169,7 +180,9 @@ def test_huge_and_tiny_magnitudes_give_finite_output(
     method, extrapolation, magnitude, unseen, standardize, lam
 ):
     X_train = magnitude * np.random.default_rng(4).uniform(-1.0, 1.0, size=(30, 2))
-    bc = BoxCoxTransformer([lam, lam], method=method, extrapolation=extrapolation, standardize=standardize)
+    bc = BoxCoxTransformer(
+        [lam, lam], method=method, extrapolation=extrapolation, standardize=standardize
+    )
     assert np.isfinite(bc.fit_transform(X_train)).all()
     out = bc.transform(np.vstack([X_train[:5], unseen]))
     assert np.isfinite(out).all(), f"non-finite output at magnitude {magnitude}, λ={lam}: {out}"
@@ -194,7 +207,9 @@ finite_columns = hnp.arrays(
 def test_each_column_is_monotone_non_decreasing_in_its_input(
     train, test, lam, method, extrapolation, standardize
 ):
-    bc = BoxCoxTransformer([lam], method=method, extrapolation=extrapolation, standardize=standardize)
+    bc = BoxCoxTransformer(
+        [lam], method=method, extrapolation=extrapolation, standardize=standardize
+    )
     bc.fit(train[:, None])
     x = np.sort(np.concatenate([train, test, [train.min() - 1e3, train.max() * 10]]))
     out = bc.transform(x[:, None])[:, 0]
@@ -215,7 +230,9 @@ def test_mle_lambdas_equal_scipy_boxcox_normmax_of_each_scaled_column(breast_can
 def test_mle_lambdas_of_yeo_johnson_equal_scipy_on_raw_columns(breast_cancer):
     X = breast_cancer.data.to_numpy(dtype=np.float64)[:, :6]
     expected = [stats.yeojohnson_normmax(X[:, j]) for j in range(X.shape[1])]
-    np.testing.assert_allclose(BoxCoxTransformer(method="yeo-johnson").fit(X).lambdas_, expected, rtol=1e-9)
+    np.testing.assert_allclose(
+        BoxCoxTransformer(method="yeo-johnson").fit(X).lambdas_, expected, rtol=1e-9
+    )
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -251,13 +268,15 @@ def test_inverse_transform_of_values_outside_the_image_stays_finite():
 def test_dict_lambdas_by_name_position_and_dataframe_column(breast_cancer):
     X = breast_cancer.data.iloc[:, :3]
     expected = np.array([0.5, -1.0, 2.0])
-    by_column = {name: lam for name, lam in zip(X.columns, expected)}
+    by_column = dict(zip(X.columns, expected))
     np.testing.assert_array_equal(BoxCoxTransformer(by_column).fit(X).lambdas_, expected)
     arr = X.to_numpy()
     by_output_name = {"x0": 0.5, "x1": -1.0, "x2": 2.0}
     np.testing.assert_array_equal(BoxCoxTransformer(by_output_name).fit(arr).lambdas_, expected)
     by_position_and_name = {0: 0.5, 2: 2.0, "x1": -1.0}
-    np.testing.assert_array_equal(BoxCoxTransformer(by_position_and_name).fit(arr).lambdas_, expected)
+    np.testing.assert_array_equal(
+        BoxCoxTransformer(by_position_and_name).fit(arr).lambdas_, expected
+    )
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 import os
-from pathlib import Path
 import signal
 import subprocess
 import sys
@@ -20,18 +19,37 @@ PRESET = "iterative"
 FEATURES = 5  # 4 epochs · 5 features · 11 candidates = 220 trials
 
 
-def search_command(storage: str, study: str, preset: str = PRESET, batched: bool = False) -> list[str]:
+def search_command(
+    storage: str, study: str, preset: str = PRESET, batched: bool = False
+) -> list[str]:
     """One worker; by default trial by trial (study.optimize), the way workers share a study."""
     return [
-        sys.executable, "-m", "optuna_boxcox.cli", "search",
-        "--dataset", "breast_cancer", "--features", str(FEATURES), "--classifier", "bayes",
-        "--sampler", preset, "--storage", storage, "--study-name", study, "--seed", "3",
+        sys.executable,
+        "-m",
+        "optuna_boxcox.cli",
+        "search",
+        "--dataset",
+        "breast_cancer",
+        "--features",
+        str(FEATURES),
+        "--classifier",
+        "bayes",
+        "--sampler",
+        preset,
+        "--storage",
+        storage,
+        "--study-name",
+        study,
+        "--seed",
+        "3",
         *([] if batched else ["--no-batch"]),
     ]
 
 
 def run(storage: str, study: str, preset: str = PRESET) -> None:
-    subprocess.run(search_command(storage, study, preset), check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        search_command(storage, study, preset), check=True, capture_output=True, timeout=600
+    )
 
 
 def outcome(storage: str, study: str, preset: str = PRESET):
@@ -58,8 +76,17 @@ def reference(tmp_path_factory):
 
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_three_processes_end_with_the_single_process_result(tmp_path, reference, kind):
-    url = f"sqlite:///{tmp_path / 'shared.db'}" if kind == "sqlite" else str(tmp_path / "shared.jsonl")
-    workers = [subprocess.Popen(search_command(url, "shared"), stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(3)]
+    url = (
+        f"sqlite:///{tmp_path / 'shared.db'}"
+        if kind == "sqlite"
+        else str(tmp_path / "shared.jsonl")
+    )
+    workers = [
+        subprocess.Popen(
+            search_command(url, "shared"), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(3)
+    ]
     for w in workers:
         _, err = w.communicate(timeout=600)
         assert w.returncode == 0, err.decode()[-2000:]
@@ -70,7 +97,9 @@ def test_three_processes_end_with_the_single_process_result(tmp_path, reference,
     assert result.best_value == expected.best_value
     keys = plan_keys(study)
     assert len(keys) == 4 * FEATURES * 11, "some plan positions were never completed"
-    assert max(keys.values()) == 1, f"positions completed twice: {[k for k, n in keys.items() if n > 1][:5]}"
+    assert max(keys.values()) == 1, (
+        f"positions completed twice: {[k for k, n in keys.items() if n > 1][:5]}"
+    )
 
 
 def completed(url: str, study: str) -> int:
@@ -82,7 +111,9 @@ def completed(url: str, study: str) -> int:
 
 
 @pytest.mark.parametrize("batched, kill_after", [(False, 15), (False, 97), (True, 60)])
-def test_a_search_killed_and_restarted_ends_like_an_uninterrupted_one(tmp_path, reference, batched, kill_after):
+def test_a_search_killed_and_restarted_ends_like_an_uninterrupted_one(
+    tmp_path, reference, batched, kill_after
+):
     url = f"sqlite:///{tmp_path / 'killed.db'}"
     command = search_command(url, "killed", batched=batched)
     worker = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -99,4 +130,6 @@ def test_a_search_killed_and_restarted_ends_like_an_uninterrupted_one(tmp_path, 
     assert result.best_value == expected.best_value
     keys = plan_keys(study)
     assert len(keys) == 4 * FEATURES * 11 and max(keys.values()) == 1
-    assert all(t.state != optuna.trial.TrialState.RUNNING for t in study.trials), "a killed trial stayed RUNNING"
+    assert all(t.state != optuna.trial.TrialState.RUNNING for t in study.trials), (
+        "a killed trial stayed RUNNING"
+    )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from sklearn import datasets as _sk
@@ -23,7 +23,9 @@ class SyntheticSet:
 
 
 def _gaussian_quantiles(seed: int) -> tuple[np.ndarray, np.ndarray]:
-    return _sk.make_gaussian_quantiles(cov=3.0, n_samples=1000, n_features=2, n_classes=2, random_state=seed)
+    return _sk.make_gaussian_quantiles(
+        cov=3.0, n_samples=1000, n_features=2, n_classes=2, random_state=seed
+    )
 
 
 def _moons(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +77,9 @@ TABLE3_SEEDS = tuple(range(1, 11))
 def synthetic(key: str, seed: int = FIGURE1_SEED) -> tuple[np.ndarray, np.ndarray]:
     """Features (float64, n × 2) and labels of one Figure 1 data set."""
     if key not in SYNTHETIC:
-        raise ValueError(f"unknown synthetic data set {key!r}; choose one of {', '.join(SYNTHETIC)}")
+        raise ValueError(
+            f"unknown synthetic data set {key!r}; choose one of {', '.join(SYNTHETIC)}"
+        )
     X, y = SYNTHETIC[key].make(seed)
     return np.asarray(X, dtype=np.float64), np.asarray(y)
 

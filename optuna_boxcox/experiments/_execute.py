@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import multiprocessing
 from typing import TYPE_CHECKING
 from typing import Any
-from typing import Callable
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -79,7 +79,9 @@ def explore_cell(
     splits: Sequence[tuple[np.ndarray, np.ndarray]],
 ) -> list[float]:
     """Algorithm 1's inner loop for one Λ: test accuracy of every outer fold."""
-    B = BoxCoxTransformer(lambdas=np.asarray(lambdas, dtype=np.float64), standardize=False).fit_transform(X)
+    B = BoxCoxTransformer(
+        lambdas=np.asarray(lambdas, dtype=np.float64), standardize=False
+    ).fit_transform(X)
     accuracies = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -143,20 +145,32 @@ def accuracy_heatmap(
 
 
 def figure2(
-    heatmaps: dict[str, tuple[np.ndarray, GridSummary]], *, grid: np.ndarray = GRID, title: str = ""
+    heatmaps: dict[str, tuple[np.ndarray, GridSummary]],
+    *,
+    grid: np.ndarray = GRID,
+    title: str = "",
 ) -> go.Figure:
     """Figure 2: the heatmap of every classifier side by side."""
-    figure = make_subplots(rows=1, cols=len(heatmaps), subplot_titles=list(heatmaps), horizontal_spacing=0.03)
+    figure = make_subplots(
+        rows=1, cols=len(heatmaps), subplot_titles=list(heatmaps), horizontal_spacing=0.03
+    )
     for k, (accuracy, summary) in enumerate(heatmaps.values(), start=1):
         _add_heatmap(figure, accuracy, summary, grid, row=1, col=k)
         figure.update_xaxes(title_text="λ2", row=1, col=k)
     figure.update_yaxes(title_text="λ1", row=1, col=1)
-    figure.update_layout(title=title, template="plotly_white", width=360 * len(heatmaps) + 100, height=460)
+    figure.update_layout(
+        title=title, template="plotly_white", width=360 * len(heatmaps) + 100, height=460
+    )
     return figure
 
 
 def _add_heatmap(
-    figure: go.Figure, accuracy: np.ndarray, summary: GridSummary, grid: np.ndarray, row: Any, col: Any
+    figure: go.Figure,
+    accuracy: np.ndarray,
+    summary: GridSummary,
+    grid: np.ndarray,
+    row: Any,
+    col: Any,
 ) -> None:
     where = {} if row is None else {"row": row, "col": col}
     labels = [f"{v:g}" for v in grid]
@@ -182,7 +196,11 @@ def _add_heatmap(
             y=[labels[i] for (i, _) in marks],
             text=[",".join(n) for n in marks.values()],
             mode="markers+text",
-            marker={"size": 18, "color": "rgba(255,255,255,0.85)", "line": {"width": 1, "color": "black"}},
+            marker={
+                "size": 18,
+                "color": "rgba(255,255,255,0.85)",
+                "line": {"width": 1, "color": "black"},
+            },
             textfont={"size": 11, "color": "black"},
             name="optima: 1 spherical, 2 diagonal, 3 full",
             showlegend=False,
@@ -242,8 +260,13 @@ def run_grid(
                 "grid": GRID.tolist(),
                 "protocol": protocol.to_attr(),
             }
-            study = _record.open_study(storage, grid_study_name(key, seed, classifier, protocol), settings)
-            cells = {k: list(t.user_attrs["fold_accuracies"]) for k, t in _record.finished(study).items()}
+            study = _record.open_study(
+                storage, grid_study_name(key, seed, classifier, protocol), settings
+            )
+            cells = {
+                k: list(t.user_attrs["fold_accuracies"])
+                for k, t in _record.finished(study).items()
+            }
             units[(key, seed, classifier)] = _Unit(key, seed, classifier, study, cells)
 
     # A task is one λ1 row of the grid: 11 cells, written in one go.
@@ -267,13 +290,17 @@ def run_grid(
             out.append((folds, time.perf_counter() - started))
         return out
 
-    def on_result(task: tuple[tuple[str, int, str], int], result: list[tuple[list[float], float]]) -> None:
+    def on_result(
+        task: tuple[tuple[str, int, str], int], result: list[tuple[list[float], float]]
+    ) -> None:
         unit = units[task[0]]
         i = task[1]
         entries = []
         for j, (folds, seconds) in enumerate(result):
             params = {"lambda_1": float(GRID[i]), "lambda_2": float(GRID[j])}
-            entries.append((i * L + j, params, float(np.mean(folds)), {"fold_accuracies": folds}, seconds))
+            entries.append(
+                (i * L + j, params, float(np.mean(folds)), {"fold_accuracies": folds}, seconds)
+            )
             unit.cells[i * L + j] = folds
         _record.record(unit.study, entries, _DISTRIBUTIONS)
         if on_progress is not None:
@@ -285,11 +312,18 @@ def run_grid(
     for (key, seed, classifier), unit in units.items():
         if len(unit.cells) < L * L:
             continue
-        H = 100.0 * np.array([[np.mean(unit.cells[i * L + j]) for j in range(L)] for i in range(L)])
+        H = 100.0 * np.array(
+            [[np.mean(unit.cells[i * L + j]) for j in range(L)] for i in range(L)]
+        )
         summary = summarize(H)
         heatmaps.setdefault((key, seed), {})[classifier] = (H, summary)
         unit.study.set_user_attr(_record.RESULT_ATTR, summary.values())
-        _attach(unit.study, accuracy_heatmap(H, summary, title=f"{SYNTHETIC[key].label} (seed {seed}), {classifier}"))
+        _attach(
+            unit.study,
+            accuracy_heatmap(
+                H, summary, title=f"{SYNTHETIC[key].label} (seed {seed}), {classifier}"
+            ),
+        )
     cells = _cells(target, sets, classifiers, heatmaps, units, L)
     return cells, all(c.ours is not None for c in cells), heatmaps
 
@@ -318,10 +352,13 @@ def _cells(
                 for column in GRID_COLUMNS:
                     cells.append(
                         Cell(
-                            section, classifier, column,
+                            section,
+                            classifier,
+                            column,
                             None if found is None else found[1].values()[column],
                             published_grid("table2", section, classifier, column),
-                            len(unit.cells), L * L,
+                            len(unit.cells),
+                            L * L,
                         )
                     )
         return cells
@@ -333,6 +370,14 @@ def _cells(
             if all(found is not None for found in summaries):
                 ours = float(np.mean([found[1].values()[column] for found in summaries]))
             cells.append(
-                Cell("", classifier, column, ours, published_grid("table3", "", classifier, column), done, L * L * len(sets))
+                Cell(
+                    "",
+                    classifier,
+                    column,
+                    ours,
+                    published_grid("table3", "", classifier, column),
+                    done,
+                    L * L * len(sets),
+                )
             )
     return cells

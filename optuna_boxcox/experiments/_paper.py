@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import functools
-import json
 from importlib import resources
+import json
 from typing import Any
 
 #: Label of the base row in the paper's Tables 5–8.
@@ -20,7 +20,9 @@ BASE_LABEL = "Base accuracy"
 @functools.cache
 def paper_tables() -> dict[str, Any]:
     """The whole data file (read once)."""
-    text = resources.files("optuna_boxcox").joinpath("data", "paper_tables.json").read_text("utf-8")
+    text = (
+        resources.files("optuna_boxcox").joinpath("data", "paper_tables.json").read_text("utf-8")
+    )
     return json.loads(text)
 
 
@@ -47,7 +49,9 @@ class TableTarget:
         """Section label ("Features 8 and 41") → 0-based feature pair; empty for a full table."""
         if not self.two_d:
             return {}
-        pairs = paper_tables()["feature_pairs_zero_based"]["sonar" if self.dataset == "sonar" else "breast"]
+        pairs = paper_tables()["feature_pairs_zero_based"][
+            "sonar" if self.dataset == "sonar" else "breast"
+        ]
         return {label: (int(i), int(j)) for label, (i, j) in pairs.items()}
 
     def published(self, section: str, row_label: str, classifier: str) -> float | None:
@@ -59,13 +63,25 @@ class TableTarget:
 
 
 TABLE_TARGETS: dict[str, TableTarget] = {
-    "table5": TableTarget("table5", "table5_sonar_full", "sonar", False, "Table 5: sonar, all 60 features"),
-    "table6": TableTarget("table6", "table6_sonar_2d", "sonar", True, "Table 6: sonar, 2-D feature pairs"),
+    "table5": TableTarget(
+        "table5", "table5_sonar_full", "sonar", False, "Table 5: sonar, all 60 features"
+    ),
+    "table6": TableTarget(
+        "table6", "table6_sonar_2d", "sonar", True, "Table 6: sonar, 2-D feature pairs"
+    ),
     "table7": TableTarget(
-        "table7", "table7_breast_full", "breast_cancer", False, "Table 7: breast cancer, all 30 features"
+        "table7",
+        "table7_breast_full",
+        "breast_cancer",
+        False,
+        "Table 7: breast cancer, all 30 features",
     ),
     "table8": TableTarget(
-        "table8", "table8_breast_2d", "breast_cancer", True, "Table 8: breast cancer, 2-D feature pairs"
+        "table8",
+        "table8_breast_2d",
+        "breast_cancer",
+        True,
+        "Table 8: breast cancer, 2-D feature pairs",
     ),
 }
 

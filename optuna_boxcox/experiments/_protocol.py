@@ -13,12 +13,12 @@ trial each. What is stored (one trial per outer fold) is decided by the caller.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from dataclasses import dataclass
 import time
 from typing import TYPE_CHECKING
 from typing import Any
-from typing import Callable
 import warnings
 
 import numpy as np
@@ -29,11 +29,11 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.classifiers import make_classifier
+from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import DiagonalSampler
 from optuna_boxcox.samplers import FullGridSampler
 from optuna_boxcox.samplers import MLESampler
-from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SphericalSampler
 from optuna_boxcox.samplers._coordinate import PRESET_LABELS
 
@@ -121,7 +121,12 @@ ROWS: dict[str, Row] = {
     for r in (
         BASE,
         Row("diagonal", "Diagonal", lambda: DiagonalSampler(authors_code=True)),
-        Row("diagonal-alg8", "Diagonal", lambda: DiagonalSampler(), label="Diagonal (Algorithm 8 text)"),
+        Row(
+            "diagonal-alg8",
+            "Diagonal",
+            lambda: DiagonalSampler(),
+            label="Diagonal (Algorithm 8 text)",
+        ),
         Row("spherical", "Spherical", lambda: SphericalSampler()),
         Row("mle", "MLE", lambda: MLESampler()),
         Row("grid", "2D grid search", lambda: FullGridSampler(), two_d_only=True),

@@ -37,7 +37,9 @@ RESULT_ATTR = "reproduce_result"
 
 def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> optuna.Study:
     """Create or load the experiment study ``name``; refuse one recorded with other settings."""
-    study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True)
+    study = optuna.create_study(
+        storage=storage, study_name=name, direction="maximize", load_if_exists=True
+    )
     mine = json.loads(json.dumps(settings))
     recorded = study.user_attrs.get(SETTINGS_ATTR)
     if recorded is None:

@@ -86,14 +86,20 @@ class Reproduction:
         """The table as aligned text, one block per section."""
         out = [self.header()]
         for section in self.sections:
-            columns, rows, cells = self._columns(section), self._rows(section), self._lookup(section)
-            width = max(len(r) for r in rows + ["row"]) + 2
+            columns, rows, cells = (
+                self._columns(section),
+                self._rows(section),
+                self._lookup(section),
+            )
+            width = max(len(r) for r in [*rows, "row"]) + 2
             if section:
                 out.append(f"\n{section}")
             else:
                 out.append("")
             out.append(" " * width + "".join(f"{c:^26}" for c in columns))
-            out.append(f"{'':<{width}}" + "".join(f"{'ours':>8}{'paper':>9}{'Δ':>8} " for _ in columns))
+            out.append(
+                f"{'':<{width}}" + "".join(f"{'ours':>8}{'paper':>9}{'Δ':>8} " for _ in columns)
+            )
             for row in rows:
                 line = f"{row:<{width}}"
                 for column in columns:
@@ -102,20 +108,30 @@ class Reproduction:
                 out.append(line)
         incomplete = [c for c in self.cells if c.ours is None]
         if incomplete:
-            out.append(f"\n{len(incomplete)} cell(s) not complete yet (…): run the same command again to finish them.")
+            out.append(
+                f"\n{len(incomplete)} cell(s) not complete yet (…): run the same command again to finish them."
+            )
         return "\n".join(out)
 
     def markdown(self) -> str:
         """GitHub Markdown: one table per section, each cell ``ours / paper (Δ)``."""
         lines = [f"## {self.title}", "", self.header().replace("\n", "  \n"), ""]
         for section in self.sections:
-            columns, rows, cells = self._columns(section), self._rows(section), self._lookup(section)
+            columns, rows, cells = (
+                self._columns(section),
+                self._rows(section),
+                self._lookup(section),
+            )
             if section:
                 lines += [f"### {section}", ""]
             lines.append("| | " + " | ".join(columns) + " |")
             lines.append("|---|" + "---:|" * len(columns))
             for row in rows:
-                lines.append(f"| {row} | " + " | ".join(_md_cell(cells.get((row, c))) for c in columns) + " |")
+                lines.append(
+                    f"| {row} | "
+                    + " | ".join(_md_cell(cells.get((row, c))) for c in columns)
+                    + " |"
+                )
             lines.append("")
         lines.append(f"Wall time: {self.wall_seconds:.0f} s.")
         return "\n".join(lines) + "\n"
@@ -125,7 +141,19 @@ class Reproduction:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(
-            ["target", "protocol", "section", "row", "column", "ours", "paper", "difference", "done", "total", "seconds"]
+            [
+                "target",
+                "protocol",
+                "section",
+                "row",
+                "column",
+                "ours",
+                "paper",
+                "difference",
+                "done",
+                "total",
+                "seconds",
+            ]
         )
         for c in self.cells:
             writer.writerow(

@@ -95,7 +95,9 @@ def run_table(
                     "classifier": classifier,
                     "protocol": protocol.to_attr(),
                     "float32_cast": True,
-                    "sampler": None if sampler is None else {"name": sampler.name, "settings": sampler.settings()},
+                    "sampler": None
+                    if sampler is None
+                    else {"name": sampler.name, "settings": sampler.settings()},
                     "paper": target.published(section, ROWS[row].paper_row, classifier),
                 }
                 name = study_name(target.name, section, row, classifier, protocol)
@@ -150,7 +152,9 @@ def _cells(
         folds = [unit.done[f].test_accuracy for f in range(n) if f in unit.done]
         means[key] = 100.0 * float(np.mean(folds)) if len(folds) == n else None
         if means[key] is not None:
-            unit.study.set_user_attr(_record.RESULT_ATTR, {"mean_test_accuracy": means[key], "folds": n})
+            unit.study.set_user_attr(
+                _record.RESULT_ATTR, {"mean_test_accuracy": means[key], "folds": n}
+            )
     cells = []
     for (section, row, classifier), unit in units.items():
         base = means[(section, BASE.key, classifier)]

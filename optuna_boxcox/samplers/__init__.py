@@ -16,13 +16,13 @@ from optuna_boxcox.samplers._spherical import SphericalSampler
 
 __all__ = [
     "PRESETS",
+    "SAMPLERS",
     "CoordinateGridSampler",
     "DiagonalSampler",
     "FullGridSampler",
     "MLESampler",
     "NelderMeadSampler",
     "PlanSampler",
-    "SAMPLERS",
     "SearchResult",
     "SphericalSampler",
     "make_sampler",

@@ -183,7 +183,10 @@ class CoordinateGridSampler(GridPlanSampler):
         max_retries: int = 3,
     ) -> None:
         for name, value in dict(
-            epochs=epochs, shift_epoch=shift_epoch, shuffle_epoch=shuffle_epoch, finer_epoch=finer_epoch
+            epochs=epochs,
+            shift_epoch=shift_epoch,
+            shuffle_epoch=shuffle_epoch,
+            finer_epoch=finer_epoch,
         ).items():
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")

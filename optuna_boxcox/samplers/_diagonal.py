@@ -34,7 +34,9 @@ def diagonal_search(
             attrs.append({"phase": "diagonal", "direction": name, "candidate": i})
     scores = yield Batch(points, attrs, space.initial.copy(), -np.inf)
     L = len(grid)
-    combined = np.array([points[d * L + int(np.argmax(scores[d * L:(d + 1) * L]))][d] for d in range(space.dim)])
+    combined = np.array(
+        [points[d * L + int(np.argmax(scores[d * L : (d + 1) * L]))][d] for d in range(space.dim)]
+    )
     best = int(np.argmax(scores))
     combined_scores = yield Batch(
         [combined], [{"phase": "combined"}], points[best].copy(), float(scores[best])
@@ -59,7 +61,9 @@ def authors_diagonal_search(
             x = base.copy()
             x[d] = np.clip(c, space.low[d], space.high[d])
             points.append(x)
-        attrs = [{"phase": "diagonal", "direction": name, "candidate": i} for i in range(len(grid))]
+        attrs = [
+            {"phase": "diagonal", "direction": name, "candidate": i} for i in range(len(grid))
+        ]
         scores = yield Batch(points, attrs, best_point.copy(), best)
         i = int(np.argmax(scores))
         if scores[i] > best:

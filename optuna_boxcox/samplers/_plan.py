@@ -11,6 +11,7 @@ independent, so several workers can evaluate them at once, and the next batch wa
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
 import json
@@ -21,7 +22,6 @@ import threading
 import time
 from typing import TYPE_CHECKING
 from typing import Any
-from typing import Callable
 
 import numpy as np
 import optuna
@@ -33,9 +33,9 @@ from optuna.samplers import RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
+from optuna_boxcox import _persist
 from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import LambdaSpace
-from optuna_boxcox import _persist
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -163,11 +163,14 @@ class _Ledger:
         self.frontier_trial_id = 0
 
     def update(
-        self, trials: Sequence[FrozenTrial], score: Callable[[FrozenTrial], float], max_retries: int
+        self,
+        trials: Sequence[FrozenTrial],
+        score: Callable[[FrozenTrial], float],
+        max_retries: int,
     ) -> list[FrozenTrial]:
         """Account newly finished trials; return the unfinished ones."""
         running = []
-        for t in trials[self.frontier:]:
+        for t in trials[self.frontier :]:
             if t.number in self._accounted:
                 continue
             position = t.system_attrs.get(POSITION_KEY)
@@ -323,7 +326,10 @@ class PlanSampler(BaseSampler, abc.ABC):
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         # open_storage's databases record the owner when they create the trial (no window in
         # which a killed process leaves an anonymous running trial); other storages get it here.
-        if "fixed_params" not in trial.system_attrs and trial.system_attrs.get(OWNER_KEY) != self._identity:
+        if (
+            "fixed_params" not in trial.system_attrs
+            and trial.system_attrs.get(OWNER_KEY) != self._identity
+        ):
             study._storage.set_trial_system_attr(trial._trial_id, OWNER_KEY, self._identity)
 
     def infer_relative_search_space(
@@ -482,7 +488,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             t._trial_id != trial._trial_id
             and t.system_attrs.get(POSITION_KEY) == position
             and t.state != TrialState.FAIL
-            for t in trials[ledger.frontier:]
+            for t in trials[ledger.frontier :]
         )
 
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
@@ -546,7 +552,9 @@ class PlanSampler(BaseSampler, abc.ABC):
         """Account finished trials in the ledger; the live running trial of each held position."""
         ledger = self._cache(study, space)[2]
         held: dict[int, FrozenTrial] = {}
-        for t in ledger.update(trials, lambda t: self._score(study, t.state, t.values), self._max_retries):
+        for t in ledger.update(
+            trials, lambda t: self._score(study, t.state, t.values), self._max_retries
+        ):
             if self._reap_if_dead(study, t):
                 continue
             position = t.system_attrs.get(POSITION_KEY)
@@ -564,7 +572,9 @@ class PlanSampler(BaseSampler, abc.ABC):
             study._storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
         except (optuna.exceptions.UpdateFinishedTrialError, RuntimeError):
             pass
-        _logger.warning(f"Trial {trial.number} belonged to a process that died; it will be re-run.")
+        _logger.warning(
+            f"Trial {trial.number} belonged to a process that died; it will be re-run."
+        )
         return True
 
     @staticmethod
@@ -660,9 +670,8 @@ def _fit_to(dist: BaseDistribution, value: float) -> Any:
             v = float(min(max(v, dist.low), dist.high))
         return v
     if isinstance(dist, IntDistribution):
-        v = int(round(float(np.clip(value, dist.low, dist.high))))
-        v = dist.low + ((v - dist.low) // dist.step) * dist.step
-        return int(v)
+        v = round(float(np.clip(value, dist.low, dist.high)))
+        return dist.low + ((v - dist.low) // dist.step) * dist.step
     if isinstance(dist, CategoricalDistribution):
         index = int(np.clip(round(value), 0, len(dist.choices) - 1))
         return dist.choices[index]
@@ -683,7 +692,11 @@ class GridPlanSampler(PlanSampler):
         independent_sampler: BaseSampler | None = None,
         max_retries: int = 3,
     ) -> None:
-        if isinstance(grid_size, bool) or not isinstance(grid_size, (int, np.integer)) or grid_size < 1:
+        if (
+            isinstance(grid_size, bool)
+            or not isinstance(grid_size, (int, np.integer))
+            or grid_size < 1
+        ):
             raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
         lo, hi = (float(v) for v in grid_range)
         if not lo < hi:

@@ -20,7 +20,9 @@ def spherical_search(
 ) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
     """Algorithm 7: λ_j = c for every j, c over the grid; the first maximum wins."""
     points = [space.clip(np.full(space.dim, c)) for c in grid]
-    attrs = [{"phase": "spherical", "candidate": i, "lambda": float(c)} for i, c in enumerate(grid)]
+    attrs = [
+        {"phase": "spherical", "candidate": i, "lambda": float(c)} for i, c in enumerate(grid)
+    ]
     scores = yield Batch(points, attrs, space.initial.copy(), -np.inf)
     best = int(np.argmax(scores))  # argmax returns the first maximum
     return points[best], float(scores[best])
