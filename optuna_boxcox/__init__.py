@@ -1,26 +1,54 @@
 """optuna-boxcox: per-feature Box-Cox λ chosen for a classifier, searched with Optuna samplers.
 
 Blum, Elgendi & Menon (2022), "Impact of Box-Cox Transformation on Machine-Learning Algorithms".
+
+The public names are imported on first use, so that ``import optuna_boxcox`` (and the command
+line's ``--help``) does not pay for scikit-learn, Optuna and Numba until they are needed.
 """
 
 from __future__ import annotations
 
-from optuna_boxcox._classifier import BoxCoxClassifier
-from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._transform import BoxCoxTransformer
-from optuna_boxcox._transform import box_cox
-from optuna_boxcox.samplers import PRESETS
-from optuna_boxcox.samplers import SAMPLERS
-from optuna_boxcox.samplers import CoordinateGridSampler
-from optuna_boxcox.samplers import DiagonalSampler
-from optuna_boxcox.samplers import FullGridSampler
-from optuna_boxcox.samplers import MLESampler
-from optuna_boxcox.samplers import NelderMeadSampler
-from optuna_boxcox.samplers import SearchResult
-from optuna_boxcox.samplers import SphericalSampler
-from optuna_boxcox.samplers import make_sampler
+import importlib
+from typing import TYPE_CHECKING
+from typing import Any
 
-__version__ = "0.1.0"
+from optuna_boxcox._version import __version__
+
+if TYPE_CHECKING:
+    from optuna_boxcox._classifier import BoxCoxClassifier
+    from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._transform import BoxCoxTransformer
+    from optuna_boxcox._transform import box_cox
+    from optuna_boxcox.samplers import PRESETS
+    from optuna_boxcox.samplers import SAMPLERS
+    from optuna_boxcox.samplers import CoordinateGridSampler
+    from optuna_boxcox.samplers import DiagonalSampler
+    from optuna_boxcox.samplers import FullGridSampler
+    from optuna_boxcox.samplers import MLESampler
+    from optuna_boxcox.samplers import NelderMeadSampler
+    from optuna_boxcox.samplers import SearchResult
+    from optuna_boxcox.samplers import SphericalSampler
+    from optuna_boxcox.samplers import make_sampler
+
+#: Public name → the module that defines it.
+_EXPORTS = {
+    "BoxCoxClassifier": "optuna_boxcox._classifier",
+    "BoxCoxObjective": "optuna_boxcox._objective",
+    "BoxCoxTransformer": "optuna_boxcox._transform",
+    "box_cox": "optuna_boxcox._transform",
+    "optimize": "optuna_boxcox._optimize",
+    "PRESETS": "optuna_boxcox.samplers",
+    "SAMPLERS": "optuna_boxcox.samplers",
+    "CoordinateGridSampler": "optuna_boxcox.samplers",
+    "DiagonalSampler": "optuna_boxcox.samplers",
+    "FullGridSampler": "optuna_boxcox.samplers",
+    "MLESampler": "optuna_boxcox.samplers",
+    "NelderMeadSampler": "optuna_boxcox.samplers",
+    "SearchResult": "optuna_boxcox.samplers",
+    "SphericalSampler": "optuna_boxcox.samplers",
+    "make_sampler": "optuna_boxcox.samplers",
+}
 
 __all__ = [
     "PRESETS",
@@ -35,6 +63,21 @@ __all__ = [
     "NelderMeadSampler",
     "SearchResult",
     "SphericalSampler",
+    "__version__",
     "box_cox",
     "make_sampler",
+    "optimize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'optuna_boxcox' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -225,6 +225,17 @@ class BoxCoxObjective:
         )
         return self.evaluate(lambdas)
 
+    @property
+    def metric_name(self) -> str:
+        """The scoring's name (``accuracy``, ``ml``, …), which names the study's objective."""
+        if isinstance(self.scoring, str):
+            return self.scoring
+        return getattr(self.scoring, "__name__", "score")
+
+    def evaluate_batch(self, points: Sequence[Sequence[float]]) -> list[float]:
+        """Scores of several Λ, in order (each as :meth:`evaluate` gives it)."""
+        return [self.evaluate(x) for x in points]
+
     def evaluate(self, lambdas: Sequence[float] | Mapping[str, float]) -> float:
         """Score of one Λ (cached: a Λ scored before is not refitted)."""
         if not isinstance(lambdas, np.ndarray) and hasattr(lambdas, "keys"):

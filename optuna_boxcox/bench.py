@@ -5,7 +5,7 @@ side by side on the same data, classifier and preset, with the ratios measured i
     ``scipy.stats.boxcox`` per column, fits a fresh ``StandardScaler`` and the paper's classifier
     (``SVC(probability=True)`` for svc), predicts the training data; driven by the same plan.
 (b) ``study.optimize`` with :class:`CoordinateGridSampler` and :class:`BoxCoxObjective` on SQLite.
-(c) :func:`run_batched` on SQLite: transactions of ≥ 100 trials, incremental transform, exact fast
+(c) :func:`optuna_boxcox.optimize` on SQLite: transactions of ≥ 100 trials, incremental transform, exact fast
     scorers (compiled kernels for the perceptron and k-NN/SVC distances).
 
 (b) and (c) build and warm their objective before the clock starts (loading compiled kernels is a
@@ -24,7 +24,6 @@ last fit: sweeps of Λ scored before, which only one process can write to SQLite
 
 from __future__ import annotations
 
-import argparse
 import gc
 from pathlib import Path
 import resource
@@ -32,10 +31,8 @@ import sqlite3
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any
-import warnings
 
 import numpy as np
 import optuna
@@ -43,11 +40,10 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.preprocessing import StandardScaler
-from threadpoolctl import threadpool_limits
 
 from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._runner import RunStats
-from optuna_boxcox._runner import run_batched
+from optuna_boxcox._optimize import RunStats
+from optuna_boxcox._optimize import optimize
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.classifiers import paper_svc
 from optuna_boxcox.samplers import CoordinateGridSampler
@@ -78,18 +74,18 @@ def plain_loop_score(X: np.ndarray, y: np.ndarray, lambdas: np.ndarray, classifi
 
 
 def run_plain_loop(X, y, classifier_name, sampler, space) -> tuple[np.ndarray, int, float]:
+    """The sampler's plan, every point scored by :func:`plain_loop_score`: (Λopt, evaluations,
+    seconds)."""
     classifier = paper_classifier(classifier_name)
-    plan = sampler._plan(space)
-    started = time.perf_counter()
     evaluations = 0
-    batch = next(plan)
-    try:
-        while True:
-            scores = [plain_loop_score(X, y, x, classifier) for x in batch.points]
-            evaluations += len(scores)
-            batch = plan.send(scores)
-    except StopIteration as stop:
-        chosen = stop.value[0]
+
+    def score(points: list[np.ndarray]) -> list[float]:
+        nonlocal evaluations
+        evaluations += len(points)
+        return [plain_loop_score(X, y, x, classifier) for x in points]
+
+    started = time.perf_counter()
+    chosen, _ = sampler.plan(space).run(score)
     return chosen, evaluations, time.perf_counter() - started
 
 
@@ -124,7 +120,7 @@ def run_fast(
     stats = RunStats()
     gc.collect()  # earlier runs' garbage is not this run's cost
     started = time.perf_counter()
-    result = run_batched(study, objective, sampler, n_jobs=n_jobs, stats=stats)
+    result = optimize(study, objective, n_jobs=n_jobs, stats=stats)
     return study, result, time.perf_counter() - started, startup, stats
 
 
@@ -298,87 +294,10 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
-        "bench", help="plain loop vs study.optimize vs the batched fast path, side by side"
-    )
-    parser.add_argument(
-        "--csv", type=Path, required=True, help="data CSV (e.g. sonar.csv) with a label column"
-    )
-    parser.add_argument("--label", default="y")
-    parser.add_argument("--classifiers", default=",".join(BENCH_CLASSIFIERS))
-    parser.add_argument("--preset", default="iterative")
-    parser.add_argument(
-        "--b-trials",
-        type=int,
-        default=110,
-        help="trials of (b) plain study.optimize to time and compare with (c) (0: the whole plan)",
-    )
-    parser.add_argument(
-        "--memory-preset", default="combined2", help="preset of the peak-RSS run ('' to skip)"
-    )
-    parser.add_argument(
-        "--n-jobs", type=int, default=2, help="jobs of the parallel (c) runs (≥ 2)"
-    )
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=5,
-        help="alternating (c) runs with one job and with --n-jobs; figures are their medians",
-    )
-    parser.set_defaults(func=cmd_bench)
-
-
-def cmd_bench(args: argparse.Namespace) -> int:
-    from optuna_boxcox.datasets import load_csv
-
-    warnings.simplefilter("ignore", FutureWarning)  # SVC(probability=True) in (a)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    X, y = training_fold(*load_csv(args.csv, args.label))
-    if args.n_jobs < 2 or args.repeats < 1:
-        raise SystemExit("bench: --n-jobs must be at least 2 and --repeats at least 1")
-    print(
-        f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
-        f"every trial persisted in SQLite; per-evaluation milliseconds, one BLAS/OpenMP thread "
-        f"per process; (c) and (c)x{args.n_jobs}: medians of {args.repeats} alternating runs, "
-        f"c/c{args.n_jobs} the median ratio of neighbouring runs (its range beside it); 'machine': "
-        f"the speed-up {args.n_jobs} processes of a plain Python loop got beside them; 'write': share "
-        f"of (c)'s time spent writing to SQLite; 'tail': share of (c)x{args.n_jobs}'s time after its "
-        f"last fit (writing sweeps of Λ scored before)",
-        flush=True,
-    )
-    rows = []
-    # One thread per process in all three paths: scikit-learn's threaded k-NN search and BLAS would
-    # otherwise compete for the cores with whatever else runs, and (c) with 2 jobs with itself.
-    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1):
-        for name in args.classifiers.split(","):
-            rows.append(
-                bench_classifier(
-                    X,
-                    y,
-                    name.strip(),
-                    args.preset,
-                    args.b_trials,
-                    Path(tmp),
-                    n_jobs=args.n_jobs,
-                    repeats=args.repeats,
-                )
-            )
-            print(format_rows(rows[-1:]).splitlines()[-1], flush=True)
-        print()
-        print(format_rows(rows))
-        if args.memory_preset:
-            rss, trials = peak_rss_of_search(
-                args.csv, args.label, "bayes", args.memory_preset, Path(tmp)
-            )
-            print(
-                f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials persisted): {rss:.0f} MiB"
-            )
-    return (
-        0
-        if all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows)
-        else 1
-    )
-
-
-__all__ = ["cmd_bench", "plain_loop_score", "register", "training_fold"]
+__all__ = [
+    "bench_classifier",
+    "format_rows",
+    "peak_rss_of_search",
+    "plain_loop_score",
+    "training_fold",
+]

@@ -18,7 +18,6 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from pathlib import Path
 import time
@@ -29,9 +28,11 @@ import optuna
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
+from optuna_boxcox._optimize import optimize
+from optuna_boxcox._parallel import map_tasks
+from optuna_boxcox._settings import record_settings
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import paper_features
-from optuna_boxcox.experiments._execute import execute
 from optuna_boxcox.experiments._protocol import PAPER_SEED
 from optuna_boxcox.experiments._protocol import Protocol
 from optuna_boxcox.experiments._protocol import evaluate_fold
@@ -39,7 +40,6 @@ from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
-from optuna_boxcox.storage import redact
 
 #: The meta-study's search space; every Table-4 row lies in it. Odd grid sizes keep λ = 0 and the
 #: paper's integer grid points (11 → step 1, 21 → step 0.5).
@@ -86,7 +86,7 @@ class MetaObjective:
         sampler = CoordinateGridSampler(**settings, seed=self.seed)
         started = time.perf_counter()
         results: dict[int, float] = {}
-        execute(
+        map_tasks(
             list(range(len(self.splits))),
             lambda k: (
                 evaluate_fold(
@@ -126,6 +126,7 @@ def meta_study(
     storage: str | Any = DEFAULT_STORAGE,
     study_name: str | None = None,
     n_jobs: int = 1,
+    progress: bool = False,
 ) -> MetaResult:
     """Run (or continue) the meta-study until it holds ``n_trials`` finished trials.
 
@@ -139,6 +140,7 @@ def meta_study(
         seed: Seed of TPE, of the coordinate search, and of the importance evaluator.
         storage, study_name: Where the study lives (default name ``meta/<dataset>/<classifier>/…``).
         n_jobs: Worker processes computing the folds of a trial.
+        progress: Report the trials done, with the time left.
     """
     if classifier not in CLASSIFIERS:
         raise ValueError(
@@ -162,8 +164,9 @@ def meta_study(
         sampler=optuna.samplers.TPESampler(seed=seed),
         load_if_exists=True,
     )
-    _check_settings(
+    record_settings(
         study,
+        SETTINGS_ATTR,
         {
             "dataset": dataset,
             "classifier": classifier,
@@ -171,6 +174,7 @@ def meta_study(
             "protocol": protocol.to_attr(),
             "seed": seed,
         },
+        hint="use another --study-name or --storage",
     )
     if not study.trials:
         for preset, settings in PRESETS.items():
@@ -178,7 +182,7 @@ def meta_study(
     done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
     if done < n_trials:
         objective = MetaObjective(X, y, classifier, protocol, n_jobs=n_jobs, seed=seed)
-        study.optimize(objective, n_trials=n_trials - done)
+        optimize(study, objective, n_trials=n_trials - done, show_progress_bar=progress)
     importances = param_importances(study, seed)
     if importances is not None:
         study.set_user_attr("param_importances", importances)
@@ -206,17 +210,6 @@ def _attach_importances(study: optuna.Study, seed: int) -> None:
         study, evaluator=optuna.importance.FanovaImportanceEvaluator(seed=seed)
     )
     save_plotly_graph_object(study, figure, graph_object_id="param-importances")
-
-
-def _check_settings(study: optuna.Study, settings: dict[str, Any]) -> None:
-    recorded = study.user_attrs.get(SETTINGS_ATTR)
-    if recorded is None:
-        study.set_user_attr(SETTINGS_ATTR, settings)
-    elif recorded != settings:
-        raise ValueError(
-            f"study {study.study_name!r} was run with {recorded}, not {settings}; "
-            "use another --study-name or --storage"
-        )
 
 
 def format_meta(result: MetaResult) -> str:
@@ -249,56 +242,3 @@ def format_meta(result: MetaResult) -> str:
         lines.append("parameter importances (fANOVA):")
         lines += [f"  {name:<14} {value:.3f}" for name, value in result.importances.items()]
     return "\n".join(lines)
-
-
-# -- command line ------------------------------------------------------------------------------
-def register(subparsers: Any) -> None:
-    """Add ``optuna-boxcox meta`` to the command line."""
-    parser = subparsers.add_parser(
-        "meta",
-        help="an Optuna study over the iterative grid search's own settings (grid size, epochs, …)",
-        description="An Optuna study whose parameters are the settings of the iterative grid search "
-        "(grid_size, epochs, shift_epoch, shuffle_epoch, finer_epoch) and whose value is the outer "
-        "cross-validated accuracy of the Box-Cox pipeline; the paper's Table-4 rows run first, then TPE.",
-    )
-    parser.add_argument(
-        "--classifier", default="bayes", help=f"one of {', '.join(CLASSIFIERS)} (default bayes)"
-    )
-    parser.add_argument("--dataset", default="breast_cancer", choices=("breast_cancer", "sonar"))
-    parser.add_argument("--csv", type=Path, help="sonar (or other data) from a CSV file")
-    parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
-    parser.add_argument("--features", type=int, default=None, help="use only the first N features")
-    parser.add_argument("--folds", type=int, default=3, help="outer folds (default 3)")
-    parser.add_argument("--repeats", type=int, default=1, help="outer repeats (default 1)")
-    parser.add_argument(
-        "--n-trials", type=int, default=30, help="finished trials to reach (default 30)"
-    )
-    parser.add_argument("--seed", type=int, default=PAPER_SEED)
-    parser.add_argument("--storage", default=DEFAULT_STORAGE)
-    parser.add_argument("--study-name", default=None)
-    parser.add_argument(
-        "--n-jobs", type=int, default=1, help="worker processes for the folds of a trial"
-    )
-    parser.set_defaults(func=cmd_meta)
-
-
-def cmd_meta(args: argparse.Namespace) -> int:
-    result = meta_study(
-        classifier=args.classifier,
-        dataset=args.dataset,
-        csv=args.csv,
-        label=args.label,
-        features=args.features,
-        folds=args.folds,
-        repeats=args.repeats,
-        n_trials=args.n_trials,
-        seed=args.seed,
-        storage=args.storage,
-        study_name=args.study_name,
-        n_jobs=args.n_jobs,
-    )
-    print(format_meta(result))
-    print(
-        f"\nwall time {result.wall_seconds:.1f} s; study in {redact(args.storage)} (optuna-boxcox dashboard {redact(args.storage)})"
-    )
-    return 0

@@ -17,20 +17,18 @@ Markdown (``<out>/reproduce-<target>.csv`` / ``.md``).
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 from pathlib import Path
 import re
-import sys
 import time
 from typing import TYPE_CHECKING
 from typing import Any
 
 import optuna
 
+from optuna_boxcox._progress import Progress
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import SYNTHETIC
-from optuna_boxcox.experiments._data import TABLE3_SEEDS
 from optuna_boxcox.experiments._grid import figure2
 from optuna_boxcox.experiments._grid import run_grid
 from optuna_boxcox.experiments._paper import TABLE_TARGETS
@@ -39,9 +37,8 @@ from optuna_boxcox.experiments._protocol import ROWS
 from optuna_boxcox.experiments._protocol import Protocol
 from optuna_boxcox.experiments._report import Reproduction
 from optuna_boxcox.experiments._tables import run_table
-from optuna_boxcox.storage import DEFAULT_STORAGE
+from optuna_boxcox.storage import REPRODUCE_STORAGE
 from optuna_boxcox.storage import open_storage
-from optuna_boxcox.storage import redact
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -63,7 +60,7 @@ def reproduce(
     rows: Sequence[str] | None = None,
     folds: int = 10,
     repeats: int = 5,
-    storage: str | BaseStorage = DEFAULT_STORAGE,
+    storage: str | BaseStorage = REPRODUCE_STORAGE,
     out: str | Path | None = "studies",
     n_jobs: int = 1,
     progress: bool = True,
@@ -89,7 +86,8 @@ def reproduce(
         storage: Study storage URL (or storage) where every fold is recorded.
         out: Directory for the CSV, Markdown and figures; ``None`` writes nothing.
         n_jobs: Worker processes computing folds (or grid rows) concurrently.
-        progress: Show a progress bar (tqdm, on stderr).
+        progress: Report progress with the time left (a bar on a terminal, else a line every few
+            seconds, on stderr).
         csv, label: Sonar from a local CSV file (label column ``label``) instead of OpenML.
         pairs: Tables 6 and 8: which feature pairs, as the paper labels them ("Features 8 and 41")
             or as ``8-41``; default all four.
@@ -249,19 +247,15 @@ def _write(result: Reproduction, out: Path, heatmaps: dict, png: bool | None) ->
 
 
 class _Progress:
-    """A tqdm bar fed by the experiment runners: first (done, total), then (1, 0) per unit."""
+    """Progress fed by the experiment runners: first (done, total), then (1, 0) per unit."""
 
     def __init__(self, enabled: bool, unit: str) -> None:
         self.enabled, self.unit, self.bar = enabled, unit, None
 
     def update(self, n: int, total: int) -> None:
-        if not self.enabled:
-            return
         if self.bar is None:
-            from tqdm import tqdm
-
-            self.bar = tqdm(
-                total=total, initial=n, unit=self.unit, file=sys.stderr, dynamic_ncols=True
+            self.bar = Progress(
+                total, unit=self.unit, label="reproduce", enabled=self.enabled, initial=n
             )
             return
         self.bar.update(n)
@@ -269,94 +263,3 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-# -- command line ------------------------------------------------------------------------------
-def _split(text: str | None) -> list[str] | None:
-    return None if text is None else [t for t in text.split(",") if t.strip()]
-
-
-def register(subparsers: Any) -> None:
-    """Add ``optuna-boxcox reproduce`` to the command line."""
-    parser = subparsers.add_parser(
-        "reproduce",
-        help="re-run one of the paper's tables (2, 3, 5–8) and compare it with the published numbers",
-        description="Re-run one of the paper's tables (2, 3, 5-8) under its cross-validation protocol, "
-        "record every fold as a trial in the study storage (a second run continues an interrupted one), "
-        "and print the result beside the published numbers.",
-    )
-    parser.add_argument("target", choices=TARGETS)
-    parser.add_argument(
-        "--classifiers", help=f"comma-separated, of {', '.join(CLASSIFIERS)} (default: all)"
-    )
-    parser.add_argument(
-        "--rows",
-        help="tables 5–8: comma-separated search strategies, of "
-        f"{', '.join(r for r in ROWS if r != 'base')} (default: the paper's rows; the base always runs)",
-    )
-    parser.add_argument("--folds", type=int, default=10, help="outer folds (paper: 10)")
-    parser.add_argument("--repeats", type=int, default=5, help="outer repeats (paper: 5)")
-    parser.add_argument(
-        "--storage", default=DEFAULT_STORAGE, help=f"study storage (default {DEFAULT_STORAGE})"
-    )
-    parser.add_argument(
-        "--out", default="studies", help="directory for the CSV, Markdown and figures"
-    )
-    parser.add_argument("--n-jobs", type=int, default=1, help="worker processes")
-    parser.add_argument(
-        "--csv", type=Path, help="tables 5–6: sonar from this CSV file instead of OpenML"
-    )
-    parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
-    parser.add_argument(
-        "--pairs", help="tables 6 and 8: comma-separated feature pairs, e.g. 8-41,2-48"
-    )
-    parser.add_argument("--datasets", help=f"table 2: comma-separated, of {', '.join(SYNTHETIC)}")
-    parser.add_argument(
-        "--seeds",
-        type=int,
-        default=None,
-        help=f"table 3: use seeds 1…N of the random data set (default {len(TABLE3_SEEDS)})",
-    )
-    parser.add_argument(
-        "--max-tasks",
-        type=int,
-        default=None,
-        help="stop after this many new folds (grid rows); run again to continue",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.set_defaults(func=cmd_reproduce)
-
-
-def cmd_reproduce(args: argparse.Namespace) -> int:
-    if args.csv is not None and args.target not in ("table5", "table6"):
-        from optuna_boxcox.cli import UsageError
-
-        raise UsageError("--csv gives the sonar data, used by table5 and table6 only")
-    result = reproduce(
-        args.target,
-        classifiers=_split(args.classifiers),
-        rows=_split(args.rows),
-        folds=args.folds,
-        repeats=args.repeats,
-        storage=args.storage,
-        out=args.out,
-        n_jobs=args.n_jobs,
-        progress=not args.no_progress,
-        csv=args.csv,
-        label=args.label,
-        pairs=_split(args.pairs),
-        datasets=_split(args.datasets),
-        seeds=None if args.seeds is None else list(range(1, args.seeds + 1)),
-        max_tasks=args.max_tasks,
-    )
-    print(result.format())
-    print(
-        f"\nwall time {result.wall_seconds:.1f} s"
-        + ("" if result.complete else " (incomplete: run again to continue)")
-    )
-    for path in [*result.files, *result.figures]:
-        print(f"wrote {path}")
-    print(
-        f"studies in {redact(args.storage)} under reproduce/…  (optuna-boxcox dashboard {redact(args.storage)})"
-    )
-    return 0

@@ -297,16 +297,7 @@ STORAGE = {
 
 
 def _storage_cases() -> list:
-    skip_root = pytest.mark.skipif(
-        IS_ROOT,
-        reason="as root the directory /nonexistent-dir would be created (see -inside-a-file)",
-    )
-    return [
-        pytest.param(
-            case, marks=skip_root if case == "storage-sqlite-dir-missing" else (), id=case
-        )
-        for case in STORAGE
-    ]
+    return [pytest.param(case, id=case) for case in STORAGE]
 
 
 @pytest.fixture
@@ -464,8 +455,6 @@ def _cli_runs(request, tmp_path_factory, existing_db):
         yield {}
         return
     plans = _cli_plan(tmp_path_factory.mktemp("cli"), existing_db)
-    if IS_ROOT:
-        del plans["storage-sqlite-dir-missing"]
     with ThreadPoolExecutor(max_workers=6) as pool:
         yield {case: pool.submit(_run_plan, plan) for case, plan in plans.items()}
 

@@ -21,7 +21,7 @@ from urllib.request import urlopen
 import optuna
 import pytest
 
-from optuna_boxcox import cli
+from optuna_boxcox.cli import search as cli_search
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -68,7 +68,7 @@ def _free_port() -> int:
 
 def _cli_attaches_figures() -> bool:
     # Until the search command attaches figures itself the test attaches them, as the CLI will.
-    return "attach_figures" in Path(cli.__file__).read_text()
+    return "attach_figures" in Path(cli_search.__file__).read_text()
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import _criteria
 from optuna_boxcox import figures
 from optuna_boxcox.cli import build_parser
-from optuna_boxcox.cli import run_search
+from optuna_boxcox.cli.search import run_search
 from optuna_boxcox.samplers import make_sampler
 
 WINE4 = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash"]

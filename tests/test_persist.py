@@ -11,18 +11,18 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox import _runner
-from optuna_boxcox._persist import FloatTrialEncoder
-from optuna_boxcox._persist import TrialRecord
-from optuna_boxcox._persist import TrialRows
-from optuna_boxcox._persist import checkpoint
-from optuna_boxcox._persist import encode_trials
-from optuna_boxcox._persist import rdb_backend
-from optuna_boxcox._persist import take_over_writes
-from optuna_boxcox._persist import write_encoded
-from optuna_boxcox._persist import write_prepared
-from optuna_boxcox._persist import write_trials
-from optuna_boxcox._runner import run_batched
+from optuna_boxcox import _optimize
+from optuna_boxcox import optimize
+from optuna_boxcox._optuna import rdb_backend
+from optuna_boxcox._optuna._write import FloatTrialEncoder
+from optuna_boxcox._optuna._write import TrialRecord
+from optuna_boxcox._optuna._write import TrialRows
+from optuna_boxcox._optuna._write import checkpoint
+from optuna_boxcox._optuna._write import encode_trials
+from optuna_boxcox._optuna._write import take_over_writes
+from optuna_boxcox._optuna._write import write_encoded
+from optuna_boxcox._optuna._write import write_prepared
+from optuna_boxcox._optuna._write import write_trials
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 
@@ -101,7 +101,7 @@ def test_a_writer_that_defers_checkpoints_leaves_them_to_checkpoint(tmp_path):
     ]
     last = -1
     for first in range(0, len(trials), 100):
-        last = write_encoded(study, trials[first : first + 100], after_trial_id=last)
+        last = write_encoded(study, trials[first : first + 100], after_trial_id=last).last_trial_id
     checkpoint(storage)
     log, copied = wal_frames(tmp_path / "w.db")
     # The writer never checkpointed: SQLite's default would have, after 1000 pages, and the next
@@ -120,6 +120,7 @@ def test_checkpoint_leaves_other_databases_alone(tmp_path):
 
 def test_a_checkpoint_that_fails_is_not_an_error_of_the_search(tmp_path):
     path = tmp_path / "gone" / "w.db"
+    path.parent.mkdir()
     storage = open_storage(f"sqlite:///{path}")
     optuna.create_study(storage=storage, study_name="s")
     assert checkpoint(storage) is True
@@ -134,7 +135,7 @@ def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(
     tmp_path, breast_cancer, monkeypatch
 ):
     # A small checkpoint interval, so that the search process checkpoints while the writer writes.
-    monkeypatch.setattr(_runner, "CHECKPOINT_EVERY", 100)
+    monkeypatch.setattr(_optimize, "CHECKPOINT_EVERY", 100)
     X, y = breast_cancer.data.iloc[:, :6], breast_cancer.target
     contents = []
     for n_jobs in (1, 2):
@@ -146,7 +147,7 @@ def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(
             direction="maximize",
             sampler=sampler,
         )
-        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
+        optimize(study, BoxCoxObjective(X, y, GaussianNB()), n_jobs=n_jobs)
         log, copied = wal_frames(path)
         if n_jobs == 2:
             assert log == copied
@@ -204,11 +205,11 @@ def test_prepared_trials_are_renumbered_when_other_writers_wrote_since(tmp_path)
     batches = [rows(encoded[:10]), rows(encoded[10:20]), rows(encoded[20:])]
     intruder = optuna.trial.create_trial(value=0.25, user_attrs={"by": "someone else"})
 
-    last = write_prepared(study, batches[0])
+    last = write_prepared(study, batches[0]).last_trial_id
     other.add_trial(intruder)  # later trial ids, same numbers
     study.add_trial(intruder)  # later trial ids and numbers
-    last = write_prepared(study, batches[1], after_trial_id=last)
-    last = write_prepared(study, batches[2], after_trial_id=last)
+    last = write_prepared(study, batches[1], after_trial_id=last).last_trial_id
+    last = write_prepared(study, batches[2], after_trial_id=last).last_trial_id
 
     write_trials(reference, records[:10])
     reference.add_trial(intruder)

@@ -24,6 +24,7 @@ from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import BoxCoxTransformer
+from optuna_boxcox.cli.reproduce import register
 from optuna_boxcox.experiments import Protocol
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments import explore_cell
@@ -31,7 +32,6 @@ from optuna_boxcox.experiments import paper_features
 from optuna_boxcox.experiments import paper_tables
 from optuna_boxcox.experiments import summarize
 from optuna_boxcox.experiments import synthetic
-from optuna_boxcox.reproduce import register
 from optuna_boxcox.reproduce import reproduce
 from optuna_boxcox.storage import open_storage
 

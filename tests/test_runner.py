@@ -11,9 +11,9 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox._runner import run_batched
+from optuna_boxcox import optimize
+from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox.samplers import make_sampler
-from optuna_boxcox.samplers._plan import OWNER_KEY
 from optuna_boxcox.storage import open_storage
 
 
@@ -61,7 +61,7 @@ def test_batched_run_writes_the_study_that_optimize_writes(tmp_path, data, kind,
     by_optimize.optimize(BoxCoxObjective(X, y, GaussianNB()))
     sampler = make_sampler(name, seed=1)
     batched = new_study(kind, tmp_path, "batched", sampler)
-    result = run_batched(batched, BoxCoxObjective(X, y, GaussianNB()), sampler)
+    result = optimize(batched, BoxCoxObjective(X, y, GaussianNB()))
     if kind != "memory":  # what a reader of the storage sees
         url = storage_url(kind, tmp_path, "batched")
         batched = optuna.load_study(study_name="s", storage=open_storage(url))
@@ -74,12 +74,15 @@ def test_interrupted_batched_run_resumes_to_the_same_study(tmp_path, data):
     X, y = data
     whole_sampler = make_sampler("iterative", seed=2)
     whole = new_study("sqlite", tmp_path, "whole", whole_sampler)
-    run_batched(whole, BoxCoxObjective(X, y, GaussianNB()), whole_sampler)
+    optimize(whole, BoxCoxObjective(X, y, GaussianNB()))
     parts = new_study("sqlite", tmp_path, "parts", make_sampler("iterative", seed=2))
-    for _ in range(3):  # a fresh process each time: new objective and sampler
-        sampler = make_sampler("iterative", seed=2)
-        run_batched(parts, BoxCoxObjective(X, y, GaussianNB()), sampler, max_trials=50)
-    run_batched(parts, BoxCoxObjective(X, y, GaussianNB()), make_sampler("iterative", seed=2))
+    for k in range(1, 4):  # a fresh process each time: new objective and sampler
+        parts.sampler = make_sampler("iterative", seed=2)
+        optimize(parts, BoxCoxObjective(X, y, GaussianNB()), n_trials=50)
+        # n_trials is exact, also in the middle of a sweep; the plan has 4 · 3 · 11 trials.
+        assert len(parts.trials) == min(50 * k, 132)
+    parts.sampler = make_sampler("iterative", seed=2)
+    optimize(parts, BoxCoxObjective(X, y, GaussianNB()))
     assert content(parts) == content(whole)
 
 
@@ -87,8 +90,8 @@ def test_interrupted_batched_run_resumes_to_the_same_study(tmp_path, data):
 def test_a_batch_another_writer_already_finished_is_not_written_twice(tmp_path, kind):
     from datetime import datetime
 
-    from optuna_boxcox._persist import TrialRecord
-    from optuna_boxcox._persist import write_trials
+    from optuna_boxcox._optuna._write import TrialRecord
+    from optuna_boxcox._optuna._write import write_trials
 
     study = new_study(kind, tmp_path, "two", None)
     dist = {"a": optuna.distributions.FloatDistribution(-1, 1)}
@@ -103,7 +106,7 @@ def test_a_batch_another_writer_already_finished_is_not_written_twice(tmp_path, 
     positions = [t.system_attrs["boxcox:position"] for t in study.get_trials()]
     assert positions == [0, 1, 2]
     assert [t.number for t in study.get_trials()] == [0, 1, 2]
-    assert last >= 0
+    assert last.last_trial_id >= 0 and last.numbers == [0, 1]
 
 
 @pytest.mark.parametrize("n_jobs", [2, 3])
@@ -112,8 +115,8 @@ def test_batched_run_with_worker_processes_gives_the_same_result(tmp_path, data,
     one, two = make_sampler("iterative"), make_sampler("iterative")
     s1 = optuna.create_study(direction="maximize", sampler=one)
     s2 = optuna.create_study(direction="maximize", sampler=two)
-    r1 = run_batched(s1, BoxCoxObjective(X, y, GaussianNB()), one)
-    r2 = run_batched(s2, BoxCoxObjective(X, y, GaussianNB()), two, n_jobs=n_jobs)
+    r1 = optimize(s1, BoxCoxObjective(X, y, GaussianNB()))
+    r2 = optimize(s2, BoxCoxObjective(X, y, GaussianNB()), n_jobs=n_jobs)
     assert r1.params == r2.params and r1.best_value == r2.best_value
     np.testing.assert_array_equal([t.value for t in s1.trials], [t.value for t in s2.trials])
 
@@ -130,7 +133,7 @@ def test_an_error_in_a_worker_process_reaches_the_caller_and_stops_the_workers(d
     sampler = make_sampler("iterative")
     study = optuna.create_study(direction="maximize", sampler=sampler)
     with pytest.raises(ValueError, match="this classifier cannot be fitted"):
-        run_batched(study, BoxCoxObjective(X, y, _FailingNB()), sampler, n_jobs=2)
+        optimize(study, BoxCoxObjective(X, y, _FailingNB()), n_jobs=2)
     assert multiprocessing.active_children() == []
     assert len(study.trials) == 0
 
@@ -141,7 +144,7 @@ def test_a_bad_n_jobs_is_refused_before_anything_runs(data, n_jobs):
     sampler = make_sampler("iterative")
     study = optuna.create_study(direction="maximize", sampler=sampler)
     with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
-        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
+        optimize(study, BoxCoxObjective(X, y, GaussianNB()), n_jobs=n_jobs)
     assert study.trials == []
 
 
@@ -159,7 +162,7 @@ def test_worker_processes_write_the_study_that_one_job_writes(tmp_path, data):
     for n_jobs in (1, 2, 3):
         sampler = make_sampler("iterative")
         study = new_study("sqlite", tmp_path, f"jobs{n_jobs}", sampler)
-        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=n_jobs)
+        optimize(study, BoxCoxObjective(X, y, GaussianNB()), n_jobs=n_jobs)
         url = storage_url("sqlite", tmp_path, f"jobs{n_jobs}")
         studies.append(optuna.load_study(study_name="s", storage=open_storage(url)))
     by_optimize = new_study("memory", tmp_path, "optimize", make_sampler("iterative"))
@@ -180,7 +183,7 @@ def test_a_failed_write_in_the_writing_worker_reaches_the_caller(tmp_path, data)
     with sqlite3.connect(tmp_path / "broken.db") as connection:  # sabotage the schema
         connection.execute("DROP TABLE trial_params")
     with pytest.raises(Exception, match="trial_params"):
-        run_batched(study, BoxCoxObjective(X, y, GaussianNB()), sampler, n_jobs=2)
+        optimize(study, BoxCoxObjective(X, y, GaussianNB()), n_jobs=2)
     assert multiprocessing.active_children() == []
 
 
@@ -211,15 +214,15 @@ def test_a_worker_that_fails_or_dies_stops_the_run_with_a_clear_error(tmp_path, 
         r"a worker process of the search died \(exit code -9" if die else "this worker cannot fit"
     )
     with pytest.raises((ValueError, RuntimeError), match=expected):
-        run_batched(study, BoxCoxObjective(X, y, _FailsInAWorker(die=die)), sampler, n_jobs=2)
+        optimize(study, BoxCoxObjective(X, y, _FailsInAWorker(die=die)), n_jobs=2)
     assert multiprocessing.active_children() == []
 
 
 def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
     """``meanwhile`` runs exactly once per ``score``: after the batch is posted to the workers when
     they are used (so writing work overlaps their scoring), else before the points are scored."""
-    from optuna_boxcox._runner import _BATCH
-    from optuna_boxcox._runner import _Team
+    from optuna_boxcox._optimize import _BATCH
+    from optuna_boxcox._optimize import _Team
 
     X, y = data
     objective = BoxCoxObjective(X, y, GaussianNB())
@@ -227,18 +230,19 @@ def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
     calls = []
     team = _Team(objective, 2)
     try:
-        scores = team.score(
+        scores, starts, ends = team.score(
             points, meanwhile=lambda: calls.append(("posted", int(team._state[_BATCH])))
         )
         again = team.score(
             points, meanwhile=lambda: calls.append(("cached", objective.n_evaluations))
-        )
+        )[0]
         single = team.score(
             points[:1], meanwhile=lambda: calls.append(("alone", objective.n_evaluations))
-        )
+        )[0]
     finally:
         team.close()
     assert calls == [("posted", 1), ("cached", 4), ("alone", 4)]
     assert again == scores and single == scores[:1]
     plain = BoxCoxObjective(X, y, GaussianNB())
     assert scores == [plain.evaluate(p) for p in points]
+    assert all(start <= end for start, end in zip(starts, ends))

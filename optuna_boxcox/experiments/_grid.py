@@ -39,6 +39,7 @@ from plotly.subplots import make_subplots
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
+from optuna_boxcox._parallel import map_tasks
 from optuna_boxcox._space import DEFAULT_GRID_RANGE
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.classifiers import make_classifier
@@ -47,7 +48,6 @@ from optuna_boxcox.experiments._data import FIGURE1_SEED
 from optuna_boxcox.experiments._data import SYNTHETIC
 from optuna_boxcox.experiments._data import TABLE3_SEEDS
 from optuna_boxcox.experiments._data import synthetic
-from optuna_boxcox.experiments._execute import execute
 from optuna_boxcox.experiments._paper import GRID_COLUMNS
 from optuna_boxcox.experiments._paper import published_grid
 from optuna_boxcox.experiments._report import Cell
@@ -306,7 +306,7 @@ def run_grid(
         if on_progress is not None:
             on_progress(1, 0)
 
-    execute(tasks, work, on_result, n_jobs=n_jobs, max_tasks=max_tasks)
+    map_tasks(tasks, work, on_result, n_jobs=n_jobs, max_tasks=max_tasks)
 
     heatmaps: dict[tuple[str, int], dict[str, tuple[np.ndarray, GridSummary]]] = {}
     for (key, seed, classifier), unit in units.items():

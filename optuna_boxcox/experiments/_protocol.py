@@ -140,18 +140,11 @@ DEFAULT_ROWS = ("diagonal", "spherical", "mle", "grid", *PRESETS)
 def search(objective: BoxCoxObjective, sampler: PlanSampler) -> tuple[np.ndarray, float]:
     """Run ``sampler``'s plan to its end on ``objective``; return (Λopt, its score).
 
-    Every batch of the plan is scored with ``objective.evaluate`` and sent back, exactly as the
-    sampler does inside an Optuna study, without the study.
+    Every batch of the plan is scored with ``objective.evaluate_batch`` and sent back, exactly as
+    the sampler does inside an Optuna study, without the study.
     """
-    plan = sampler._plan(objective.space)
-    scores = None
-    while True:
-        try:
-            batch = next(plan) if scores is None else plan.send(scores)
-        except StopIteration as stop:
-            point, score = stop.value
-            return np.asarray(point, dtype=np.float64), float(score)
-        scores = [objective.evaluate(x) for x in batch.points]
+    point, score = sampler.plan(objective.space).run(objective.evaluate_batch)
+    return np.asarray(point, dtype=np.float64), float(score)
 
 
 @dataclass

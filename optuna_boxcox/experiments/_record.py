@@ -9,15 +9,15 @@ finished and computes only the others; the dashboard shows the progress as trial
 from __future__ import annotations
 
 import datetime
-import json
 from typing import TYPE_CHECKING
 from typing import Any
 
 import optuna
 from optuna.trial import TrialState
 
-from optuna_boxcox._persist import TrialRecord
-from optuna_boxcox._persist import write_trials
+from optuna_boxcox._optuna._write import TrialRecord
+from optuna_boxcox._optuna._write import write_trials
+from optuna_boxcox._settings import record_settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,25 +40,18 @@ def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> 
     study = optuna.create_study(
         storage=storage, study_name=name, direction="maximize", load_if_exists=True
     )
-    mine = json.loads(json.dumps(settings))
-    recorded = study.user_attrs.get(SETTINGS_ATTR)
-    if recorded is None:
-        study.set_user_attr(SETTINGS_ATTR, mine)
-    elif recorded != mine:
-        changed = sorted(k for k in set(mine) | set(recorded) if mine.get(k) != recorded.get(k))
-        raise ValueError(
-            f"study {name!r} in this storage was run with other settings ({', '.join(changed)} differ: "
-            f"recorded {[recorded.get(k) for k in changed]}, now {[mine.get(k) for k in changed]}); "
-            "use another --storage, or delete the study to start it again"
-        )
+    record_settings(
+        study,
+        SETTINGS_ATTR,
+        settings,
+        hint="use another --storage, or delete the study to start it again",
+    )
     return study
 
 
 def finished(study: optuna.Study) -> dict[int, FrozenTrial]:
     """Finished trials by position (the first one when a position was written twice)."""
-    trials = study._storage.get_all_trials(
-        study._study_id, deepcopy=False, states=(TrialState.COMPLETE,)
-    )
+    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     done: dict[int, FrozenTrial] = {}
     for t in trials:
         position = t.system_attrs.get(POSITION_KEY)

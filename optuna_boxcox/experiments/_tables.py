@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from optuna.distributions import IntDistribution
 
+from optuna_boxcox._parallel import map_tasks
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments._data import paper_features
-from optuna_boxcox.experiments._execute import execute
 from optuna_boxcox.experiments._protocol import BASE
 from optuna_boxcox.experiments._protocol import ROWS
 from optuna_boxcox.experiments._protocol import FoldResult
@@ -139,7 +139,7 @@ def run_table(
         if on_progress is not None:
             on_progress(1, 0)
 
-    execute(tasks, work, on_result, n_jobs=n_jobs, max_tasks=max_tasks)
+    map_tasks(tasks, work, on_result, n_jobs=n_jobs, max_tasks=max_tasks)
     return _cells(target, units, protocol)
 
 

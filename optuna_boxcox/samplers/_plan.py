@@ -1,11 +1,18 @@
 """Machinery shared by the paper's samplers: a deterministic plan of batches, replayed from storage.
 
 Every search strategy of the paper is a *plan*: a generator that yields a batch of λ points, receives
-their scores, and decides the next batch (a coordinate sweep, a spherical pass, …). Given the seed and
-the scores it is deterministic, so the plan never lives in a process: any worker, or a process
-restarted after a crash, replays it from the finished trials in the storage (as Optuna's GridSampler
-and CmaEsSampler do). Each trial claims one position of the plan; the points of one batch are
-independent, so several workers can evaluate them at once, and the next batch waits for all of them.
+their scores, and decides the next batch (a coordinate sweep, a spherical pass, …). :class:`Plan` is
+the one thing that advances such a generator. Given the seed and the scores a plan is
+deterministic, so it never lives in a process: any worker, or a process restarted after a crash,
+replays it from the finished trials in the storage (as Optuna's GridSampler and CmaEsSampler do).
+
+Two ways run a plan on a study, and write the same trials:
+
+- trial by trial, through ``study.optimize``: each trial claims one position of the plan in the
+  storage; the points of one batch are independent, so several workers can evaluate them at once,
+  and the next batch waits for all of them;
+- batch by batch, through :func:`optuna_boxcox.optimize`, which drives a :class:`PlanRun`
+  (:meth:`PlanSampler.start_run`): the runner scores whole batches and writes their trials in bulk.
 """
 
 from __future__ import annotations
@@ -14,10 +21,7 @@ import abc
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
-import json
-import os
 import random
-import socket
 import threading
 import time
 from typing import TYPE_CHECKING
@@ -33,7 +37,16 @@ from optuna.samplers import RandomSampler
 from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
-from optuna_boxcox import _persist
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._optuna._write import has_rival
+from optuna_boxcox._optuna._write import set_trial_user_attrs
+from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._process import owner_is_dead
+from optuna_boxcox._process import process_identity
+from optuna_boxcox._settings import record_settings
 from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import LambdaSpace
 
@@ -48,9 +61,9 @@ if TYPE_CHECKING:
 
 _logger = optuna.logging.get_logger(__name__)
 
-#: Trial system attributes (state the dashboard need not show).
+#: Trial system attributes (state the dashboard need not show); the owner key is
+#: :data:`optuna_boxcox._process.OWNER_KEY`.
 POSITION_KEY = "boxcox:position"
-OWNER_KEY = "boxcox:owner"
 REAPED_KEY = "boxcox:reaped"
 #: Study user attributes (shown in the dashboard).
 SAMPLER_ATTR = "boxcox_sampler"
@@ -91,11 +104,21 @@ class SearchResult:
     finished: bool = False
 
 
-class _Replay:
-    """A plan advanced as far as the finished trials allow; cached per study, rebuilt on demand."""
+#: A paper algorithm: yields batches, receives their scores (higher is better), returns
+#: (Λopt, its score).
+Algorithm = "Generator[Batch, list[float], tuple[np.ndarray, float]]"
 
-    def __init__(self, plan: Generator[Batch, list[float], tuple[np.ndarray, float]]) -> None:
-        self._plan = plan
+
+class Plan:
+    """An algorithm's plan, advanced batch by batch as scores come in.
+
+    Positions number the points of all batches in order. :meth:`advance` sends the scores of every
+    completely scored batch to the algorithm, which issues the next; :meth:`run` drives the plan to
+    its end with a scoring function (no study).
+    """
+
+    def __init__(self, algorithm: Generator[Batch, list[float], tuple[np.ndarray, float]]) -> None:
+        self._plan = algorithm
         self.batches: list[Batch] = []
         self.offsets: list[int] = []
         #: (Λopt, its score) once the plan has returned.
@@ -146,6 +169,31 @@ class _Replay:
                 return
             self._issue([scores[p] for p in span])
 
+    def improved(self, position: int, score: float, scores: Mapping[int, float]) -> bool:
+        """Whether ``score`` at ``position`` beats Λopt as it stood before that candidate: the best
+        at the start of its batch and the batch's earlier candidates (those in ``scores``)."""
+        batch, index = self.locate(position)
+        earlier = [scores[p] for p in range(position - index, position) if p in scores]
+        return bool(score > max([batch.incumbent_score, *earlier]))
+
+    def incumbent(self, space: LambdaSpace) -> np.ndarray:
+        """Λopt as the plan stands (the starting point before any score)."""
+        if self.result is not None:
+            return self.result[0]
+        current = self.batches[self.current]
+        return space.initial if current.incumbent is None else current.incumbent
+
+    def run(
+        self, score: Callable[[list[np.ndarray]], Sequence[float]]
+    ) -> tuple[np.ndarray, float]:
+        """Score every batch with ``score(points)`` until the plan ends; return (Λopt, its score)."""
+        scores: dict[int, float] = {}
+        while not self.finished:
+            span = self.positions(self.current)
+            scores.update(zip(span, map(float, score(self.batches[self.current].points))))
+            self.advance(scores)
+        return self.result
+
 
 class _Ledger:
     """What the study's trials say about the plan's positions, read incrementally.
@@ -191,40 +239,10 @@ class _Ledger:
             self._accounted.discard(self.frontier)
             self.frontier += 1
         if self.frontier < len(trials):
-            self.frontier_trial_id = trials[self.frontier]._trial_id
+            self.frontier_trial_id = trial_id_of(trials[self.frontier])
         elif trials:
-            self.frontier_trial_id = trials[-1]._trial_id + 1
+            self.frontier_trial_id = trial_id_of(trials[-1]) + 1
         return running
-
-
-def _process_identity() -> str:
-    """host:pid:start-time — distinguishes a live process from a dead one whose pid was reused."""
-    pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid)}"
-
-
-def _start_time(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return "?"
-
-
-def _owner_is_dead(owner: str) -> bool:
-    """True only when the owner ran on this host and its process is gone."""
-    host, _, rest = owner.partition(":")
-    pid_text, _, start = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    pid = int(pid_text)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return start not in ("?", _start_time(pid))
 
 
 class PlanSampler(BaseSampler, abc.ABC):
@@ -264,11 +282,11 @@ class PlanSampler(BaseSampler, abc.ABC):
         self._max_retries = int(max_retries)
         self._poll_interval = float(poll_interval)
         self._lock = threading.RLock()
-        self._studies: dict[tuple[int, int], tuple[tuple, _Replay, _Ledger]] = {}
+        self._studies: dict[tuple[int, int], tuple[tuple, Plan, _Ledger]] = {}
         self._assigned: dict[int, int] = {}  # trial id → plan position (this process's trials)
         #: trial id → the λ space read when the trial began sampling (one study read per trial).
         self._trial_spaces: dict[int, LambdaSpace] = {}
-        self._identity = _process_identity()
+        self._identity = process_identity()
         self._warned_no_space = False
 
     def __getstate__(self) -> dict[str, Any]:
@@ -281,7 +299,7 @@ class PlanSampler(BaseSampler, abc.ABC):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
-        self._identity = _process_identity()
+        self._identity = process_identity()
 
     # -- what subclasses define ---------------------------------------------------------------
     @abc.abstractmethod
@@ -300,6 +318,15 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _continues(self, recorded: Mapping[str, Any]) -> bool:
         """Whether a study run with ``recorded`` settings may be continued with this sampler's."""
         return dict(recorded) == self.settings()
+
+    # -- the protocol of runners ---------------------------------------------------------------
+    def plan(self, space: LambdaSpace) -> Plan:
+        """This sampler's algorithm on ``space``, as a fresh :class:`Plan` (no study involved)."""
+        return Plan(self._plan(space))
+
+    def start_run(self, study: Study) -> PlanRun:
+        """Start a runner's pass over the plan on ``study``: see :class:`PlanRun`."""
+        return PlanRun(self, study)
 
     # -- the λ space --------------------------------------------------------------------------
     def _space(self, study: Study, attrs: Mapping[str, Any] | None = None) -> LambdaSpace | None:
@@ -330,7 +357,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             "fixed_params" not in trial.system_attrs
             and trial.system_attrs.get(OWNER_KEY) != self._identity
         ):
-            study._storage.set_trial_system_attr(trial._trial_id, OWNER_KEY, self._identity)
+            storage_of(study).set_trial_system_attr(trial_id_of(trial), OWNER_KEY, self._identity)
 
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
@@ -348,15 +375,15 @@ class PlanSampler(BaseSampler, abc.ABC):
                 self._warned_no_space = True
             return {}
         with self._lock:
-            self._trial_spaces[trial._trial_id] = space
-        if "fixed_params" not in trial.system_attrs and trial._trial_id not in self._assigned:
+            self._trial_spaces[trial_id_of(trial)] = space
+        if "fixed_params" not in trial.system_attrs and trial_id_of(trial) not in self._assigned:
             self._claim(study, trial, space, attrs)
         return space.distributions()
 
     def _trial_space(self, study: Study, trial: FrozenTrial) -> LambdaSpace | None:
         """The λ space this trial was planned in (read from the study if it was not)."""
         with self._lock:
-            space = self._trial_spaces.get(trial._trial_id)
+            space = self._trial_spaces.get(trial_id_of(trial))
         return space if space is not None else self._space(study)
 
     def sample_relative(
@@ -395,8 +422,8 @@ class PlanSampler(BaseSampler, abc.ABC):
         values: Sequence[float] | None,
     ) -> None:
         with self._lock:
-            position = self._assigned.pop(trial._trial_id, None)
-            space = self._trial_spaces.pop(trial._trial_id, None)
+            position = self._assigned.pop(trial_id_of(trial), None)
+            space = self._trial_spaces.pop(trial_id_of(trial), None)
             if position is None or position == _UNCLAIMED:
                 return
             if state == TrialState.FAIL:
@@ -406,12 +433,9 @@ class PlanSampler(BaseSampler, abc.ABC):
             # in a sequential run every earlier trial had finished by then.
             _, replay, ledger = self._cache(study, space)
             scores = dict(ledger.scores)
-            batch, index = replay.locate(position)
-            # Improved on Λopt as it stood before this candidate: the best at the start of the
-            # batch and the batch's earlier candidates (in a parallel run: those known so far).
-            earlier = [scores[p] for p in range(position - index, position) if p in scores]
-            running = max([batch.incumbent_score, *earlier])
-            study._storage.set_trial_user_attr(trial._trial_id, "improved", bool(score > running))
+            # In a parallel run, the batch's earlier candidates known so far.
+            improved = replay.improved(position, score, scores)
+            storage_of(study).set_trial_user_attr(trial_id_of(trial), "improved", improved)
             # This trial's value is not in the storage yet: add it to see whether the plan ends.
             scores[position] = score
             replay.advance(scores)
@@ -445,23 +469,23 @@ class PlanSampler(BaseSampler, abc.ABC):
             delay = min(delay * 1.5, 1.0)
 
     def _try_claim(
-        self, study: Study, trial: FrozenTrial, position: int, replay: _Replay, ledger: _Ledger
+        self, study: Study, trial: FrozenTrial, position: int, replay: Plan, ledger: _Ledger
     ) -> bool:
-        storage = study._storage
-        storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, position)
+        storage = storage_of(study)
+        storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, position)
         # Another process may have claimed the same position since we read the trials, and may
         # even have finished it. Both claims are written before they are read back, so at least one
         # claimant sees the other: whoever sees a rival (running or finished) backs off.
         if self._has_rival(study, trial, position, ledger):
-            storage.set_trial_system_attr(trial._trial_id, POSITION_KEY, _UNCLAIMED)
+            storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, _UNCLAIMED)
             return False
-        self._assigned[trial._trial_id] = position
+        self._assigned[trial_id_of(trial)] = position
         batch, index = replay.locate(position)
-        if _persist.bulk_supported(storage):
-            _persist.set_trial_user_attrs(storage, trial._trial_id, batch.attrs[index])
+        if bulk_supported(storage):
+            set_trial_user_attrs(storage, trial_id_of(trial), batch.attrs[index])
         else:
             for key, value in batch.attrs[index].items():
-                storage.set_trial_user_attr(trial._trial_id, key, value)
+                storage.set_trial_user_attr(trial_id_of(trial), key, value)
         return True
 
     @staticmethod
@@ -473,27 +497,27 @@ class PlanSampler(BaseSampler, abc.ABC):
         chosen outside them (the ledger was updated under the same lock). So the check looks at the
         unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
         """
-        storage = study._storage
-        if _persist.bulk_supported(storage):
-            return _persist.has_rival(
+        storage = storage_of(study)
+        if bulk_supported(storage):
+            return has_rival(
                 storage,
-                study._study_id,
-                trial._trial_id,
+                study_id_of(study),
+                trial_id_of(trial),
                 POSITION_KEY,
                 position,
                 ledger.frontier_trial_id,
             )
-        trials = storage.get_all_trials(study._study_id, deepcopy=False)
+        trials = storage.get_all_trials(study_id_of(study), deepcopy=False)
         return any(
-            t._trial_id != trial._trial_id
+            trial_id_of(t) != trial_id_of(trial)
             and t.system_attrs.get(POSITION_KEY) == position
             and t.state != TrialState.FAIL
             for t in trials[ledger.frontier :]
         )
 
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
-        self._assigned[trial._trial_id] = _UNCLAIMED
-        study._storage.set_trial_user_attr(trial._trial_id, "phase", "done")
+        self._assigned[trial_id_of(trial)] = _UNCLAIMED
+        storage_of(study).set_trial_user_attr(trial_id_of(trial), "phase", "done")
         self._finish(study)
 
     def _point_for(
@@ -502,44 +526,44 @@ class PlanSampler(BaseSampler, abc.ABC):
         if space is None:
             return None
         with self._lock:
-            position = self._assigned.get(trial._trial_id)
+            position = self._assigned.get(trial_id_of(trial))
             replay = self._replay(study, space)
         if position is None or position == _UNCLAIMED:
             # Enqueued or post-budget trials take the current Λopt for parameters they leave open.
-            return self._incumbent(replay, space)
+            return replay.incumbent(space)
         batch, index = replay.locate(position)
         return batch.points[index]
 
     # -- replaying the plan from storage -----------------------------------------------------
     def _trials(self, study: Study) -> list[FrozenTrial]:
-        return study._storage.get_all_trials(study._study_id, deepcopy=False)
+        return storage_of(study).get_all_trials(study_id_of(study), deepcopy=False)
 
     def _cache(
         self, study: Study, space: LambdaSpace | None = None
-    ) -> tuple[tuple, _Replay, _Ledger]:
+    ) -> tuple[tuple, Plan, _Ledger]:
         """This process's replay and ledger of the study (rebuilt when its λ space changes);
         ``space`` is the study's λ space if already read."""
         if space is None:
             space = self._space(study)
         assert space is not None
-        key = (id(study._storage), study._study_id)
+        key = (id(storage_of(study)), study_id_of(study))
         signature = (space.names, tuple(space.low), tuple(space.high), tuple(space.initial))
         cached = self._studies.get(key)
         if cached is None or cached[0] != signature:
-            cached = (signature, _Replay(self._plan(space)), _Ledger())
+            cached = (signature, self.plan(space), _Ledger())
             self._studies[key] = cached
         return cached
 
     def _forget(self, study: Study) -> None:
         """Drop this process's replay of the study (after writing to it behind the sampler)."""
-        self._studies.pop((id(study._storage), study._study_id), None)
+        self._studies.pop((id(storage_of(study)), study_id_of(study)), None)
 
-    def _replay(self, study: Study, space: LambdaSpace | None = None) -> _Replay:
+    def _replay(self, study: Study, space: LambdaSpace | None = None) -> Plan:
         return self._cache(study, space)[1]
 
     def _sync(
         self, study: Study, space: LambdaSpace, trials: list[FrozenTrial]
-    ) -> tuple[_Replay, dict[int, float]]:
+    ) -> tuple[Plan, dict[int, float]]:
         """The replay advanced over the finished positions, and their scores."""
         self._running(study, trials, space)
         _, replay, ledger = self._cache(study, space)
@@ -565,11 +589,11 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _reap_if_dead(self, study: Study, trial: FrozenTrial) -> bool:
         """Fail a running trial whose process died (a crash on this host), so it is re-run."""
         owner = trial.system_attrs.get(OWNER_KEY)
-        if owner is None or owner == self._identity or not _owner_is_dead(owner):
+        if owner is None or owner == self._identity or not owner_is_dead(owner):
             return False
         try:
-            study._storage.set_trial_system_attr(trial._trial_id, REAPED_KEY, True)
-            study._storage.set_trial_state_values(trial._trial_id, state=TrialState.FAIL)
+            storage_of(study).set_trial_system_attr(trial_id_of(trial), REAPED_KEY, True)
+            storage_of(study).set_trial_state_values(trial_id_of(trial), state=TrialState.FAIL)
         except (optuna.exceptions.UpdateFinishedTrialError, RuntimeError):
             pass
         _logger.warning(
@@ -603,21 +627,15 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _check_settings(self, study: Study, attrs: Mapping[str, Any] | None = None) -> None:
         """Record this sampler's settings, or refuse a study run with other ones; ``attrs`` are
         the study's user attributes if already read."""
-        mine = {"name": self.name, "settings": self.settings()}
-        if attrs is None:
-            attrs = study.user_attrs
-        recorded = attrs.get(SAMPLER_ATTR)
-        if recorded is None:
-            study.set_user_attr(SAMPLER_ATTR, json.loads(json.dumps(mine)))
-            return
-        if recorded.get("name") != self.name or not self._continues(recorded.get("settings", {})):
-            raise ValueError(
-                f"study {study.study_name!r} was run with sampler {recorded.get('name')!r} and "
-                f"settings {recorded.get('settings')}; this sampler is {self.name!r} with "
-                f"{self.settings()}. Use a new study name, or the same settings to continue it."
-            )
-        if recorded != mine:
-            study.set_user_attr(SAMPLER_ATTR, json.loads(json.dumps(mine)))
+        record_settings(
+            study,
+            SAMPLER_ATTR,
+            {"name": self.name, "settings": self.settings()},
+            recorded=attrs,
+            continues=lambda theirs: (
+                theirs.get("name") == self.name and self._continues(theirs.get("settings", {}))
+            ),
+        )
 
     # -- results -------------------------------------------------------------------------------
     def result(self, study: Study) -> SearchResult:
@@ -629,7 +647,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             replay, _ = self._sync(study, space, self._trials(study))
         return self._result_of(study, replay, space)
 
-    def _result_of(self, study: Study, replay: _Replay, space: LambdaSpace) -> SearchResult:
+    def _result_of(self, study: Study, replay: Plan, space: LambdaSpace) -> SearchResult:
         history = [space.to_params(b.incumbent) for b in replay.batches[1:]]
         if replay.finished:
             point, score = replay.result
@@ -643,22 +661,121 @@ class PlanSampler(BaseSampler, abc.ABC):
         if np.isfinite(current.incumbent_score):
             best = self._to_value(study, current.incumbent_score)
         return SearchResult(
-            space.to_params(self._incumbent(replay, space)),
+            space.to_params(replay.incumbent(space)),
             best,
             history,
             replay.offsets[replay.current],
         )
 
     @staticmethod
-    def _incumbent(replay: _Replay, space: LambdaSpace) -> np.ndarray:
-        if replay.finished:
-            return replay.result[0]
-        current = replay.batches[replay.current]
-        return space.initial if current.incumbent is None else current.incumbent
-
-    @staticmethod
     def _to_value(study: Study, score: float) -> float:
         return score if study.direction == StudyDirection.MAXIMIZE else -score
+
+
+@dataclass
+class PendingPoints:
+    """Positions of the current batch that a runner is to score, in plan order."""
+
+    positions: list[int]
+    points: list[np.ndarray]
+    #: Each trial's user attributes (the search's bookkeeping; ``improved`` comes with the score).
+    attrs: list[dict[str, Any]]
+
+
+class PlanRun:
+    """A runner's pass over a plan sampler's plan on one study.
+
+    This is the protocol :func:`optuna_boxcox.optimize` drives: it reads the study once, replays the
+    plan over its finished trials (failed positions are retried as the sampler would), and then
+    hands out the positions still to score, batch by batch (:meth:`pending`); the runner scores
+    them, is told each trial's value and user attributes (:meth:`tell`), writes the trials, and at
+    the end records the result (:meth:`finish`). The sampler's own per-process state is not
+    touched: a ``study.optimize`` worker on the same study sees the runner's trials once they are
+    written.
+
+    Raises:
+        ValueError: The study was run with other sampler settings, or has no λ space (optimise a
+            :class:`~optuna_boxcox.BoxCoxObjective`, or give the sampler ``search_space``).
+    """
+
+    def __init__(self, sampler: PlanSampler, study: Study) -> None:
+        self.sampler = sampler
+        self.study = study
+        attrs = study.user_attrs
+        sampler._check_settings(study, attrs)
+        space = sampler._space(study, attrs)
+        if space is None:
+            raise ValueError(
+                f"study {study.study_name!r} has no λ search space: register a BoxCoxObjective "
+                f"on it, or give {type(sampler).__name__} search_space=..."
+            )
+        self.space = space
+        self.maximize = study.direction == StudyDirection.MAXIMIZE
+        #: The study's trials when the run started (read once).
+        self.trials = storage_of(study).get_all_trials(study_id_of(study), deepcopy=False)
+        ledger = _Ledger()
+        for trial in ledger.update(
+            self.trials, lambda t: sampler._score(study, t.state, t.values), sampler._max_retries
+        ):
+            sampler._reap_if_dead(study, trial)
+        #: Plan scores (higher is better) of the finished positions.
+        self.scores = dict(ledger.scores)
+        self.plan = sampler.plan(space)
+        self.plan.advance(self.scores)
+        #: This process, as recorded on the trials it writes.
+        self.owner = sampler._identity
+
+    @property
+    def finished(self) -> bool:
+        return self.plan.finished
+
+    def pending(self, limit: int | None = None) -> PendingPoints | None:
+        """The current batch's positions not scored yet (at most ``limit``); None once the plan
+        has ended."""
+        plan = self.plan
+        if plan.finished:
+            return None
+        span = plan.positions(plan.current)
+        batch = plan.batches[plan.current]
+        todo = [p for p in span if p not in self.scores]
+        if limit is not None:
+            todo = todo[: max(0, int(limit))]
+        return PendingPoints(
+            todo,
+            [batch.points[p - span.start] for p in todo],
+            [dict(batch.attrs[p - span.start]) for p in todo],
+        )
+
+    def tell(self, pending: PendingPoints, values: Sequence[float]) -> list[dict[str, Any]]:
+        """The objective's values of ``pending``'s points, in order: advances the plan when its
+        batch is complete and returns each trial's user attributes (with ``improved``, whether it
+        beat Λopt as it stood before that candidate)."""
+        attrs = []
+        for position, value, own in zip(pending.positions, values, pending.attrs):
+            score = self.to_score(value)
+            attrs.append({**own, "improved": self.plan.improved(position, score, self.scores)})
+            self.scores[position] = score
+        self.plan.advance(self.scores)
+        return attrs
+
+    def to_score(self, value: float) -> float:
+        """A trial value as the plan ranks it (higher is better; NaN is the worst)."""
+        value = float(value)
+        if np.isnan(value):
+            return -np.inf
+        return value if self.maximize else -value
+
+    def result(self) -> SearchResult:
+        """What the plan has chosen so far (from this run's state: no study read)."""
+        return self.sampler._result_of(self.study, self.plan, self.space)
+
+    def finish(self) -> SearchResult:
+        """Record the result in the study once the plan has ended (and stop the study, as the
+        trial-by-trial sampler does); return it."""
+        result = self.result()
+        if result.finished:
+            self.sampler._finish(self.study, result)
+        return result
 
 
 def _fit_to(dist: BaseDistribution, value: float) -> Any:

@@ -1,19 +1,15 @@
-"""Writing to RDB storages in fewer transactions — the one module that uses Optuna's table models.
-
-Here: finished trials in bulk (:func:`write_trials`; or :func:`encode_trials` /
-:class:`FloatTrialEncoder` and :class:`TrialRows` in one process and :func:`write_prepared` in
-another, which may leave SQLite's checkpoints to the first: :func:`take_over_writes`,
-:func:`checkpoint`), and the
-trial-by-trial shortcuts of the plan samplers' claim (:func:`has_rival`,
-:func:`set_trial_user_attrs`) and of ``open_storage``'s parameter batching
-(:func:`write_running_trial_params`).
+"""Writing to RDB storages in few transactions: finished trials in bulk, a running trial's
+parameters and attributes together, and SQLite's checkpoints.
 
 Optuna's public API creates a trial and then commits each parameter, value and attribute on its own
 (with 60 λ that is ~70 commits per trial). A batch of finished trials can instead be written in one
-transaction. For RDB storages (SQLite, PostgreSQL) that needs Optuna's table models, so all of it is
-isolated here and checked against the Optuna versions in :data:`SUPPORTED_OPTUNA`; every other
-storage (in-memory, journal) gets one ``create_new_trial(template_trial=...)`` per trial, which is
-already a single write there.
+transaction: :func:`write_trials` (from :class:`TrialRecord` objects), or, split between two processes,
+:func:`encode_trials` / :class:`FloatTrialEncoder` and :class:`TrialRows` in one and
+:func:`write_prepared` in the other (which may leave SQLite's checkpoints to the first:
+:func:`take_over_writes`, :func:`checkpoint`). The statements are written against Optuna's RDB
+schema (unchanged since its v3.2.0.a migration) on the DB-API cursor inside SQLAlchemy's
+transaction; every other storage (in-memory, journal) gets one ``create_new_trial`` with a
+template trial per trial, which is already a single write there.
 """
 
 from __future__ import annotations
@@ -21,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import datetime
 import json
+import math
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import NamedTuple
@@ -28,10 +25,17 @@ from typing import NamedTuple
 import optuna
 from optuna.distributions import FloatDistribution
 from optuna.distributions import distribution_to_json
-from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
-from packaging.version import Version
+
+from optuna_boxcox._optuna import rdb_backend
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import supported
+from optuna_boxcox._optuna import to_stored_datetime
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._sql import Sql as _Sql
+from optuna_boxcox._optuna._sql import insert_statement as _insert_statement
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -39,18 +43,16 @@ if TYPE_CHECKING:
 
     from optuna.distributions import BaseDistribution
     from optuna.storages import BaseStorage
-
-#: Optuna releases whose RDB schema the bulk writer was checked against (tests run on the newest).
-SUPPORTED_OPTUNA = (Version("4.2"), Version("6.0"))
+    from optuna.storages import RDBStorage
 
 
 @dataclass
 class TrialRecord:
     """One finished trial to write."""
 
-    params: Mapping[str, float]
+    params: Mapping[str, Any]
     distributions: Mapping[str, BaseDistribution]
-    value: float
+    value: float | None
     user_attrs: Mapping[str, Any]
     system_attrs: Mapping[str, Any]
     datetime_start: datetime.datetime
@@ -74,21 +76,29 @@ class TrialRecord:
         )
 
 
-def rdb_backend(storage: Any) -> RDBStorage | None:
-    """The RDBStorage behind a study's storage (Optuna wraps it in a cache, and
-    :func:`~optuna_boxcox.storage.open_storage` may add its own wrapper), or None."""
-    for _ in range(4):
-        if isinstance(storage, RDBStorage):
-            return storage
-        storage = getattr(storage, "_backend", None)
-    return None
+class Written(NamedTuple):
+    """What a bulk write wrote: for each trial kept (``indices`` into the batch, in order), its id
+    and number; ``last_trial_id`` is the study's largest trial id afterwards."""
+
+    indices: list[int]
+    trial_ids: list[int]
+    numbers: list[int]
+    last_trial_id: int
 
 
 def bulk_supported(storage: Any) -> bool:
-    version = Version(optuna.__version__)
-    return (
-        rdb_backend(storage) is not None and SUPPORTED_OPTUNA[0] <= version < SUPPORTED_OPTUNA[1]
-    )
+    """Whether finished trials can be written to ``storage`` in bulk (an RDB storage, on an Optuna
+    this module was tested against)."""
+    return rdb_backend(storage) is not None and supported()
+
+
+def stored_value(value: float) -> tuple[float | None, str]:
+    """A trial value as the ``trial_values`` table stores it: (value, value type name)."""
+    if value == math.inf:
+        return None, "INF_POS"
+    if value == -math.inf:
+        return None, "INF_NEG"
+    return value, "FINITE"
 
 
 def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
@@ -130,11 +140,10 @@ def checkpoint(storage: Any) -> bool:
     return True
 
 
-# -- the plan samplers' claim path and running trials (trial by trial, on RDB storages) ---------
+# -- the trial-by-trial path: claims, running trials ---------------------------------------------
 # Claiming a plan position through Optuna's public API costs a read of every trial the cache has
 # not seen finish, just to find the few that hold the same position, and one commit per attribute
-# or parameter; on a database server each is a round trip. These use Optuna's table models like
-# the bulk writer, and callers use them only where :func:`bulk_supported` says so.
+# or parameter; on a database server each is a round trip.
 
 
 def has_rival(
@@ -146,41 +155,37 @@ def has_rival(
     Optuna stores attribute values as ``json.dumps(value)``, so an int position has one spelling.
     The lower bound keeps the query on the (trial_id, key) index instead of every trial's attributes.
     """
-    from optuna.storages._rdb import models
-    from sqlalchemy import select
-
-    attr, trial = models.TrialSystemAttributeModel, models.TrialModel
-    query = (
-        select(attr.trial_id)
-        .join(trial, trial.trial_id == attr.trial_id)
-        .where(attr.trial_id >= min_trial_id)
-        .where(attr.trial_id != trial_id)
-        .where(attr.key == key)
-        .where(attr.value_json == json.dumps(position))
-        .where(trial.study_id == study_id)
-        .where(trial.state != TrialState.FAIL)
-        .limit(1)
-    )
     backend = rdb_backend(storage)
     assert backend is not None
     with backend.engine.connect() as connection:
-        return connection.execute(query).first() is not None
+        rows = _Sql(connection)(
+            "SELECT a.trial_id FROM trial_system_attributes a JOIN trials t"
+            " ON a.trial_id = t.trial_id WHERE a.trial_id >= ? AND a.trial_id != ? AND a.key = ?"
+            " AND a.value_json = ? AND t.study_id = ? AND t.state != ? LIMIT 1",
+            (min_trial_id, trial_id, key, json.dumps(position), study_id, TrialState.FAIL.name),
+        )
+    return bool(rows)
 
 
 def set_trial_user_attrs(storage: BaseStorage, trial_id: int, attrs: Mapping[str, Any]) -> None:
-    """Optuna's ``set_trial_user_attr`` for several keys in one transaction (one commit)."""
-    from optuna.storages._rdb import models
-    from optuna.storages._rdb.storage import _create_scoped_session
-
+    """Optuna's ``set_trial_user_attr`` for several keys in one transaction (one commit): the trial
+    must still be running, and each key is inserted or, if it exists, updated."""
     backend = rdb_backend(storage)
     assert backend is not None
-    # Same checks and upsert as Optuna's own setter (the trial must still be running), and the same
-    # tolerance of a concurrent insert of the same key.
-    with _create_scoped_session(backend.scoped_session, True) as session:
+    with backend.engine.begin() as connection:
+        sql = _Sql(connection)
+        _check_updatable(sql, trial_id)
         for key, value in attrs.items():
-            backend._set_trial_attr_without_commit(
-                session, models.TrialUserAttributeModel, trial_id, key, value
+            text = json.dumps(value)
+            sql(
+                "UPDATE trial_user_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+                (text, trial_id, key),
             )
+            if sql.cursor.rowcount == 0:
+                sql(
+                    "INSERT INTO trial_user_attributes (trial_id, key, value_json) VALUES (?, ?, ?)",
+                    (trial_id, key, text),
+                )
 
 
 def write_running_trial_params(
@@ -192,99 +197,81 @@ def write_running_trial_params(
     a time, which keeps the stored values. A trial another process finished is left alone (Optuna
     refuses writes to it, as it will refuse this process's next write).
     """
-    from optuna.exceptions import UpdateFinishedTrialError
-    from optuna.storages._rdb import models
-    from optuna.storages._rdb.storage import _create_scoped_session
     from sqlalchemy.exc import IntegrityError
 
+    duplicate = (IntegrityError, storage.engine.dialect.dbapi.IntegrityError)
     try:
-        with _create_scoped_session(storage.scoped_session) as session:
-            trial = models.TrialModel.find_or_raise_by_id(trial_id, session)
-            storage.check_trial_is_updatable(trial_id, trial.state)
-            session.add_all(
-                models.TrialParamModel(
-                    trial_id=trial_id,
-                    param_name=name,
-                    param_value=value,
-                    distribution_json=distribution_to_json(distribution),
-                )
-                for name, (value, distribution) in params.items()
+        with storage.engine.begin() as connection:
+            sql = _Sql(connection)
+            if not _check_updatable(sql, trial_id, raise_finished=False):
+                return
+            sql.insert(
+                "trial_params",
+                ("trial_id", "param_name", "param_value", "distribution_json"),
+                [
+                    (trial_id, name, value, distribution_to_json(distribution))
+                    for name, (value, distribution) in params.items()
+                ],
             )
-    except IntegrityError:
+    except duplicate:
         for name, (value, distribution) in params.items():
-            storage._set_trial_param(trial_id, name, value, distribution, distribution)
-    except UpdateFinishedTrialError:
-        pass
+            try:
+                storage.set_trial_param(trial_id, name, value, distribution)
+            except optuna.exceptions.UpdateFinishedTrialError:
+                return
+            except duplicate:
+                continue  # the name is there already: the first value stays, as for Optuna
 
 
+def _check_updatable(sql: _Sql, trial_id: int, *, raise_finished: bool = True) -> bool:
+    """Whether the trial is still running (KeyError if there is no such trial); a finished one
+    raises Optuna's UpdateFinishedTrialError unless ``raise_finished`` is False."""
+    rows = sql("SELECT number, state FROM trials WHERE trial_id = ?", (trial_id,))
+    if not rows:
+        raise KeyError(f"No trial with trial id {trial_id} exists.")
+    number, state = rows[0]
+    if TrialState[state].is_finished():
+        if raise_finished:
+            raise optuna.exceptions.UpdateFinishedTrialError(
+                f"Trial#{number} has already finished and can not be updated."
+            )
+        return False
+    return True
+
+
+# -- finished trials in bulk ------------------------------------------------------------------
 def write_trials(
     study: optuna.Study,
     records: Sequence[TrialRecord],
     *,
     position_key: str | None = None,
     after_trial_id: int = -1,
-) -> int:
+) -> Written:
     """Append finished trials to the study in one transaction (RDB), numbered in order.
 
     With ``position_key``, records whose position (that system attribute) another writer has
     already taken since ``after_trial_id`` — by a trial that did not fail — are dropped instead of
-    written twice. Returns the largest trial id in the study afterwards.
+    written twice. Returns which records were written, with their trial ids and numbers.
     """
-    if bulk_supported(study._storage):
+    storage = storage_of(study)
+    if bulk_supported(storage):
         return write_encoded(
             study, encode_trials(records, position_key), after_trial_id=after_trial_id
         )
-    storage = study._storage
+    study_id = study_id_of(study)
+    keep = list(range(len(records)))
     if position_key is not None:
         taken = {
             t.system_attrs.get(position_key)
-            for t in storage.get_all_trials(study._study_id, deepcopy=False)
-            if t._trial_id > after_trial_id and t.state != TrialState.FAIL
+            for t in storage.get_all_trials(study_id, deepcopy=False)
+            if trial_id_of(t) > after_trial_id and t.state != TrialState.FAIL
         }
-        records = [r for r in records if r.system_attrs.get(position_key) not in taken]
-    last = after_trial_id
-    for record in records:
-        last = storage.create_new_trial(study._study_id, template_trial=record.frozen())
-    return last
-
-
-def _utc(moment: datetime.datetime) -> datetime.datetime:
-    # RDBStorage keeps naive UTC; FrozenTrial datetimes are naive local time.
-    return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-
-
-class _Sql:
-    """Raw statements on the driver's cursor, in the driver's parameter style.
-
-    SQLAlchemy's per-row parameter processing costs several times the inserts themselves here, so
-    the whole batch goes straight to the DB-API cursor inside SQLAlchemy's transaction. The
-    column encodings are the ones Optuna's models give SQLAlchemy: enums by member name, and on
-    SQLite datetimes as SQLAlchemy's ``YYYY-MM-DD HH:MM:SS.ffffff`` text.
-    """
-
-    def __init__(self, connection: Any) -> None:
-        self.mark = self.mark_of(connection.dialect.paramstyle)
-        self.cursor = connection.connection.cursor()
-
-    @staticmethod
-    def mark_of(style: str) -> str:
-        if style not in ("qmark", "format", "pyformat"):
-            raise NotImplementedError(f"bulk writes do not support the {style!r} parameter style")
-        return "?" if style == "qmark" else "%s"
-
-    def __call__(self, statement: str, parameters: tuple = ()) -> list[tuple]:
-        self.cursor.execute(statement.replace("?", self.mark), parameters)
-        return self.cursor.fetchall() if self.cursor.description else []
-
-    def insert(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
-        if rows:
-            self.cursor.executemany(_insert_statement(table, columns, self.mark), rows)
-
-
-def _insert_statement(table: str, columns: Sequence[str], mark: str) -> str:
-    return (
-        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(mark for _ in columns)})"
-    )
+        keep = [i for i in keep if records[i].system_attrs.get(position_key) not in taken]
+    trial_ids = [
+        storage.create_new_trial(study_id, template_trial=records[i].frozen()) for i in keep
+    ]
+    numbers = [storage.get_trial(trial_id).number for trial_id in trial_ids]
+    return Written(keep, trial_ids, numbers, max([after_trial_id, *trial_ids]))
 
 
 class EncodedTrial(NamedTuple):
@@ -316,14 +303,11 @@ def encode_trials(
     Encoding is most of the Python work of a bulk write; a process with time to spare can do it
     while another one writes (the batched runner's main process and its writing worker).
     """
-    from optuna.storages._rdb.models import TrialValueModel
-
     encoded = []
     for record in records:
         value = None
         if record.state == TrialState.COMPLETE:
-            stored, kind = TrialValueModel.value_to_stored_repr(float(record.value))
-            value = (stored, kind.name)
+            value = stored_value(float(record.value))
         encoding = _encoded_distributions(record.distributions)
         param_values = param_rows = None
         if encoding.floats and list(record.params) == encoding.names:
@@ -371,9 +355,6 @@ class FloatTrialEncoder:
         if not self.encoding.floats:
             raise TypeError("FloatTrialEncoder needs FloatDistribution parameters only")
         self.position_key = position_key
-        from optuna.storages._rdb.models import TrialValueModel
-
-        self._stored = TrialValueModel.value_to_stored_repr
 
     def __call__(
         self,
@@ -385,14 +366,13 @@ class FloatTrialEncoder:
         datetime_complete: datetime.datetime,
     ) -> EncodedTrial:
         """One complete trial; ``values`` in the order of the distributions mapping."""
-        stored, kind = self._stored(float(value))
         key = self.position_key
         return EncodedTrial(
             position=None if key is None else (key, _json(system_attrs.get(key))),
             state=TrialState.COMPLETE.name,
             datetime_start=datetime_start,
             datetime_complete=datetime_complete,
-            value=(stored, kind.name),
+            value=stored_value(float(value)),
             encoding=self.encoding,
             param_values=tuple(map(float, values)),
             param_rows=None,
@@ -424,10 +404,10 @@ class TrialRows:
     one ended unless another process wrote meanwhile (then :func:`write_prepared` renumbers)."""
 
     def __init__(self, study: optuna.Study) -> None:
-        storage = rdb_backend(study._storage)
-        if storage is None or not bulk_supported(study._storage):
+        storage = rdb_backend(storage_of(study))
+        if storage is None or not bulk_supported(storage_of(study)):
             raise TypeError("TrialRows needs an RDB storage of a supported Optuna version")
-        self.study_id = study._study_id
+        self.study_id = study_id_of(study)
         dialect = storage.engine.dialect
         self.sqlite = dialect.name == "sqlite"
         self.mark = _Sql.mark_of(dialect.paramstyle)
@@ -512,33 +492,32 @@ class TrialRows:
         if converted is None:
             if len(self._moments) > 1000:
                 self._moments.clear()
-            utc = _utc(moment)
+            stored = to_stored_datetime(moment)
             converted = self._moments[moment] = (
-                utc.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else utc
+                stored.strftime("%Y-%m-%d %H:%M:%S.%f") if self.sqlite else stored
             )
         return converted
 
 
 def write_encoded(
     study: optuna.Study, trials: Sequence[EncodedTrial], *, after_trial_id: int = -1
-) -> int:
+) -> Written:
     """:func:`write_trials` for trials :func:`encode_trials` encoded (RDB storages only).
 
     Trials encoded with a position that another writer has already taken since
-    ``after_trial_id`` (by a trial that did not fail) are dropped. Returns the largest trial id
-    in the study afterwards.
+    ``after_trial_id`` (by a trial that did not fail) are dropped.
     """
     return write_prepared(study, TrialRows(study)(trials), after_trial_id=after_trial_id)
 
 
 def write_prepared(
     study: optuna.Study, prepared: PreparedTrials, *, after_trial_id: int = -1
-) -> int:
+) -> Written:
     """Write trials :class:`TrialRows` prepared, in one transaction; as :func:`write_encoded`."""
-    storage = rdb_backend(study._storage)
-    if storage is None or not bulk_supported(study._storage):
+    storage = rdb_backend(storage_of(study))
+    if storage is None or not bulk_supported(storage_of(study)):
         raise TypeError("write_prepared needs an RDB storage of a supported Optuna version")
-    study_id = study._study_id
+    study_id = study_id_of(study)
     with storage.engine.begin() as connection:
         sql = _Sql(connection)
         # A no-op write on the study row takes the write lock first (row lock on PostgreSQL, the
@@ -559,7 +538,7 @@ def write_prepared(
             keep = None
         if keep is not None and not keep:
             (latest,) = sql("SELECT MAX(trial_id) FROM trials WHERE study_id = ?", (study_id,))[0]
-            return latest if latest is not None else after_trial_id
+            return Written([], [], [], latest if latest is not None else after_trial_id)
         ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
         ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
         trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
@@ -571,13 +550,11 @@ def write_prepared(
             trials,
         )
         # Under the study's write lock our rows are the only new ones of this study.
-        trial_ids = [
-            row[0]
-            for row in sql(
-                "SELECT trial_id FROM trials WHERE trial_id > ? AND study_id = ? ORDER BY number",
-                (before or 0, study_id),
-            )
-        ]
+        new = sql(
+            "SELECT trial_id, number FROM trials WHERE trial_id > ? AND study_id = ? ORDER BY number",
+            (before or 0, study_id),
+        )
+        trial_ids = [row[0] for row in new]
         if len(trial_ids) != len(trials):
             raise RuntimeError(
                 f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}"
@@ -600,7 +577,12 @@ def write_prepared(
                 rows = [(renumber[row[0]], *row[1:]) for row in rows if row[0] in renumber]
             if rows:
                 sql.cursor.executemany(statement, rows)
-        return max(trial_ids)
+        return Written(
+            list(range(len(prepared.trials))) if keep is None else keep,
+            trial_ids,
+            [row[1] for row in new],
+            max(trial_ids),
+        )
 
 
 @dataclass

@@ -1,0 +1,7 @@
+"""Default places, importable without any dependency (the command line's ``--help`` reads them)."""
+
+#: Where studies go unless told otherwise (relative to the working directory).
+DEFAULT_STORAGE = "sqlite:///studies/optuna-boxcox.db"
+#: Reproductions of the paper's tables get a storage of their own: their hundreds of studies would
+#: bury the user's own in the dashboard's list.
+REPRODUCE_STORAGE = "sqlite:///studies/reproduce.db"

@@ -1,0 +1,132 @@
+"""Every use of Optuna's internals in the package, in one place.
+
+Optuna's public API creates a trial and then commits each parameter, value and attribute on its own,
+reads a study back through its ORM one trial object at a time, and keeps no public handle on a
+study's storage. The plugin needs more: finished trials written in one transaction
+(:mod:`._write`), a study read back in a few SQL queries (:mod:`._read`), a storage that caches
+finished trials and batches a running trial's parameters (:mod:`._storage`), and the study's storage
+and ids. All of it is here, chosen by feature detection where Optuna's versions differ, and tested
+against the lowest and the newest Optuna in :data:`SUPPORTED` (``make test`` runs a compatibility
+subset on the lowest one).
+
+What differs between the supported versions and is handled here:
+
+- Optuna < 5 stores trial datetimes in an RDB as naive *local* time; Optuna ≥ 5 as naive UTC
+  (:func:`to_stored_datetime`, :func:`from_stored_datetime`).
+- The heartbeat callback accessor was renamed (``get_failed_trial_callback`` →
+  ``get_heartbeat_stale_trial_callback``) in 4.9.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+import contextlib
+import datetime
+from typing import TYPE_CHECKING
+from typing import Any
+
+import optuna
+from optuna.storages import RDBStorage
+from packaging.version import Version
+
+if TYPE_CHECKING:
+    from optuna.storages import BaseStorage
+    from optuna.study import Study
+    from optuna.trial import FrozenTrial
+    from optuna.trial import Trial
+
+#: This Optuna's version.
+OPTUNA_VERSION = Version(Version(optuna.__version__).base_version)
+#: Optuna releases whose internals this module was tested against: [lowest, first unsupported).
+SUPPORTED = (Version("4.2"), Version("6.0"))
+#: Since Optuna 5, RDB storages keep trial datetimes as naive UTC (before: naive local time).
+STORES_UTC = Version("5.0") <= OPTUNA_VERSION
+
+
+def supported() -> bool:
+    """Whether this Optuna is one the bulk reader and writer were checked against."""
+    return SUPPORTED[0] <= OPTUNA_VERSION < SUPPORTED[1]
+
+
+# -- handles Optuna keeps private --------------------------------------------------------------
+def storage_of(study: Study) -> BaseStorage:
+    """The storage a study reads and writes (Optuna has no public accessor)."""
+    return study._storage
+
+
+def study_id_of(study: Study) -> int:
+    """The study's id in its storage."""
+    return study._study_id
+
+
+def trial_id_of(trial: FrozenTrial | Trial) -> int:
+    """The trial's id in its storage (unique across studies, unlike its number)."""
+    return trial._trial_id
+
+
+def rdb_backend(storage: Any) -> RDBStorage | None:
+    """The :class:`~optuna.storages.RDBStorage` behind a storage (Optuna wraps one in a cache, and
+    :func:`~optuna_boxcox.storage.open_storage` in its own), or None for other storages."""
+    for _ in range(4):
+        if isinstance(storage, RDBStorage):
+            return storage
+        storage = getattr(storage, "_backend", None)
+    return None
+
+
+@contextlib.contextmanager
+def optimize_loop(study: Study) -> Iterator[Any]:
+    """Run a loop that plays ``study.optimize``'s part: inside it, ``study.stop()`` is allowed (a
+    callback or a sampler may call it) and is seen by the loop.
+
+    Yields a function that says whether ``study.stop()`` was called. Refuses to nest, as
+    ``study.optimize`` does.
+    """
+    local = study._thread_local
+    if getattr(local, "in_optimize_loop", False):
+        raise RuntimeError("Nested invocation of `Study.optimize` method isn't allowed.")
+    study._stop_flag = False
+    local.in_optimize_loop = True
+    try:
+        yield lambda: bool(study._stop_flag)
+    finally:
+        local.in_optimize_loop = False
+
+
+# -- datetimes as RDB storages keep them -----------------------------------------------------
+def to_stored_datetime(moment: datetime.datetime) -> datetime.datetime:
+    """A FrozenTrial datetime (naive local time) as this Optuna's RDB storage stores it."""
+    if STORES_UTC:
+        return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment
+
+
+def from_stored_datetime(stored: datetime.datetime | None) -> datetime.datetime | None:
+    """A stored trial datetime as FrozenTrials carry it (naive local time)."""
+    if stored is None or not STORES_UTC:
+        return stored
+    return stored.replace(tzinfo=datetime.timezone.utc).astimezone().replace(tzinfo=None)
+
+
+def heartbeat_stale_trial_callback(storage: Any) -> Any:
+    """The storage's callback for trials whose heartbeat stopped, under either of its names."""
+    getter = getattr(storage, "get_heartbeat_stale_trial_callback", None)
+    if getter is None:
+        getter = storage.get_failed_trial_callback
+    return getter()
+
+
+__all__ = [
+    "OPTUNA_VERSION",
+    "STORES_UTC",
+    "SUPPORTED",
+    "from_stored_datetime",
+    "heartbeat_stale_trial_callback",
+    "optimize_loop",
+    "rdb_backend",
+    "storage_of",
+    "study_id_of",
+    "supported",
+    "to_stored_datetime",
+    "trial_id_of",
+]

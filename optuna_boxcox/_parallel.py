@@ -1,0 +1,111 @@
+"""Work spread over processes: how workers are started, and independent tasks mapped over them.
+
+Workers are forked: they inherit the data, the objective's warm caches and compiled kernels, so only
+small messages travel. Forking needs a POSIX system; elsewhere (Windows) :func:`worker_context`
+answers None and callers run in one process, with a warning saying so. Nothing here imports a
+POSIX-only module at import time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+import multiprocessing
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING
+from typing import Any
+import warnings
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def worker_context() -> Any:
+    """The multiprocessing context workers are forked from, or None where there is no fork."""
+    if os.name != "posix" or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    return multiprocessing.get_context("fork")
+
+
+def resolve_n_jobs(n_jobs: int, *, what: str = "n_jobs") -> int:
+    """``n_jobs`` as a number of processes: -1 means one per CPU; anything else must be ≥ 1.
+    Without fork (not POSIX) it is 1, with a warning when more were asked for."""
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, int)
+        or not (n_jobs >= 1 or n_jobs == -1)
+    ):
+        raise ValueError(f"{what} must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
+    if n_jobs == -1:
+        n_jobs = os.cpu_count() or 1
+    if n_jobs > 1 and worker_context() is None:
+        warnings.warn(
+            f"{what}={n_jobs} needs worker processes forked from this one, which "
+            f"{sys.platform} cannot do; running in this process only",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return 1
+    return n_jobs
+
+
+def ignore_interrupts() -> None:
+    """In a worker: leave Ctrl-C to the parent, which stops handing out work and closes us."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def enlarge_pipe(connection: Any, size: int = 1 << 20) -> None:
+    """Room for ``size`` bytes in a pipe (Linux), so that a writer does not wait for its reader."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, size)
+    except (ImportError, AttributeError, OSError):  # not Linux, or above the system's limit
+        pass
+
+
+# -- independent tasks ----------------------------------------------------------------------------
+_WORK: Callable[[Any], Any] | None = None
+
+
+def _init(work: Callable[[Any], Any]) -> None:
+    global _WORK
+    _WORK = work
+    ignore_interrupts()
+
+
+def _call(task: Any) -> tuple[Any, Any]:
+    assert _WORK is not None
+    return task, _WORK(task)
+
+
+def map_tasks(
+    tasks: Sequence[Any],
+    work: Callable[[Any], Any],
+    on_result: Callable[[Any, Any], None],
+    *,
+    n_jobs: int = 1,
+    max_tasks: int | None = None,
+) -> int:
+    """Call ``work(task)`` for each task and hand each result to ``on_result(task, result)`` in this
+    process, as results arrive. Returns the number of tasks done.
+
+    With ``n_jobs > 1`` the work runs in forked processes (the data are inherited, only tasks and
+    results travel); ``on_result`` — which writes to the storage — stays in this process. With
+    ``max_tasks`` the run stops after that many results (the rest is left for a later run).
+    """
+    todo = list(tasks) if max_tasks is None else list(tasks)[: max(0, int(max_tasks))]
+    n_jobs = resolve_n_jobs(n_jobs)
+    done = 0
+    if n_jobs <= 1 or len(todo) < 2:
+        for task in todo:
+            on_result(task, work(task))
+            done += 1
+        return done
+    context = worker_context()
+    with context.Pool(min(n_jobs, len(todo)), initializer=_init, initargs=(work,)) as pool:
+        for task, result in pool.imap_unordered(_call, todo):
+            on_result(task, result)
+            done += 1
+    return done

@@ -1,0 +1,142 @@
+"""Progress of long work, with an estimate of the time left, on a terminal or in a log.
+
+On a terminal a tqdm bar; elsewhere (CI logs, a notebook's captured output, a file) a plain line at
+most every :data:`LOG_EVERY` seconds — done, total, rate and the time left estimated from the rate
+so far — and one at the end, so that a long run is never silent and a log is never flooded.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO
+from typing import Any
+
+#: Seconds between two progress lines when the output is not a terminal.
+LOG_EVERY = 10.0
+
+
+class Progress:
+    """Counts units of work done out of a total (which may be unknown, or grow).
+
+    Args:
+        total: Units to do, if known.
+        unit: What is counted ("trial", "fold", …).
+        label: Names the work in log lines.
+        enabled: False shows nothing.
+        initial: Units already done before this run (not counted in the rate).
+        stream: Where to write (default stderr).
+        every: Seconds between log lines when ``stream`` is not a terminal.
+    """
+
+    def __init__(
+        self,
+        total: int | None = None,
+        *,
+        unit: str = "trial",
+        label: str = "",
+        enabled: bool = True,
+        initial: int = 0,
+        stream: IO[str] | None = None,
+        every: float = LOG_EVERY,
+    ) -> None:
+        self.total = total
+        self.unit = unit
+        self.label = label
+        self.enabled = enabled
+        self.initial = self.done = int(initial)
+        self.stream = stream if stream is not None else sys.stderr
+        self.every = float(every)
+        self.started = time.perf_counter()
+        self._last_line = self.started
+        self._bar: Any = None
+        self._closed = False
+        if enabled and _is_terminal(self.stream):
+            from tqdm import tqdm
+
+            self._bar = tqdm(
+                total=total,
+                initial=self.initial,
+                unit=unit,
+                file=self.stream,
+                dynamic_ncols=True,
+                desc=label or None,
+            )
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def set_total(self, total: int | None) -> None:
+        """The total, once known (or when it changes)."""
+        self.total = total
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.refresh()
+
+    def update(self, n: int = 1) -> None:
+        """``n`` more units are done."""
+        self.advance_to(self.done + n)
+
+    def advance_to(self, done: int) -> None:
+        """``done`` units are done in all (including ``initial``)."""
+        step = int(done) - self.done
+        self.done = int(done)
+        if not self.enabled or step <= 0:
+            return
+        if self._bar is not None:
+            self._bar.update(step)
+            return
+        now = time.perf_counter()
+        if now - self._last_line >= self.every:
+            self._last_line = now
+            self._write(self.line(now))
+
+    def line(self, now: float | None = None) -> str:
+        """``label: 120/2,640 trials (5 %), 310.2 trials/s, about 8 s left``."""
+        now = time.perf_counter() if now is None else now
+        elapsed = max(now - self.started, 1e-9)
+        rate = (self.done - self.initial) / elapsed
+        parts = [f"{self.done:,}" + (f"/{self.total:,}" if self.total else "") + f" {self.unit}s"]
+        if self.total:
+            parts[0] += f" ({100 * self.done / self.total:.0f} %)"
+        parts.append(f"{rate:,.1f} {self.unit}s/s")
+        if self.total and rate > 0 and self.done < self.total:
+            parts.append(f"about {format_seconds((self.total - self.done) / rate)} left")
+        elif self.total is None or self.done >= (self.total or 0):
+            parts.append(f"{format_seconds(elapsed)} elapsed")
+        prefix = f"{self.label}: " if self.label else ""
+        return prefix + ", ".join(parts)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._bar is not None:
+            self._bar.close()
+        elif self.enabled and self.done > self.initial:
+            self._write(self.line())
+
+    def _write(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+
+def format_seconds(seconds: float) -> str:
+    """``42 s``, ``3 min 5 s``, ``2 h 10 min``."""
+    seconds = max(0.0, float(seconds))
+    if seconds < 60:
+        return f"{seconds:.0f} s" if seconds >= 10 else f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,62 @@
+"""What a study was made with, recorded in the study, and a refusal to continue it with anything else.
+
+Every long-lived study of the package — a search (its sampler and settings), a reproduction unit (its
+table, row, classifier and protocol), a meta-study (its data and protocol) — records the settings
+that determine its trials as a user attribute, shown in the dashboard. Continuing the study with
+other settings would mix trials that answer different questions, so it is refused with one message
+that names what differs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+from typing import Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from collections.abc import Mapping
+
+    import optuna
+
+
+def record_settings(
+    study: optuna.Study,
+    key: str,
+    settings: Mapping[str, Any],
+    *,
+    recorded: Mapping[str, Any] | None = None,
+    continues: Callable[[Mapping[str, Any]], bool] | None = None,
+    hint: str = "use a new study name, or the same settings to continue it",
+) -> None:
+    """Record ``settings`` under the study user attribute ``key``, or refuse a study recorded with
+    other ones.
+
+    Args:
+        study: The study.
+        key: Its user attribute holding the settings.
+        settings: This run's settings (JSON-serialisable).
+        recorded: The study's user attributes if already read (each read is a query on a database
+            storage); read from the study otherwise.
+        continues: Whether a study recorded with the given settings may be continued with these
+            (default: only with equal ones). When it may, these are recorded in their place.
+        hint: What the user can do instead, ending the refusal's message.
+
+    Raises:
+        ValueError: The study was recorded with settings this run may not continue.
+    """
+    mine = json.loads(json.dumps(dict(settings)))
+    attrs = study.user_attrs if recorded is None else recorded
+    theirs = attrs.get(key)
+    if theirs is None:
+        study.set_user_attr(key, mine)
+        return
+    allowed = theirs == mine if continues is None else continues(theirs)
+    if not allowed:
+        changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        raise ValueError(
+            f"study {study.study_name!r} was run with other settings: recorded {theirs}, now "
+            f"{mine} ({', '.join(changed)} differ); {hint}"
+        )
+    if theirs != mine:
+        study.set_user_attr(key, mine)

@@ -1,0 +1,88 @@
+"""The ``optuna-boxcox`` command line: each command a thin composition of the package's pieces.
+
+One module per command (``search``, ``worker`` and ``demo`` share one); the arguments several
+commands take are defined once in :mod:`._args`. Modules import the library only inside the
+command they run, so ``--help`` and a mistyped command answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from optuna_boxcox._version import __version__
+from optuna_boxcox.cli._args import UsageError
+
+#: Modules that add sub-commands (each defines ``register(subparsers)``), in ``--help`` order.
+COMMAND_MODULES = (
+    "optuna_boxcox.cli.search",
+    "optuna_boxcox.cli.dashboard",
+    "optuna_boxcox.cli.compare",
+    "optuna_boxcox.cli.reproduce",
+    "optuna_boxcox.cli.meta",
+    "optuna_boxcox.cli.bench",
+)
+#: Exit status after Ctrl-C, as a shell reports a process ended by SIGINT.
+INTERRUPTED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="optuna-boxcox",
+        description="Per-feature Box-Cox λ chosen for a classifier, searched with Optuna samplers.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        import optuna
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        return args.func(args)
+    except KeyboardInterrupt as interrupt:
+        if args.debug:
+            raise
+        # What was scored is written (the runner's cleanup ran before this); say so in one line.
+        print(
+            f"optuna-boxcox: {interrupt or 'interrupted; run the same command to resume'}",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+    except Exception as error:
+        if args.debug:
+            raise
+        from optuna_boxcox.storage import redact
+
+        if isinstance(error, (UsageError, ValueError, KeyError, _data_error())):
+            message = str(error).strip("'\"")
+            print(f"optuna-boxcox: error: {redact(message)}", file=sys.stderr)
+            return 2
+        # Storage unreachable and other environment failures.
+        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(
+            f"optuna-boxcox: error: {type(error).__name__}: {redact(text)} "
+            "(run with --debug for details)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _data_error() -> type:
+    from optuna_boxcox.datasets import DataError
+
+    return DataError
+
+
+__all__ = ["INTERRUPTED", "UsageError", "build_parser", "main"]

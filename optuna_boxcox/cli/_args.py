@@ -1,0 +1,116 @@
+"""Arguments every command shares, defined once: data, classifier and scoring, storage, jobs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+from typing import Any
+
+from optuna_boxcox._defaults import DEFAULT_STORAGE
+from optuna_boxcox._defaults import REPRODUCE_STORAGE
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DEFAULT_STORAGE", "REPRODUCE_STORAGE"]
+
+DATASETS = ("breast_cancer", "iris", "wine", "sonar")
+CLASSIFIERS = ("linear", "knn", "bayes", "svc", "nn")
+SCORINGS = ("accuracy", "balanced_accuracy", "f1", "mcc", "ml", "pcml", "fisher", "1nn-mm")
+
+
+class UsageError(Exception):
+    """A problem the user can fix; printed as one line without a traceback."""
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
+    """--dataset or --csv/--label, and --features."""
+    data = parser.add_mutually_exclusive_group()
+    data.add_argument(
+        "--dataset",
+        default=default,
+        help=f"a named data set: {', '.join(DATASETS)} (default {default or 'breast_cancer'}; "
+        "sonar comes from OpenML, or pass its CSV)",
+    )
+    data.add_argument("--csv", type=Path, help="a CSV file with a header row (needs --label)")
+    parser.add_argument("--label", help="the class column of --csv")
+    parser.add_argument(
+        "--features", type=int, default=None, help="use only the first N features (quick runs)"
+    )
+
+
+def add_objective_arguments(parser: argparse.ArgumentParser, *, classifier: str = "knn") -> None:
+    """--classifier, --scoring, --cv."""
+    parser.add_argument(
+        "--classifier",
+        default=classifier,
+        help=f"the paper's classifiers: {', '.join(CLASSIFIERS)} (default {classifier})",
+    )
+    parser.add_argument(
+        "--scoring",
+        default="accuracy",
+        help=f"what the search maximises: {', '.join(SCORINGS)} (default accuracy)",
+    )
+    parser.add_argument(
+        "--cv",
+        type=int,
+        default=None,
+        help="score Λ by inner stratified k-fold instead of the paper's resubstitution",
+    )
+
+
+def add_storage_argument(
+    parser: argparse.ArgumentParser, *, default: str = DEFAULT_STORAGE
+) -> None:
+    parser.add_argument(
+        "--storage",
+        default=default,
+        help=f"study storage: an RDB URL (SQLite, PostgreSQL) or a .jsonl journal file "
+        f"(default {default})",
+    )
+
+
+def add_jobs_argument(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--n-jobs", type=int, default=1, help=f"{help} (-1: one per CPU)")
+
+
+def load_data(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.Series, str]:
+    """The features, labels and name of the data the arguments name."""
+    from optuna_boxcox.datasets import load_csv
+    from optuna_boxcox.datasets import load_dataset
+
+    if args.csv is not None:
+        if not args.label:
+            raise UsageError("--csv needs --label naming the class column")
+        X, y = load_csv(args.csv, args.label)
+        name = args.csv.stem
+    else:
+        name = args.dataset or "breast_cancer"
+        X, y = load_dataset(name)
+    if args.features is not None:
+        if args.features < 1:
+            raise UsageError(f"--features must be at least 1, got {args.features}")
+        X = X.iloc[:, : args.features]
+    return X, y, name
+
+
+def split_names(text: str | None) -> list[str] | None:
+    """``"a,b, c"`` → ``["a", "b", "c"]``; None stays None."""
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
+def positive(kind: type = int) -> Any:
+    """An argparse type: a positive number of ``kind``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse

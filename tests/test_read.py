@@ -1,0 +1,159 @@
+"""The bulk reader and the caching storage return the trials Optuna's own reader returns."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import optuna
+from optuna.storages import RDBStorage
+from optuna.trial import TrialState
+import pytest
+from sklearn.naive_bayes import GaussianNB
+
+from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import make_sampler
+from optuna_boxcox import optimize
+from optuna_boxcox._optuna._read import read_trials
+from optuna_boxcox._optuna._storage import CachedRDBStorage
+from optuna_boxcox.storage import open_storage
+
+
+def _same(mine: list, theirs: list) -> None:
+    """Trial by trial: every field, with NaN equal to NaN, and parameters in the same order."""
+    assert [t.number for t in mine] == [t.number for t in theirs]
+    for a, b in zip(mine, theirs):
+        assert a._trial_id == b._trial_id
+        assert a.state == b.state
+        assert a.values == b.values or (
+            a.values is not None
+            and b.values is not None
+            and all(
+                x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(a.values, b.values)
+            )
+        )
+        assert a.datetime_start == b.datetime_start
+        assert a.datetime_complete == b.datetime_complete
+        assert list(a.params.items()) == list(b.params.items())
+        assert a.distributions == b.distributions
+        assert a.user_attrs == b.user_attrs
+        assert a.system_attrs == b.system_attrs
+        ia, ib = a.intermediate_values, b.intermediate_values
+        assert list(ia) == list(ib)
+        assert all(
+            x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(ia.values(), ib.values())
+        )
+
+
+def _every_kind_of_trial(study: optuna.Study) -> None:
+    """Complete, pruned, failed and running trials; every distribution; NaN, ±inf; attributes."""
+
+    def objective(trial: optuna.Trial) -> float:
+        x = trial.suggest_float("x", -3, 3)
+        i = trial.suggest_int("i", 1, 9, log=True)
+        c = trial.suggest_categorical("c", ["a", None, 2.5, True])
+        q = trial.suggest_float("q", 0, 1, step=0.25)
+        trial.set_user_attr("list", [1, {"nested": "λ"}])
+        trial.set_user_attr("float", 1.5)
+        trial.storage.set_trial_system_attr(trial._trial_id, "sys", "z")
+        trial.report(0.5, 1)
+        trial.report(float("nan"), 2)
+        trial.report(float("-inf"), 3)
+        if trial.number % 7 == 3:
+            raise optuna.TrialPruned()
+        if trial.number % 5 == 4:
+            raise RuntimeError("a failed trial")
+        if trial.number == 2:
+            return math.inf
+        return x * i + q + (c is None)
+
+    study.optimize(objective, n_trials=25, catch=(RuntimeError,))
+    running = study.ask()
+    running.suggest_float("x", -3, 3)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'read.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+def test_the_bulk_reader_reads_every_kind_of_trial_as_optuna_does(url):
+    study = optuna.create_study(storage=url, study_name="kinds")
+    _every_kind_of_trial(study)
+    other = optuna.create_study(
+        storage=url, study_name="other"
+    )  # interleaved ids of another study
+    other.optimize(lambda t: t.suggest_float("y", 0, 1), n_trials=3)
+    _every_kind_of_trial(study)
+    backend = RDBStorage(url)
+    theirs = backend.get_all_trials(study._study_id)
+    with backend.engine.connect() as connection:
+        mine = read_trials(connection, study._study_id)
+    assert {t.state for t in mine} >= {
+        TrialState.COMPLETE,
+        TrialState.PRUNED,
+        TrialState.FAIL,
+        TrialState.RUNNING,
+    }
+    _same(mine, theirs)
+    # The caching storage, read twice (the second time from its cache plus the unfinished trial).
+    cached = open_storage(url)
+    assert isinstance(cached, CachedRDBStorage)
+    _same(cached.get_all_trials(study._study_id), theirs)
+    _same(cached.get_all_trials(study._study_id, deepcopy=False), theirs)
+    _same(
+        cached.get_all_trials(study._study_id, states=(TrialState.PRUNED,)),
+        [t for t in theirs if t.state == TrialState.PRUNED],
+    )
+
+
+def test_the_caching_storage_sees_what_other_processes_write_and_finish(tmp_path):
+    url = f"sqlite:///{tmp_path / 'seen.db'}"
+    mine = open_storage(url)
+    study = optuna.create_study(storage=mine, study_name="s")
+    running = study.ask()
+    running.suggest_float("x", 0, 1)
+    assert len(mine.get_all_trials(study._study_id)) == 1
+    # Another process (another storage object) finishes the running trial and adds two.
+    theirs = optuna.load_study(study_name="s", storage=url)
+    theirs.tell(running.number, 0.5)
+    theirs.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    seen = mine.get_all_trials(study._study_id)
+    _same(seen, RDBStorage(url).get_all_trials(study._study_id))
+    assert [t.state for t in seen] == [TrialState.COMPLETE] * 3
+
+
+def _batched_study(url: str, name: str, X, y, sampler: str, **kwargs) -> optuna.Study:
+    study = optuna.create_study(
+        storage=open_storage(url),
+        study_name=name,
+        direction="maximize",
+        sampler=make_sampler(sampler, seed=0),
+    )
+    optimize(study, BoxCoxObjective(X, y, GaussianNB()), **kwargs)
+    return study
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_trials_a_batched_run_wrote_are_the_ones_optuna_reads_back(
+    tmp_path, breast_cancer, n_jobs
+):
+    X, y = breast_cancer.data.iloc[:, :4], breast_cancer.target
+    url = f"sqlite:///{tmp_path / 'batched.db'}"
+    study = _batched_study(url, "b", X, y, "iterative", n_jobs=n_jobs)
+    in_memory = study.get_trials(deepcopy=False)  # from the writer's cache: nothing read back
+    _same(in_memory, RDBStorage(url).get_all_trials(study._study_id))
+    assert len(in_memory) == 4 * 4 * 11
+
+
+def test_a_batched_study_read_by_a_new_process_equals_optunas_reading(tmp_path, breast_cancer):
+    X, y = breast_cancer.data.iloc[:, :5], breast_cancer.target
+    url = f"sqlite:///{tmp_path / 'fresh.db'}"
+    study = _batched_study(url, "b", X, y, "shift", n_trials=300)
+    _batched_study(url, "c", X, y, "spherical")  # another study in the same file
+    fresh = open_storage(url)
+    _same(fresh.get_all_trials(study._study_id), RDBStorage(url).get_all_trials(study._study_id))
+    values = [t.value for t in fresh.get_all_trials(study._study_id)]
+    assert len(values) == 300 and np.all(np.isfinite(values))
