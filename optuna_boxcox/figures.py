@@ -1,11 +1,12 @@
 """Figures of a Box-Cox λ search, for optuna-dashboard, HTML and PNG.
 
-Every builder is a pure function of a finished study, a :class:`~optuna_boxcox.samplers.SearchResult`
-or a :class:`~optuna_boxcox.BoxCoxObjective`, and returns a :class:`plotly.graph_objects.Figure`:
+Every builder is a pure function of a finished study or its trials, a
+:class:`~optuna_boxcox.samplers.SearchResult` or a :class:`~optuna_boxcox.BoxCoxObjective`, and
+returns a :class:`plotly.graph_objects.Figure`:
 
 - :func:`lambda_trajectory`: each feature's λ in Λopt after every sweep of the search;
-- :func:`best_so_far`: the best score against the number of finished trials, for one study or
-  several overlaid (a mean over seeds when a name maps to several studies);
+- :func:`best_so_far`: the best score against the number of finished trials, for one study (or its
+  trials) or several overlaid (a mean over seeds when a name maps to several);
 - :func:`grid_heatmap`: for two features, the score over an L × L grid of (λ1, λ2) with the points
   the search evaluated and the optima of other searches marked (the paper's grid exploration);
 - :func:`transform_curves`: each feature's Box-Cox curve at its λ over z ∈ [1, 2], min-max scaled;
@@ -13,20 +14,26 @@ or a :class:`~optuna_boxcox.BoxCoxObjective`, and returns a :class:`plotly.graph
   beside the classifier-free criteria of Bicego & Baldo (2016, Figures 4-6), all scaled to [0, 1],
   with each criterion's L∞ distance to the score.
 
-:func:`search_figures` chooses the figures for one search and writes a note about it;
+:func:`search_figures` chooses the figures for one search and writes a note about it; a caller that
+holds the search's trials and result passes them, and nothing is read from the storage (on a study of
+20,000 trials, the first read through Optuna takes a minute);
 :func:`attach_figures` stores both in the study, where optuna-dashboard shows them on the study's
 page; :func:`write_figures` writes them as files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 import tempfile
 from typing import TYPE_CHECKING
+from typing import Any
 import warnings
 
 import numpy as np
 import optuna
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 import plotly.graph_objects as go
 
@@ -38,12 +45,15 @@ from optuna_boxcox.samplers._plan import SAMPLER_ATTR
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from collections.abc import Sequence
 
     from optuna.artifacts._protocol import ArtifactStore
     from optuna.samplers import BaseSampler
 
     from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox.samplers import SearchResult
+
+    #: One search's finished trials: the study, or the trials themselves.
+    Run = optuna.Study | Sequence[FrozenTrial]
 
 #: Names of the classifier-free criteria as the figures show them.
 CRITERION_LABELS = {"ml": "ML", "pcml": "PCML", "fisher": "Fisher", "1nn-mm": "1NN-MM"}
@@ -80,13 +90,31 @@ def _steps(x: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[fl
     return [x[i] for i in keep], [float(y[i]) for i in keep]
 
 
-def best_so_far_curve(study: optuna.Study) -> np.ndarray:
-    """Best value among the first k finished trials, for k = 1 … n (in the study's direction)."""
-    values = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+def best_so_far_curve(
+    run: optuna.Study | Sequence[FrozenTrial], direction: StudyDirection | str | None = None
+) -> np.ndarray:
+    """Best value among the first k finished trials, for k = 1 … n (in the study's direction).
+
+    ``run`` is a study, read once, or its trials (any states, in any order); ``direction`` is that
+    of trials (default: maximize) and overrides a study's own.
+    """
+    if isinstance(run, optuna.Study):
+        direction = run.direction if direction is None else direction
+        run = run.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    values = [t.value for t in _finished_trials(run)]
     if not values:
         return np.empty(0)
-    best = np.maximum if study.direction == optuna.study.StudyDirection.MAXIMIZE else np.minimum
+    best = np.minimum if _minimises(direction) else np.maximum
     return best.accumulate(np.asarray(values, dtype=np.float64))
+
+
+def _finished_trials(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
+    """The complete trials of ``trials`` in the order they were numbered."""
+    return sorted((t for t in trials if t.state == TrialState.COMPLETE), key=lambda t: t.number)
+
+
+def _minimises(direction: StudyDirection | str | None) -> bool:
+    return direction in (StudyDirection.MINIMIZE, "minimize")
 
 
 def spherical_curves(
@@ -140,27 +168,35 @@ def lambda_trajectory(
 
 
 def best_so_far(
-    studies: optuna.Study | Mapping[str, optuna.Study | Sequence[optuna.Study]],
+    studies: Run | Mapping[str, Run | Sequence[Run]],
     *,
+    direction: StudyDirection | str = "maximize",
     title: str | None = None,
 ) -> go.Figure:
-    """Best score against finished trials; one line per study, or per name of a mapping.
+    """Best score against finished trials; one line per study (or trial list), or per name.
 
-    A name mapped to several studies (one per seed) gets the mean of their curves, cut to the
-    shortest, so samplers can be compared at the same budget. Each line is a step line through the
-    trials that improved it (and the first and last).
+    A run is a study, read once, or the trials of one search (``direction`` is theirs; a study
+    has its own). A name mapped to several runs (one per seed) gets the mean of their curves, cut
+    to the shortest, so samplers can be compared at the same budget. Each line is a step line
+    through the trials that improved it (and the first and last).
     """
     if isinstance(studies, optuna.Study):
         studies = {studies.study_name: studies}
+    elif _is_one_run(studies):
+        studies = {"search": studies}
     figure = go.Figure()
-    for name, runs in studies.items():
-        runs = [runs] if isinstance(runs, optuna.Study) else list(runs)
-        curves = [best_so_far_curve(s) for s in runs]
+    several = False
+    for name, value in studies.items():
+        runs = [value] if _is_one_run(value) else list(value)
+        several |= len(runs) > 1
+        curves = [
+            best_so_far_curve(run, None if isinstance(run, optuna.Study) else direction)
+            for run in runs
+        ]
         length = min(len(c) for c in curves)
         mean = np.mean([c[:length] for c in curves], axis=0) if length else np.empty(0)
         x, y = _steps(list(range(1, length + 1)), mean.tolist())
         figure.add_trace(go.Scatter(x=x, y=y, mode="lines", line_shape="hv", name=name))
-    several = any(not isinstance(r, optuna.Study) and len(r) > 1 for r in studies.values())
     default = "Best score so far" + (" (mean over seeds)" if several else "")
     figure.update_layout(
         title=title or default, xaxis_title="trials finished", yaxis_title="best score", **_LAYOUT
@@ -168,18 +204,26 @@ def best_so_far(
     return figure
 
 
+def _is_one_run(value: Any) -> bool:
+    """A study or a sequence of trials (not a sequence of runs); an empty sequence is one run."""
+    if isinstance(value, optuna.Study):
+        return True
+    return isinstance(value, Sequence) and (not value or isinstance(value[0], FrozenTrial))
+
+
 def grid_heatmap(
     objective: BoxCoxObjective,
     *,
     grid: Sequence[float] | None = None,
     study: optuna.Study | None = None,
+    trials: Sequence[FrozenTrial] | None = None,
     markers: Mapping[str, Mapping[str, float]] | None = None,
     title: str = "Score over the λ grid",
 ) -> go.Figure:
     """For two features: the objective's score at every (λ1, λ2) of ``grid`` × ``grid``.
 
-    ``grid`` defaults to the paper's ``linspace(-5, 5, 11)``. The finished trials of ``study`` are
-    drawn as small points, and each entry of ``markers`` (name → params, e.g. the optima of the
+    ``grid`` defaults to the paper's ``linspace(-5, 5, 11)``. The finished ``trials`` (or those of
+    ``study``, read once) are drawn as small points, and each entry of ``markers`` (name → params, e.g. the optima of the
     spherical, diagonal and full-grid searches) as a labelled marker.
     """
     names = objective.param_names
@@ -203,8 +247,10 @@ def grid_heatmap(
             colorbar={"title": {"text": "score"}},
         )
     )
-    if study is not None:
+    if trials is None and study is not None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if trials is not None:
+        trials = _finished_trials(trials)
         figure.add_trace(
             go.Scatter(
                 x=[t.params[names[0]] for t in trials],
@@ -314,40 +360,96 @@ def criteria_sweep(
 
 # -- one search ---------------------------------------------------------------------------------
 def search_figures(
-    study: optuna.Study, objective: BoxCoxObjective, sampler: BaseSampler
+    study: optuna.Study,
+    objective: BoxCoxObjective,
+    sampler: BaseSampler | None = None,
+    *,
+    result: SearchResult | None = None,
+    trials: Sequence[FrozenTrial] | None = None,
+    user_attrs: Mapping[str, Any] | None = None,
+    base_score: float | None = None,
+    mle_score: float | None = None,
 ) -> tuple[dict[str, go.Figure], str]:
     """The figures for one finished search, by dashboard id, and a Markdown note describing it.
 
-    The λ trajectory when ``sampler`` is one of the paper's (it has a history), the best-so-far
+    The λ trajectory when the search is one of the paper's (it has a history), the best-so-far
     curve, the transform at the chosen λ, and the grid heatmap when there are two features.
+
+    The search that wrote the study passes what it holds, and nothing is read from the storage:
+    its ``result`` (:class:`~optuna_boxcox.samplers.SearchResult`), every trial it wrote
+    (``trials``), the study's user attributes and the scores at λ = 1 and at the MLE, which are
+    otherwise computed again. Anything not given is read from the study once: ``result`` from
+    ``sampler`` when it is a :class:`~optuna_boxcox.samplers.PlanSampler`.
     """
-    result = sampler.result(study) if isinstance(sampler, PlanSampler) else None
-    params = result.params if result is not None and result.params is not None else None
-    finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    if params is None and finished:
-        params = study.best_params
+    if result is None and isinstance(sampler, PlanSampler):
+        result = sampler.result(study)
+    if trials is None:
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    finished = _finished_trials(trials)
+    params, chosen_score = _chosen(result, finished, study.direction)
     figures: dict[str, go.Figure] = {}
     if result is not None and result.history:
         figures["lambda-trajectory"] = lambda_trajectory(result.history)
     if finished:
-        figures["best-so-far"] = best_so_far(study)
+        figures["best-so-far"] = best_so_far(
+            {study.study_name: finished}, direction=study.direction
+        )
     if params is not None:
         figures["transform"] = transform_curves(objective, params)
     if objective.space.dim == 2:
         markers = {"MLE": objective.mle_params}
         if params is not None:
             markers["chosen Λ"] = params
-        figures["grid"] = grid_heatmap(objective, study=study, markers=markers)
-    return figures, search_note(study, objective, params)
+        figures["grid"] = grid_heatmap(objective, trials=finished, markers=markers)
+    note = search_note(
+        study,
+        objective,
+        params,
+        n_finished=len(finished),
+        user_attrs=user_attrs,
+        base_score=base_score,
+        mle_score=mle_score,
+        chosen_score=chosen_score,
+    )
+    return figures, note
+
+
+def _chosen(
+    result: SearchResult | None, finished: Sequence[FrozenTrial], direction: StudyDirection
+) -> tuple[dict[str, float] | None, float | None]:
+    """The chosen Λ and its score: the plan's Λopt, else the best finished trial's."""
+    if result is not None and result.params is not None:
+        return result.params, result.best_value
+    if not finished:
+        return None, None
+    pick = min if _minimises(direction) else max
+    best = pick(finished, key=lambda t: t.value)
+    return best.params, best.value
 
 
 def search_note(
-    study: optuna.Study, objective: BoxCoxObjective, params: Mapping[str, float] | None
+    study: optuna.Study,
+    objective: BoxCoxObjective,
+    params: Mapping[str, float] | None,
+    *,
+    n_finished: int | None = None,
+    user_attrs: Mapping[str, Any] | None = None,
+    base_score: float | None = None,
+    mle_score: float | None = None,
+    chosen_score: float | None = None,
 ) -> str:
-    """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ."""
-    recorded = study.user_attrs.get("objective", {})
-    sampler = study.user_attrs.get(SAMPLER_ATTR, {})
-    n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ.
+
+    ``user_attrs`` are the study's (``"objective"`` and the sampler's record), ``n_finished`` its
+    finished trials; either is read from the study when not given. The scores at λ = 1, at the
+    MLE and at ``params`` are computed with ``objective`` when not given.
+    """
+    if user_attrs is None:
+        user_attrs = study.user_attrs
+    if n_finished is None:
+        n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    recorded = user_attrs.get("objective", {})
+    sampler = user_attrs.get(SAMPLER_ATTR, {})
     scoring = recorded.get(
         "scoring", objective.scoring if isinstance(objective.scoring, str) else "custom"
     )
@@ -367,9 +469,15 @@ def search_note(
         f"| trials | {n_finished} finished |",
     ]
     if params is not None:
-        base = objective.evaluate(np.ones(objective.space.dim))
-        mle = objective.evaluate(objective.mle_lambdas)
-        chosen = objective.evaluate(objective.to_lambdas(params))
+        base = (
+            objective.evaluate(np.ones(objective.space.dim)) if base_score is None else base_score
+        )
+        mle = objective.evaluate(objective.mle_lambdas) if mle_score is None else mle_score
+        chosen = (
+            objective.evaluate(objective.to_lambdas(params))
+            if chosen_score is None
+            else chosen_score
+        )
         lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
         lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
         mle_params = objective.mle_params

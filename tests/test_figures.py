@@ -270,6 +270,104 @@ def test_search_figures_with_an_optuna_sampler_have_no_trajectory():
     assert "GaussianNB" in note
 
 
+class _WatchedStorage:
+    """A storage that records every method called on it (a read or a write) before passing it on."""
+
+    def __init__(self, storage):
+        self._storage = storage
+        self.calls = []
+
+    def __getattr__(self, name):
+        attribute = getattr(self._storage, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return attribute(*args, **kwargs)
+
+        return call
+
+
+def _as_json(found):
+    return {key: figure.to_json() for key, figure in found.items()}
+
+
+@pytest.mark.parametrize("search", ["wine4", "wine2"])
+def test_search_figures_from_the_searchs_memory_read_nothing_and_equal_the_read_ones(
+    search, request
+):
+    found = request.getfixturevalue(search)
+    study, objective = found["study"], found["objective"]
+    read_figures, read_note = figures.search_figures(study, objective, found["sampler"])
+
+    result = found["sampler"].result(study)
+    trials = study.get_trials(deepcopy=False)
+    user_attrs = study.user_attrs
+    watched = _WatchedStorage(optuna.storages.get_storage(found["storage"]))
+    same_study = optuna.load_study(study_name=found["study_name"], storage=watched)
+    watched.calls.clear()
+    held_figures, held_note = figures.search_figures(
+        same_study, objective, result=result, trials=trials, user_attrs=user_attrs
+    )
+    assert watched.calls == [], (
+        f"figures of a search that passed its trials and result read the storage: {watched.calls}"
+    )
+    assert _as_json(held_figures) == _as_json(read_figures)
+    assert held_note == read_note
+
+
+def test_search_note_with_the_scores_given_scores_nothing(wine4, monkeypatch):
+    study, objective = wine4["study"], wine4["objective"]
+    expected = figures.search_note(study, objective, wine4["params"])
+    monkeypatch.setattr(
+        objective, "evaluate", lambda *a: pytest.fail("the note refitted a classifier")
+    )
+    note = figures.search_note(
+        study,
+        objective,
+        wine4["params"],
+        base_score=wine4["base"],
+        mle_score=wine4["mle"],
+        chosen_score=wine4["best"],
+    )
+    assert note == expected
+
+
+def test_search_figures_of_trials_without_a_plan_choose_the_best_trial():
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    objective = BoxCoxObjective(X.iloc[:, :3], y, GaussianNB())
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(0))
+    study.optimize(objective, n_trials=5)
+    trials = study.get_trials()
+    found, note = figures.search_figures(study, objective, trials=trials, user_attrs={})
+    assert list(found) == ["best-so-far", "transform"]
+    best = max(trials, key=lambda t: t.value)
+    assert f"| score | {best.value:.4f} " in note
+    assert f"| alcohol | {best.params['alcohol']:.3f} |" in note
+
+
+def test_best_so_far_of_trials_equals_that_of_their_study(wine4):
+    study = wine4["study"]
+    trials = list(reversed(study.get_trials()))  # any order: the trial numbers decide
+    from_trials = figures.best_so_far({wine4["study_name"]: trials}).to_json()
+    assert from_trials == figures.best_so_far(study).to_json()
+    np.testing.assert_array_equal(
+        figures.best_so_far_curve(trials), figures.best_so_far_curve(study)
+    )
+    minimised = figures.best_so_far_curve(
+        [optuna.trial.create_trial(value=v) for v in [3.0, 5.0, 1.0]], "minimize"
+    )
+    np.testing.assert_array_equal(minimised, [3.0, 3.0, 1.0])
+
+
+def test_best_so_far_averages_seeds_given_as_trial_lists(wine4, wine2):
+    four, two = wine4["study"].get_trials(), wine2["study"].get_trials()
+    figure = figures.best_so_far({"seeds": [four, two]})
+    studies = figures.best_so_far({"seeds": [wine4["study"], wine2["study"]]})
+    assert figure.to_json() == studies.to_json()
+
+
 # -- what optuna-dashboard serves -------------------------------------------------------------------
 class _Quiet(WSGIRequestHandler):
     def log_message(self, *args):
