@@ -24,6 +24,7 @@ page; :func:`write_figures` writes them as files.
 from __future__ import annotations
 
 from collections.abc import Sequence
+import functools
 from pathlib import Path
 import tempfile
 from typing import TYPE_CHECKING
@@ -62,6 +63,13 @@ DEFAULT_SWEEP = np.linspace(-5.0, 5.0, 41)
 #: Points of each curve of :func:`transform_curves`.
 _CURVE_POINTS = 101
 _LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+#: Features whose λ did not move: grey and faint beneath the others, one legend entry for all.
+_UNCHANGED = {"legendgroup": "unchanged", "opacity": 0.5}
+_UNCHANGED_LINE = {"color": "#8C8C8C", "width": 1}
+#: Line dashes, for when more features moved than the palette has colours.
+_DASHES = ("solid", "dash", "dot", "dashdot")
+#: Least CIE76 colour difference ΔE between two colours of the palette.
+_MIN_COLOUR_DIFFERENCE = 12.0
 
 
 # -- numerics shared by the builders -----------------------------------------------------------
@@ -147,23 +155,118 @@ def _criterion_value(objective: BoxCoxObjective, name: str, lambdas: np.ndarray)
     )
 
 
+# -- lines of many features ----------------------------------------------------------------------
+@functools.cache
+def _feature_palette() -> tuple[str, ...]:
+    """Colours for the lines of the features that moved, in the order they are handed out (61).
+
+    With plotly's ten default colours, which repeat from the eleventh line on, thirty or sixty
+    features could not be told apart. These are plotly's qualitative palettes (its default ten, D3,
+    Dark24, Alphabet, Light24), without greys (the colour of unchanged features), colours too pale to
+    see on white, and any colour closer than ΔE = 12 (CIE76) to one kept before it. Each next
+    colour is the one farthest from those before it, so that a few lines differ most: the first 20
+    are at least ΔE = 33 apart, the first 30 at least 25.
+    """
+    from plotly.colors import qualitative
+
+    candidates = list(
+        dict.fromkeys(
+            colour.upper()
+            for palette in ("Plotly", "D3", "Dark24", "Alphabet", "Light24")
+            for colour in getattr(qualitative, palette)
+        )
+    )
+    lab = _cielab(candidates)
+    chroma, lightness = np.hypot(lab[:, 1], lab[:, 2]), lab[:, 0]
+    kept: list[int] = []
+    for i in np.flatnonzero((chroma >= 15) & (lightness <= 85)):
+        if not kept or np.linalg.norm(lab[kept] - lab[i], axis=1).min() >= _MIN_COLOUR_DIFFERENCE:
+            kept.append(i)
+    lab = lab[kept]
+    order, nearest = [0], np.linalg.norm(lab - lab[0], axis=1)
+    while len(order) < len(kept):
+        order.append(int(np.argmax(nearest)))
+        nearest = np.minimum(nearest, np.linalg.norm(lab - lab[order[-1]], axis=1))
+    return tuple(candidates[kept[i]] for i in order)
+
+
+def _cielab(colours: Sequence[str]) -> np.ndarray:
+    """CIE L*a*b* (D65) of ``#RRGGBB`` colours, one row each."""
+    rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in colours]) / 255.0
+    linear = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
+    to_xyz = np.array(
+        [[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]
+    )
+    xyz = linear @ to_xyz.T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 216 / 24389, np.cbrt(xyz), (24389 / 27 * xyz + 16) / 116)
+    return np.column_stack(
+        [116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])]
+    )
+
+
+def _feature_lines(lines: Sequence[dict[str, Any]], moved: Sequence[bool]) -> list[go.Scatter]:
+    """One line per feature (``go.Scatter`` arguments): those that moved in colours of their own,
+    the others grey beneath them, shown and hidden together by one legend entry.
+    """
+    colours = _feature_palette()
+    still = [line for line, m in zip(lines, moved) if not m]
+    traces = [
+        go.Scatter(
+            {**line, "mode": "lines", "line": {**line.get("line", {}), **_UNCHANGED_LINE}},
+            showlegend=False,
+            **_UNCHANGED,
+        )
+        for line in still
+    ]
+    if still:
+        label = f"{len(still)} feature{'s' if len(still) > 1 else ''} unchanged"
+        traces.append(
+            go.Scatter(
+                x=[None], y=[None], mode="lines", line=_UNCHANGED_LINE, name=label, **_UNCHANGED
+            )
+        )
+    changed = [line for line, m in zip(lines, moved) if m]
+    for i, line in enumerate(changed):
+        style = {
+            "color": colours[i % len(colours)],
+            "dash": _DASHES[i // len(colours) % len(_DASHES)],
+        }
+        traces.append(go.Scatter({**line, "line": {**line.get("line", {}), **style}}))
+    return traces
+
+
 # -- figure builders ----------------------------------------------------------------------------
 def lambda_trajectory(
-    history: Sequence[Mapping[str, float]], *, title: str = "λ of every feature after each sweep"
+    history: Sequence[Mapping[str, float]],
+    *,
+    start: Mapping[str, float] | None = None,
+    title: str = "λ of every feature after each sweep",
 ) -> go.Figure:
     """Each feature's λ in Λopt after every sweep (``SearchResult.history``), one line per feature.
 
     Lines are named after the features (the λ parameter names) in the order of the first entry.
     Each is a step line through the sweeps where that λ changed (and the first and last sweep).
+    Given ``start``, the λ the search started from, the lines begin there at sweep 0.
+
+    The features whose λ moved (from ``start``, or without it after the first sweep) have colours
+    of their own; the others are grey and faint, toggled together by one legend entry.
     """
     if not history:
         raise ValueError("the search has no history yet: no sweep has finished")
-    sweeps = list(range(1, len(history) + 1))
-    figure = go.Figure()
+    steps = list(history) if start is None else [start, *history]
+    first = 1 if start is None else 0
+    sweeps = list(range(first, first + len(steps)))
+    lines, moved = [], []
     for name in history[0]:
-        x, y = _steps(sweeps, [step[name] for step in history])
-        figure.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", line_shape="hv", name=name))
-    figure.update_layout(title=title, xaxis_title="sweep", yaxis_title="λ", **_LAYOUT)
+        values = [float(step[name]) for step in steps]
+        x, y = _steps(sweeps, values)
+        lines.append(
+            {"x": x, "y": y, "mode": "lines+markers", "line": {"shape": "hv"}, "name": name}
+        )
+        moved.append(any(v != values[0] for v in values))
+    figure = go.Figure(_feature_lines(lines, moved))
+    x_title = "sweep" if start is None else "sweep (0: the start)"
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="λ", **_LAYOUT)
     return figure
 
 
@@ -286,24 +389,35 @@ def transform_curves(
     objective: BoxCoxObjective,
     params: Mapping[str, float],
     *,
+    start: Mapping[str, float] | None = None,
     title: str = "The transform of every feature (min-max scaled)",
 ) -> go.Figure:
     """Each feature's power transform at its λ, over the range of its input, scaled to [0, 1].
 
     For Box-Cox the input is the feature scaled into z ∈ [1, 2], the same for every feature, so the
     curves show side by side how strongly each λ bends its feature.
+
+    The features whose λ differs from ``start``, where the search started (default: the
+    objective's starting point, the Box-Cox MLE unless set), have colours of their own; the others
+    are grey and faint, toggled together by one legend entry.
     """
-    figure = go.Figure()
+    start = objective.initial_params if start is None else start
+    lines, moved = [], []
     for j, name in enumerate(objective.param_names):
         column = objective.values[:, j]
         z = np.linspace(np.min(column), np.max(column), _CURVE_POINTS)
         lam = float(params[name])
         curve = normalise(_numerics.power_column(z, lam, objective.method))
-        figure.add_trace(
-            go.Scatter(
-                x=z.tolist(), y=curve.tolist(), mode="lines", name=f"{name} (λ = {lam:.3g})"
-            )
+        lines.append(
+            {
+                "x": z.tolist(),
+                "y": curve.tolist(),
+                "mode": "lines",
+                "name": f"{name} (λ = {lam:.3g})",
+            }
         )
+        moved.append(lam != float(start[name]))
+    figure = go.Figure(_feature_lines(lines, moved))
     x_title = "z (feature scaled into [1, 2])" if objective.method == "box-cox" else "x"
     figure.update_layout(
         title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_LAYOUT
@@ -373,7 +487,9 @@ def search_figures(
     """The figures for one finished search, by dashboard id, and a Markdown note describing it.
 
     The λ trajectory when the search is one of the paper's (it has a history), the best-so-far
-    curve, the transform at the chosen λ, and the grid heatmap when there are two features.
+    curve, the transform at the chosen λ, and the grid heatmap when there are two features. The
+    trajectory and the transform colour the features whose λ moved from the objective's starting
+    point (:attr:`~optuna_boxcox.BoxCoxObjective.initial_params`).
 
     The search that wrote the study passes what it holds, and nothing is read from the storage:
     its ``result`` (:class:`~optuna_boxcox.samplers.SearchResult`), every trial it wrote
@@ -388,14 +504,15 @@ def search_figures(
     finished = _finished_trials(trials)
     params, chosen_score = _chosen(result, finished, study.direction)
     figures: dict[str, go.Figure] = {}
+    start = objective.initial_params
     if result is not None and result.history:
-        figures["lambda-trajectory"] = lambda_trajectory(result.history)
+        figures["lambda-trajectory"] = lambda_trajectory(result.history, start=start)
     if finished:
         figures["best-so-far"] = best_so_far(
             {study.study_name: finished}, direction=study.direction
         )
     if params is not None:
-        figures["transform"] = transform_curves(objective, params)
+        figures["transform"] = transform_curves(objective, params, start=start)
     if objective.space.dim == 2:
         markers = {"MLE": objective.mle_params}
         if params is not None:

@@ -16,6 +16,7 @@ from wsgiref.simple_server import make_server
 
 import numpy as np
 import optuna
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from scipy import stats
@@ -65,12 +66,19 @@ def wine2(tmp_path_factory) -> dict:
     return _search(tmp_path_factory, 2)
 
 
-def _unstep(trace, n):
-    """The values at 1 … n of a step line (line_shape "hv") drawn through its corners only."""
+def _unstep(trace, n, first=1):
+    """The values at first … n of a step line (line_shape "hv") drawn through its corners only."""
     assert trace.line.shape == "hv"
     x, y = list(trace.x), list(trace.y)
-    assert x[0] == 1 and x[-1] == n, f"a step line from 1 to {n} runs from {x[0]} to {x[-1]}"
-    return [y[max(i for i, xi in enumerate(x) if xi <= k)] for k in range(1, n + 1)]
+    assert x[0] == first and x[-1] == n, (
+        f"a step line from {first} to {n} runs from {x[0]} to {x[-1]}"
+    )
+    return [y[max(i for i, xi in enumerate(x) if xi <= k)] for k in range(first, n + 1)]
+
+
+def _feature_lines(figure):
+    """The line of every feature by name, without the legend entry of the unchanged ones."""
+    return {t.name: t for t in figure.data if tuple(t.x) != (None,)}
 
 
 def _trace(figure, name):
@@ -85,12 +93,31 @@ def _trace(figure, name):
 def test_trajectory_has_one_line_per_feature_named_after_it_with_the_history_values(wine4):
     result = wine4["sampler"].result(wine4["study"])
     figure = figures.lambda_trajectory(result.history)
-    assert [t.name for t in figure.data] == WINE4
+    lines = _feature_lines(figure)
+    assert sorted(lines) == sorted(WINE4)
     assert len(result.history) == 4 * 4, "iterative: 4 epochs × 4 features sweeps"
-    for trace in figure.data:
-        assert _unstep(trace, len(result.history)) == [step[trace.name] for step in result.history]
+    for name, trace in lines.items():
+        assert _unstep(trace, len(result.history)) == [step[name] for step in result.history]
     # The last point is the chosen Λ.
-    assert {t.name: t.y[-1] for t in figure.data} == result.params
+    assert {name: t.y[-1] for name, t in lines.items()} == result.params
+
+
+def test_trajectory_from_its_start_colours_a_feature_that_moved_only_in_the_first_sweep(wine4):
+    result = wine4["sampler"].result(wine4["study"])
+    start = wine4["objective"].initial_params
+    figure = figures.lambda_trajectory(result.history, start=start)
+    lines = _feature_lines(figure)
+    assert sorted(lines) == sorted(WINE4)
+    for name, trace in lines.items():
+        values = _unstep(trace, len(result.history), first=0)
+        assert values == [start[name]] + [step[name] for step in result.history]
+    # The iterative search sweeps alcohol first and never moves it again: grey without the start.
+    assert all(step["alcohol"] == result.params["alcohol"] for step in result.history)
+    assert (
+        lines["alcohol"].line.color
+        != _feature_lines(figures.lambda_trajectory(result.history))["alcohol"].line.color
+    )
+    _assert_told_apart(figure, moved=WINE4, unchanged=[])
 
 
 def test_trajectory_of_a_search_with_no_finished_sweep_is_refused():
@@ -147,11 +174,10 @@ def test_normalise_maps_onto_zero_one_and_a_constant_curve_to_zeros():
 def test_transform_curves_are_each_features_box_cox_at_its_lambda_scaled_to_zero_one(wine4):
     objective, params = wine4["objective"], wine4["params"]
     figure = figures.transform_curves(objective, params)
-    assert len(figure.data) == len(WINE4)
-    for name, trace in zip(WINE4, figure.data):
-        assert trace.name.startswith(name), (
-            f"legend {trace.name!r} does not name the feature {name!r}"
-        )
+    lines = _feature_lines(figure)
+    assert len(lines) == len(WINE4)
+    for name in WINE4:
+        (trace,) = [t for label, t in lines.items() if label.startswith(name + " ")]
         z, y = np.asarray(trace.x), np.asarray(trace.y)
         assert z[0] == pytest.approx(1.0) and z[-1] == pytest.approx(2.0), (
             "Box-Cox input is z in [1, 2]"
@@ -160,6 +186,88 @@ def test_transform_curves_are_each_features_box_cox_at_its_lambda_scaled_to_zero
         expected = stats.boxcox(z, lmbda=params[name])
         np.testing.assert_allclose(y, (expected - expected.min()) / np.ptp(expected), atol=1e-12)
         assert np.all(np.diff(y) > 0), "Box-Cox is increasing for every λ"
+
+
+# -- legends of many features ------------------------------------------------------------------------
+def _history(n_features, n_moved, sweeps=12):
+    """Λopt after every sweep: the first ``n_moved`` features change λ at some sweep, the rest never."""
+    names = [f"x{j}" for j in range(n_features)]
+    history = [
+        {
+            n: -2.0 - j / 10 if j < n_moved and k > j % (sweeps - 1) else 1.0
+            for j, n in enumerate(names)
+        }
+        for k in range(sweeps)
+    ]
+    return history, names[:n_moved], names[n_moved:]
+
+
+def _assert_told_apart(figure, moved, unchanged, feature=lambda trace: trace.name):
+    """The features that moved have colours of their own; the others are one grey legend group."""
+    lines = {feature(t): t for t in figure.data if tuple(t.x) != (None,)}
+    moved_lines = [lines[n] for n in moved]
+    colours = [t.line.color for t in moved_lines]
+    assert None not in colours, "a feature that moved has no colour of its own"
+    assert len(set(colours)) == len(colours), (
+        f"{len(colours)} features that moved share {len(set(colours))} colours"
+    )
+    for trace in moved_lines:
+        assert trace.opacity in (None, 1.0) and trace.showlegend is not False
+        assert not trace.legendgroup, f"{trace.name} is grouped with other features"
+    still = [lines[n] for n in unchanged]
+    entries = [t for t in figure.data if t.showlegend is not False and t.legendgroup]
+    if not still:
+        assert entries == [], "a legend entry for unchanged features when all moved"
+        return
+    assert len({t.legendgroup for t in still}) == 1, "the unchanged features are not one group"
+    assert all(t.showlegend is False for t in still), "an unchanged feature has its own entry"
+    noun = "feature" if len(still) == 1 else "features"
+    assert [t.name for t in entries] == [f"{len(still)} {noun} unchanged"]
+    assert entries[0].legendgroup == still[0].legendgroup, (
+        "the legend entry does not toggle the unchanged lines"
+    )
+    greys = {t.line.color for t in still}
+    assert len(greys) == 1 and greys.isdisjoint(colours) and all(t.opacity < 1 for t in still)
+    order = list(figure.data)
+    first_moved = min((order.index(t) for t in moved_lines), default=len(order))
+    assert max(order.index(t) for t in still) < first_moved, "grey lines are drawn over moved ones"
+
+
+@pytest.mark.parametrize(
+    "n_features, n_moved", [(13, 13), (30, 20), (30, 30), (60, 45), (60, 60), (4, 0)]
+)
+def test_trajectory_gives_features_that_moved_colours_of_their_own_and_groups_the_rest(
+    n_features, n_moved
+):
+    history, moved, unchanged = _history(n_features, n_moved)
+    _assert_told_apart(figures.lambda_trajectory(history), moved, unchanged)
+
+
+def _objective(n_features):
+    rng = np.random.default_rng(n_features)
+    X = pd.DataFrame(rng.lognormal(size=(40, n_features))).add_prefix("x")
+    return BoxCoxObjective(X, np.arange(40) % 2, GaussianNB())
+
+
+@pytest.mark.parametrize("n_features, n_moved", [(30, 18), (60, 60), (60, 1)])
+def test_transform_curves_give_features_whose_lambda_moved_colours_of_their_own(
+    n_features, n_moved
+):
+    objective = _objective(n_features)
+    start, names = objective.initial_params, objective.param_names
+    params = {n: start[n] + 0.5 if j < n_moved else start[n] for j, n in enumerate(names)}
+    figure = figures.transform_curves(objective, params)
+    _assert_told_apart(
+        figure, names[:n_moved], names[n_moved:], feature=lambda t: t.name.split(" ")[0]
+    )
+
+
+def test_transform_curves_compare_with_the_start_they_are_given():
+    objective = _objective(30)
+    params = dict.fromkeys(objective.param_names, 1.0)
+    figure = figures.transform_curves(objective, params, start=dict(params, x3=0.0, x7=2.0))
+    coloured = [t.name for t in figure.data if t.showlegend is not False and not t.legendgroup]
+    assert coloured == ["x3 (λ = 1)", "x7 (λ = 1)"]
 
 
 # -- the spherical sweep and the criteria (seed 001, Figures 4-6) -----------------------------------
@@ -418,10 +526,14 @@ def test_attached_figures_and_note_are_served_by_optuna_dashboard(wine4, dashboa
     assert sorted(served) == sorted(found), "the dashboard does not show the attached figures"
     assert len(detail["plotly_graph_objects"]) == len(found), "attaching twice duplicated a figure"
     trajectory = served["lambda-trajectory"]
-    assert [t["name"] for t in trajectory["data"]] == WINE4
+    assert [t["name"] for t in trajectory["data"]] == [
+        t.name for t in found["lambda-trajectory"].data
+    ]
     history = wine4["sampler"].result(study).history
-    served_alcohol = _unstep(go.Scatter(trajectory["data"][0]), len(history))
-    assert served_alcohol == [step["alcohol"] for step in history]
+    (alcohol,) = [t for t in trajectory["data"] if t["name"] == "alcohol"]
+    start = wine4["objective"].initial_params["alcohol"]
+    served_alcohol = _unstep(go.Scatter(alcohol), len(history), first=0)
+    assert served_alcohol == [start] + [step["alcohol"] for step in history]
     assert detail["note"]["body"] == note
 
 
