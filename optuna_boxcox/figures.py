@@ -14,9 +14,9 @@ returns a :class:`plotly.graph_objects.Figure`:
   beside the classifier-free criteria of Bicego & Baldo (2016, Figures 4-6), all scaled to [0, 1],
   with each criterion's L∞ distance to the score.
 
-:func:`search_figures` chooses the figures for one search and writes a note about it; a caller that
-holds the search's trials and result passes them, and nothing is read from the storage (on a study of
-20,000 trials, the first read through Optuna takes a minute);
+:func:`search_figures` chooses the figures for one search and writes a note about it; a caller
+that holds the search's trials and result passes them, and nothing is read from the storage (on a
+study of 20,000 trials, the first read through Optuna takes over a minute);
 :func:`attach_figures` stores both in the study, where optuna-dashboard shows them on the study's
 page; :func:`write_figures` writes them as files.
 """
@@ -63,8 +63,8 @@ CRITERION_LABELS = {"ml": "ML", "pcml": "PCML", "fisher": "Fisher", "1nn-mm": "1
 DEFAULT_SWEEP = np.linspace(-5.0, 5.0, 41)
 #: Points of each curve of :func:`transform_curves`.
 _CURVE_POINTS = 101
-#: Decimals kept of each curve of :func:`transform_curves`: 1e-4 of the plot's height is far below a
-#: pixel, and with every digit and its x values the 60 curves of sonar took 170 kB of the study.
+#: Decimals kept of each curve of :func:`transform_curves`: 1e-4 of the plot's height is far below
+#: a pixel, and with every digit and its x values the 60 curves of sonar took 170 kB of the study.
 _CURVE_DECIMALS = 4
 
 
@@ -184,11 +184,11 @@ def _feature_palette() -> tuple[str, ...]:
     """Colours for the lines of the features that moved, in the order they are handed out (61).
 
     With plotly's ten default colours, which repeat from the eleventh line on, thirty or sixty
-    features could not be told apart. These are plotly's qualitative palettes (its default ten, D3,
-    Dark24, Alphabet, Light24), without greys (the colour of unchanged features), colours too pale to
-    see on white, and any colour closer than ΔE = 12 (CIE76) to one kept before it. Each next
-    colour is the one farthest from those before it, so that a few lines differ most: the first 20
-    are at least ΔE = 33 apart, the first 30 at least 25.
+    features could not be told apart. These are plotly's qualitative palettes (its default ten,
+    D3, Dark24, Alphabet, Light24), without greys (the colour of unchanged features), colours too
+    pale to see on white, and any colour closer than ΔE = 12 (CIE76) to one kept before it. Each
+    next colour is the one farthest from those before it, so that a few lines differ most: the
+    first 20 are at least ΔE = 33 apart, the first 30 at least 25.
     """
     from plotly.colors import qualitative
 
@@ -349,8 +349,8 @@ def grid_heatmap(
     """For two features: the objective's score at every (λ1, λ2) of ``grid`` × ``grid``.
 
     ``grid`` defaults to the paper's ``linspace(-5, 5, 11)``. The finished ``trials`` (or those of
-    ``study``, read once) are drawn as small points, and each entry of ``markers`` (name → params, e.g. the optima of the
-    spherical, diagonal and full-grid searches) as a labelled marker.
+    ``study``, read once) are drawn as small points, and each entry of ``markers`` (name → params,
+    e.g. the optima of the spherical, diagonal and full-grid searches) as a labelled marker.
     """
     names = objective.param_names
     if len(names) != 2:

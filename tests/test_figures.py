@@ -203,9 +203,9 @@ def test_transform_curves_are_each_features_box_cox_at_its_lambda_scaled_to_zero
         assert np.all(np.diff(y) > 0), "Box-Cox is increasing for every λ"
 
 
-# -- legends of many features ------------------------------------------------------------------------
+# -- legends of many features ----------------------------------------------------------------------
 def _history(n_features, n_moved, sweeps=12):
-    """Λopt after every sweep: the first ``n_moved`` features change λ at some sweep, the rest never."""
+    """Λopt after every sweep: the first ``n_moved`` features change λ once, the others never."""
     names = [f"x{j}" for j in range(n_features)]
     history = [
         {
@@ -408,7 +408,7 @@ def test_search_figures_with_an_optuna_sampler_have_no_trajectory():
 
 
 class _WatchedStorage:
-    """A storage that records every method called on it (a read or a write) before passing it on."""
+    """A storage that records every method called on it (a read or a write), then passes it on."""
 
     def __init__(self, storage):
         self._storage = storage
