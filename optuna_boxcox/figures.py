@@ -1,11 +1,12 @@
 """Figures of a Box-Cox λ search, for optuna-dashboard, HTML and PNG.
 
-Every builder is a pure function of a finished study, a :class:`~optuna_boxcox.samplers.SearchResult`
-or a :class:`~optuna_boxcox.BoxCoxObjective`, and returns a :class:`plotly.graph_objects.Figure`:
+Every builder is a pure function of a finished study or its trials, a
+:class:`~optuna_boxcox.samplers.SearchResult` or a :class:`~optuna_boxcox.BoxCoxObjective`, and
+returns a :class:`plotly.graph_objects.Figure`:
 
 - :func:`lambda_trajectory`: each feature's λ in Λopt after every sweep of the search;
-- :func:`best_so_far`: the best score against the number of finished trials, for one study or
-  several overlaid (a mean over seeds when a name maps to several studies);
+- :func:`best_so_far`: the best score against the number of finished trials, for one study (or its
+  trials) or several overlaid (a mean over seeds when a name maps to several);
 - :func:`grid_heatmap`: for two features, the score over an L × L grid of (λ1, λ2) with the points
   the search evaluated and the optima of other searches marked (the paper's grid exploration);
 - :func:`transform_curves`: each feature's Box-Cox curve at its λ over z ∈ [1, 2], min-max scaled;
@@ -13,22 +14,30 @@ or a :class:`~optuna_boxcox.BoxCoxObjective`, and returns a :class:`plotly.graph
   beside the classifier-free criteria of Bicego & Baldo (2016, Figures 4-6), all scaled to [0, 1],
   with each criterion's L∞ distance to the score.
 
-:func:`search_figures` chooses the figures for one search and writes a note about it;
+:func:`search_figures` chooses the figures for one search and writes a note about it; a caller
+that holds the search's trials and result passes them, and nothing is read from the storage (on a
+study of 20,000 trials, the first read through Optuna takes over a minute);
 :func:`attach_figures` stores both in the study, where optuna-dashboard shows them on the study's
 page; :func:`write_figures` writes them as files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+import functools
 from pathlib import Path
 import tempfile
 from typing import TYPE_CHECKING
+from typing import Any
 import warnings
 
 import numpy as np
 import optuna
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from optuna_boxcox import _criteria
 from optuna_boxcox import _numerics
@@ -38,12 +47,15 @@ from optuna_boxcox.samplers._plan import SAMPLER_ATTR
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from collections.abc import Sequence
 
     from optuna.artifacts._protocol import ArtifactStore
     from optuna.samplers import BaseSampler
 
     from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox.samplers import SearchResult
+
+    #: One search's finished trials: the study, or the trials themselves.
+    Run = optuna.Study | Sequence[FrozenTrial]
 
 #: Names of the classifier-free criteria as the figures show them.
 CRITERION_LABELS = {"ml": "ML", "pcml": "PCML", "fisher": "Fisher", "1nn-mm": "1NN-MM"}
@@ -51,7 +63,36 @@ CRITERION_LABELS = {"ml": "ML", "pcml": "PCML", "fisher": "Fisher", "1nn-mm": "1
 DEFAULT_SWEEP = np.linspace(-5.0, 5.0, 41)
 #: Points of each curve of :func:`transform_curves`.
 _CURVE_POINTS = 101
-_LAYOUT = {"template": "plotly_white", "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+#: Decimals kept of each curve of :func:`transform_curves`: 1e-4 of the plot's height is far below
+#: a pixel, and with every digit and its x values the 60 curves of sonar took 170 kB of the study.
+_CURVE_DECIMALS = 4
+
+
+def _white_template() -> go.layout.Template:
+    """Plotly's ``plotly_white`` as far as these figures use it: the same pictures, 0.9 kB instead
+    of 7 kB in every figure stored in the study (the rest styles polar, 3-D, geographic axes and
+    other trace types).
+    """
+    white = pio.templates["plotly_white"]
+    used = ("autotypenumbers", "colorway", "font", "hoverlabel", "hovermode", "paper_bgcolor")
+    used += ("plot_bgcolor", "title", "xaxis", "yaxis")
+    return go.layout.Template(
+        layout={key: white.layout[key] for key in used},
+        data={
+            "scatter": white.data.scatter,
+            "heatmap": [{"colorbar": white.data.heatmap[0].colorbar}],
+        },
+    )
+
+
+_LAYOUT = {"template": _white_template(), "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+#: Features whose λ did not move: grey and faint beneath the others, one legend entry for all.
+_UNCHANGED = {"legendgroup": "unchanged", "opacity": 0.5}
+_UNCHANGED_LINE = {"color": "#8C8C8C", "width": 1}
+#: Line dashes, for when more features moved than the palette has colours.
+_DASHES = ("solid", "dash", "dot", "dashdot")
+#: Least CIE76 colour difference ΔE between two colours of the palette.
+_MIN_COLOUR_DIFFERENCE = 12.0
 
 
 # -- numerics shared by the builders -----------------------------------------------------------
@@ -80,13 +121,31 @@ def _steps(x: Sequence[float], y: Sequence[float]) -> tuple[list[float], list[fl
     return [x[i] for i in keep], [float(y[i]) for i in keep]
 
 
-def best_so_far_curve(study: optuna.Study) -> np.ndarray:
-    """Best value among the first k finished trials, for k = 1 … n (in the study's direction)."""
-    values = [t.value for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+def best_so_far_curve(
+    run: optuna.Study | Sequence[FrozenTrial], direction: StudyDirection | str | None = None
+) -> np.ndarray:
+    """Best value among the first k finished trials, for k = 1 … n (in the study's direction).
+
+    ``run`` is a study, read once, or its trials (any states, in any order); ``direction`` is that
+    of trials (default: maximize) and overrides a study's own.
+    """
+    if isinstance(run, optuna.Study):
+        direction = run.direction if direction is None else direction
+        run = run.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    values = [t.value for t in _finished_trials(run)]
     if not values:
         return np.empty(0)
-    best = np.maximum if study.direction == optuna.study.StudyDirection.MAXIMIZE else np.minimum
+    best = np.minimum if _minimises(direction) else np.maximum
     return best.accumulate(np.asarray(values, dtype=np.float64))
+
+
+def _finished_trials(trials: Sequence[FrozenTrial]) -> list[FrozenTrial]:
+    """The complete trials of ``trials`` in the order they were numbered."""
+    return sorted((t for t in trials if t.state == TrialState.COMPLETE), key=lambda t: t.number)
+
+
+def _minimises(direction: StudyDirection | str | None) -> bool:
+    return direction in (StudyDirection.MINIMIZE, "minimize")
 
 
 def spherical_curves(
@@ -119,48 +178,151 @@ def _criterion_value(objective: BoxCoxObjective, name: str, lambdas: np.ndarray)
     )
 
 
+# -- lines of many features ----------------------------------------------------------------------
+@functools.cache
+def _feature_palette() -> tuple[str, ...]:
+    """Colours for the lines of the features that moved, in the order they are handed out (61).
+
+    With plotly's ten default colours, which repeat from the eleventh line on, thirty or sixty
+    features could not be told apart. These are plotly's qualitative palettes (its default ten,
+    D3, Dark24, Alphabet, Light24), without greys (the colour of unchanged features), colours too
+    pale to see on white, and any colour closer than ΔE = 12 (CIE76) to one kept before it. Each
+    next colour is the one farthest from those before it, so that a few lines differ most: the
+    first 20 are at least ΔE = 33 apart, the first 30 at least 25.
+    """
+    from plotly.colors import qualitative
+
+    candidates = list(
+        dict.fromkeys(
+            colour.upper()
+            for palette in ("Plotly", "D3", "Dark24", "Alphabet", "Light24")
+            for colour in getattr(qualitative, palette)
+        )
+    )
+    lab = _cielab(candidates)
+    chroma, lightness = np.hypot(lab[:, 1], lab[:, 2]), lab[:, 0]
+    kept: list[int] = []
+    for i in np.flatnonzero((chroma >= 15) & (lightness <= 85)):
+        if not kept or np.linalg.norm(lab[kept] - lab[i], axis=1).min() >= _MIN_COLOUR_DIFFERENCE:
+            kept.append(i)
+    lab = lab[kept]
+    order, nearest = [0], np.linalg.norm(lab - lab[0], axis=1)
+    while len(order) < len(kept):
+        order.append(int(np.argmax(nearest)))
+        nearest = np.minimum(nearest, np.linalg.norm(lab - lab[order[-1]], axis=1))
+    return tuple(candidates[kept[i]] for i in order)
+
+
+def _cielab(colours: Sequence[str]) -> np.ndarray:
+    """CIE L*a*b* (D65) of ``#RRGGBB`` colours, one row each."""
+    rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for c in colours]) / 255.0
+    linear = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
+    to_xyz = np.array(
+        [[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]
+    )
+    xyz = linear @ to_xyz.T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > 216 / 24389, np.cbrt(xyz), (24389 / 27 * xyz + 16) / 116)
+    return np.column_stack(
+        [116 * f[:, 1] - 16, 500 * (f[:, 0] - f[:, 1]), 200 * (f[:, 1] - f[:, 2])]
+    )
+
+
+def _feature_lines(lines: Sequence[dict[str, Any]], moved: Sequence[bool]) -> list[go.Scatter]:
+    """One line per feature (``go.Scatter`` arguments): those that moved in colours of their own,
+    the others grey beneath them, shown and hidden together by one legend entry.
+    """
+    colours = _feature_palette()
+    still = [line for line, m in zip(lines, moved) if not m]
+    traces = [
+        go.Scatter(
+            {**line, "mode": "lines", "line": {**line.get("line", {}), **_UNCHANGED_LINE}},
+            showlegend=False,
+            **_UNCHANGED,
+        )
+        for line in still
+    ]
+    if still:
+        label = f"{len(still)} feature{'s' if len(still) > 1 else ''} unchanged"
+        traces.append(
+            go.Scatter(
+                x=[None], y=[None], mode="lines", line=_UNCHANGED_LINE, name=label, **_UNCHANGED
+            )
+        )
+    changed = [line for line, m in zip(lines, moved) if m]
+    for i, line in enumerate(changed):
+        style = {
+            "color": colours[i % len(colours)],
+            "dash": _DASHES[i // len(colours) % len(_DASHES)],
+        }
+        traces.append(go.Scatter({**line, "line": {**line.get("line", {}), **style}}))
+    return traces
+
+
 # -- figure builders ----------------------------------------------------------------------------
 def lambda_trajectory(
-    history: Sequence[Mapping[str, float]], *, title: str = "λ of every feature after each sweep"
+    history: Sequence[Mapping[str, float]],
+    *,
+    start: Mapping[str, float] | None = None,
+    title: str = "λ of every feature after each sweep",
 ) -> go.Figure:
     """Each feature's λ in Λopt after every sweep (``SearchResult.history``), one line per feature.
 
     Lines are named after the features (the λ parameter names) in the order of the first entry.
     Each is a step line through the sweeps where that λ changed (and the first and last sweep).
+    Given ``start``, the λ the search started from, the lines begin there at sweep 0.
+
+    The features whose λ moved (from ``start``, or without it after the first sweep) have colours
+    of their own; the others are grey and faint, toggled together by one legend entry.
     """
     if not history:
         raise ValueError("the search has no history yet: no sweep has finished")
-    sweeps = list(range(1, len(history) + 1))
-    figure = go.Figure()
+    steps = list(history) if start is None else [start, *history]
+    first = 1 if start is None else 0
+    sweeps = list(range(first, first + len(steps)))
+    lines, moved = [], []
     for name in history[0]:
-        x, y = _steps(sweeps, [step[name] for step in history])
-        figure.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", line_shape="hv", name=name))
-    figure.update_layout(title=title, xaxis_title="sweep", yaxis_title="λ", **_LAYOUT)
+        values = [float(step[name]) for step in steps]
+        x, y = _steps(sweeps, values)
+        lines.append(
+            {"x": x, "y": y, "mode": "lines+markers", "line": {"shape": "hv"}, "name": name}
+        )
+        moved.append(any(v != values[0] for v in values))
+    figure = go.Figure(_feature_lines(lines, moved))
+    x_title = "sweep" if start is None else "sweep (0: the start)"
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="λ", **_LAYOUT)
     return figure
 
 
 def best_so_far(
-    studies: optuna.Study | Mapping[str, optuna.Study | Sequence[optuna.Study]],
+    studies: Run | Mapping[str, Run | Sequence[Run]],
     *,
+    direction: StudyDirection | str = "maximize",
     title: str | None = None,
 ) -> go.Figure:
-    """Best score against finished trials; one line per study, or per name of a mapping.
+    """Best score against finished trials; one line per study (or trial list), or per name.
 
-    A name mapped to several studies (one per seed) gets the mean of their curves, cut to the
-    shortest, so samplers can be compared at the same budget. Each line is a step line through the
-    trials that improved it (and the first and last).
+    A run is a study, read once, or the trials of one search (``direction`` is theirs; a study
+    has its own). A name mapped to several runs (one per seed) gets the mean of their curves, cut
+    to the shortest, so samplers can be compared at the same budget. Each line is a step line
+    through the trials that improved it (and the first and last).
     """
     if isinstance(studies, optuna.Study):
         studies = {studies.study_name: studies}
+    elif _is_one_run(studies):
+        studies = {"search": studies}
     figure = go.Figure()
-    for name, runs in studies.items():
-        runs = [runs] if isinstance(runs, optuna.Study) else list(runs)
-        curves = [best_so_far_curve(s) for s in runs]
+    several = False
+    for name, value in studies.items():
+        runs = [value] if _is_one_run(value) else list(value)
+        several |= len(runs) > 1
+        curves = [
+            best_so_far_curve(run, None if isinstance(run, optuna.Study) else direction)
+            for run in runs
+        ]
         length = min(len(c) for c in curves)
         mean = np.mean([c[:length] for c in curves], axis=0) if length else np.empty(0)
         x, y = _steps(list(range(1, length + 1)), mean.tolist())
         figure.add_trace(go.Scatter(x=x, y=y, mode="lines", line_shape="hv", name=name))
-    several = any(not isinstance(r, optuna.Study) and len(r) > 1 for r in studies.values())
     default = "Best score so far" + (" (mean over seeds)" if several else "")
     figure.update_layout(
         title=title or default, xaxis_title="trials finished", yaxis_title="best score", **_LAYOUT
@@ -168,19 +330,27 @@ def best_so_far(
     return figure
 
 
+def _is_one_run(value: Any) -> bool:
+    """A study or a sequence of trials (not a sequence of runs); an empty sequence is one run."""
+    if isinstance(value, optuna.Study):
+        return True
+    return isinstance(value, Sequence) and (not value or isinstance(value[0], FrozenTrial))
+
+
 def grid_heatmap(
     objective: BoxCoxObjective,
     *,
     grid: Sequence[float] | None = None,
     study: optuna.Study | None = None,
+    trials: Sequence[FrozenTrial] | None = None,
     markers: Mapping[str, Mapping[str, float]] | None = None,
     title: str = "Score over the λ grid",
 ) -> go.Figure:
     """For two features: the objective's score at every (λ1, λ2) of ``grid`` × ``grid``.
 
-    ``grid`` defaults to the paper's ``linspace(-5, 5, 11)``. The finished trials of ``study`` are
-    drawn as small points, and each entry of ``markers`` (name → params, e.g. the optima of the
-    spherical, diagonal and full-grid searches) as a labelled marker.
+    ``grid`` defaults to the paper's ``linspace(-5, 5, 11)``. The finished ``trials`` (or those of
+    ``study``, read once) are drawn as small points, and each entry of ``markers`` (name → params,
+    e.g. the optima of the spherical, diagonal and full-grid searches) as a labelled marker.
     """
     names = objective.param_names
     if len(names) != 2:
@@ -203,8 +373,10 @@ def grid_heatmap(
             colorbar={"title": {"text": "score"}},
         )
     )
-    if study is not None:
+    if trials is None and study is not None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if trials is not None:
+        trials = _finished_trials(trials)
         figure.add_trace(
             go.Scatter(
                 x=[t.params[names[0]] for t in trials],
@@ -240,24 +412,37 @@ def transform_curves(
     objective: BoxCoxObjective,
     params: Mapping[str, float],
     *,
+    start: Mapping[str, float] | None = None,
     title: str = "The transform of every feature (min-max scaled)",
 ) -> go.Figure:
     """Each feature's power transform at its λ, over the range of its input, scaled to [0, 1].
 
     For Box-Cox the input is the feature scaled into z ∈ [1, 2], the same for every feature, so the
     curves show side by side how strongly each λ bends its feature.
+
+    The features whose λ differs from ``start``, where the search started (default: the
+    objective's starting point, the Box-Cox MLE unless set), have colours of their own; the others
+    are grey and faint, toggled together by one legend entry.
     """
-    figure = go.Figure()
+    start = objective.initial_params if start is None else start
+    lines, moved = [], []
     for j, name in enumerate(objective.param_names):
         column = objective.values[:, j]
-        z = np.linspace(np.min(column), np.max(column), _CURVE_POINTS)
+        low, high = float(np.min(column)), float(np.max(column))
+        z = np.linspace(low, high, _CURVE_POINTS)
         lam = float(params[name])
         curve = normalise(_numerics.power_column(z, lam, objective.method))
-        figure.add_trace(
-            go.Scatter(
-                x=z.tolist(), y=curve.tolist(), mode="lines", name=f"{name} (λ = {lam:.3g})"
-            )
+        lines.append(
+            {
+                "x0": low,
+                "dx": (high - low) / (_CURVE_POINTS - 1),
+                "y": np.round(curve, _CURVE_DECIMALS).tolist(),
+                "mode": "lines",
+                "name": f"{name} (λ = {lam:.3g})",
+            }
         )
+        moved.append(lam != float(start[name]))
+    figure = go.Figure(_feature_lines(lines, moved))
     x_title = "z (feature scaled into [1, 2])" if objective.method == "box-cox" else "x"
     figure.update_layout(
         title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_LAYOUT
@@ -314,40 +499,99 @@ def criteria_sweep(
 
 # -- one search ---------------------------------------------------------------------------------
 def search_figures(
-    study: optuna.Study, objective: BoxCoxObjective, sampler: BaseSampler
+    study: optuna.Study,
+    objective: BoxCoxObjective,
+    sampler: BaseSampler | None = None,
+    *,
+    result: SearchResult | None = None,
+    trials: Sequence[FrozenTrial] | None = None,
+    user_attrs: Mapping[str, Any] | None = None,
+    base_score: float | None = None,
+    mle_score: float | None = None,
 ) -> tuple[dict[str, go.Figure], str]:
     """The figures for one finished search, by dashboard id, and a Markdown note describing it.
 
-    The λ trajectory when ``sampler`` is one of the paper's (it has a history), the best-so-far
-    curve, the transform at the chosen λ, and the grid heatmap when there are two features.
+    The λ trajectory when the search is one of the paper's (it has a history), the best-so-far
+    curve, the transform at the chosen λ, and the grid heatmap when there are two features. The
+    trajectory and the transform colour the features whose λ moved from the objective's starting
+    point (:attr:`~optuna_boxcox.BoxCoxObjective.initial_params`).
+
+    The search that wrote the study passes what it holds, and nothing is read from the storage:
+    its ``result`` (:class:`~optuna_boxcox.samplers.SearchResult`), every trial it wrote
+    (``trials``), the study's user attributes and the scores at λ = 1 and at the MLE, which are
+    otherwise computed again. Anything not given is read from the study once: ``result`` from
+    ``sampler`` when it is a :class:`~optuna_boxcox.samplers.PlanSampler`.
     """
-    result = sampler.result(study) if isinstance(sampler, PlanSampler) else None
-    params = result.params if result is not None and result.params is not None else None
-    finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    if params is None and finished:
-        params = study.best_params
+    if result is None and isinstance(sampler, PlanSampler):
+        result = sampler.result(study)
+    if trials is None:
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    finished = _finished_trials(trials)
+    params, chosen_score = _chosen(result, finished, study.direction)
     figures: dict[str, go.Figure] = {}
+    start = objective.initial_params
     if result is not None and result.history:
-        figures["lambda-trajectory"] = lambda_trajectory(result.history)
+        figures["lambda-trajectory"] = lambda_trajectory(result.history, start=start)
     if finished:
-        figures["best-so-far"] = best_so_far(study)
+        figures["best-so-far"] = best_so_far(
+            {study.study_name: finished}, direction=study.direction
+        )
     if params is not None:
-        figures["transform"] = transform_curves(objective, params)
+        figures["transform"] = transform_curves(objective, params, start=start)
     if objective.space.dim == 2:
         markers = {"MLE": objective.mle_params}
         if params is not None:
             markers["chosen Λ"] = params
-        figures["grid"] = grid_heatmap(objective, study=study, markers=markers)
-    return figures, search_note(study, objective, params)
+        figures["grid"] = grid_heatmap(objective, trials=finished, markers=markers)
+    note = search_note(
+        study,
+        objective,
+        params,
+        n_finished=len(finished),
+        user_attrs=user_attrs,
+        base_score=base_score,
+        mle_score=mle_score,
+        chosen_score=chosen_score,
+    )
+    return figures, note
+
+
+def _chosen(
+    result: SearchResult | None, finished: Sequence[FrozenTrial], direction: StudyDirection
+) -> tuple[dict[str, float] | None, float | None]:
+    """The chosen Λ and its score: the plan's Λopt, else the best finished trial's."""
+    if result is not None and result.params is not None:
+        return result.params, result.best_value
+    if not finished:
+        return None, None
+    pick = min if _minimises(direction) else max
+    best = pick(finished, key=lambda t: t.value)
+    return best.params, best.value
 
 
 def search_note(
-    study: optuna.Study, objective: BoxCoxObjective, params: Mapping[str, float] | None
+    study: optuna.Study,
+    objective: BoxCoxObjective,
+    params: Mapping[str, float] | None,
+    *,
+    n_finished: int | None = None,
+    user_attrs: Mapping[str, Any] | None = None,
+    base_score: float | None = None,
+    mle_score: float | None = None,
+    chosen_score: float | None = None,
 ) -> str:
-    """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ."""
-    recorded = study.user_attrs.get("objective", {})
-    sampler = study.user_attrs.get(SAMPLER_ATTR, {})
-    n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ.
+
+    ``user_attrs`` are the study's (``"objective"`` and the sampler's record), ``n_finished`` its
+    finished trials; either is read from the study when not given. The scores at λ = 1, at the
+    MLE and at ``params`` are computed with ``objective`` when not given.
+    """
+    if user_attrs is None:
+        user_attrs = study.user_attrs
+    if n_finished is None:
+        n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    recorded = user_attrs.get("objective", {})
+    sampler = user_attrs.get(SAMPLER_ATTR, {})
     scoring = recorded.get(
         "scoring", objective.scoring if isinstance(objective.scoring, str) else "custom"
     )
@@ -367,9 +611,15 @@ def search_note(
         f"| trials | {n_finished} finished |",
     ]
     if params is not None:
-        base = objective.evaluate(np.ones(objective.space.dim))
-        mle = objective.evaluate(objective.mle_lambdas)
-        chosen = objective.evaluate(objective.to_lambdas(params))
+        base = (
+            objective.evaluate(np.ones(objective.space.dim)) if base_score is None else base_score
+        )
+        mle = objective.evaluate(objective.mle_lambdas) if mle_score is None else mle_score
+        chosen = (
+            objective.evaluate(objective.to_lambdas(params))
+            if chosen_score is None
+            else chosen_score
+        )
         lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
         lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
         mle_params = objective.mle_params
@@ -444,8 +694,6 @@ def write_figures(
 
 
 def _write_pngs(figures: Mapping[str, go.Figure], directory: Path) -> list[Path]:
-    import plotly.io as pio
-
     paths = [directory / f"{key}.png" for key in figures]
     try:
         # One browser for all figures: kaleido starts Chromium once per call.

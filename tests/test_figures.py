@@ -16,6 +16,7 @@ from wsgiref.simple_server import make_server
 
 import numpy as np
 import optuna
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 from scipy import stats
@@ -65,12 +66,33 @@ def wine2(tmp_path_factory) -> dict:
     return _search(tmp_path_factory, 2)
 
 
-def _unstep(trace, n):
-    """The values at 1 … n of a step line (line_shape "hv") drawn through its corners only."""
+def _unstep(trace, n, first=1):
+    """The values at first … n of a step line (line_shape "hv") drawn through its corners only."""
     assert trace.line.shape == "hv"
     x, y = list(trace.x), list(trace.y)
-    assert x[0] == 1 and x[-1] == n, f"a step line from 1 to {n} runs from {x[0]} to {x[-1]}"
-    return [y[max(i for i, xi in enumerate(x) if xi <= k)] for k in range(1, n + 1)]
+    assert x[0] == first and x[-1] == n, (
+        f"a step line from {first} to {n} runs from {x[0]} to {x[-1]}"
+    )
+    return [y[max(i for i, xi in enumerate(x) if xi <= k)] for k in range(first, n + 1)]
+
+
+def _is_group_entry(trace):
+    """The legend entry of the unchanged features: in their group, shown in the legend, no data."""
+    return bool(trace.legendgroup) and trace.showlegend is not False
+
+
+def _feature_lines(figure):
+    """The line of every feature by name, without the legend entry of the unchanged ones."""
+    return {t.name: t for t in figure.data if not _is_group_entry(t)}
+
+
+def _x(trace):
+    """The x values of a trace, given as values or as x0 and a step dx."""
+    return (
+        np.asarray(trace.x)
+        if trace.x is not None
+        else trace.x0 + trace.dx * np.arange(len(trace.y))
+    )
 
 
 def _trace(figure, name):
@@ -85,12 +107,31 @@ def _trace(figure, name):
 def test_trajectory_has_one_line_per_feature_named_after_it_with_the_history_values(wine4):
     result = wine4["sampler"].result(wine4["study"])
     figure = figures.lambda_trajectory(result.history)
-    assert [t.name for t in figure.data] == WINE4
+    lines = _feature_lines(figure)
+    assert sorted(lines) == sorted(WINE4)
     assert len(result.history) == 4 * 4, "iterative: 4 epochs × 4 features sweeps"
-    for trace in figure.data:
-        assert _unstep(trace, len(result.history)) == [step[trace.name] for step in result.history]
+    for name, trace in lines.items():
+        assert _unstep(trace, len(result.history)) == [step[name] for step in result.history]
     # The last point is the chosen Λ.
-    assert {t.name: t.y[-1] for t in figure.data} == result.params
+    assert {name: t.y[-1] for name, t in lines.items()} == result.params
+
+
+def test_trajectory_from_its_start_colours_a_feature_that_moved_only_in_the_first_sweep(wine4):
+    result = wine4["sampler"].result(wine4["study"])
+    start = wine4["objective"].initial_params
+    figure = figures.lambda_trajectory(result.history, start=start)
+    lines = _feature_lines(figure)
+    assert sorted(lines) == sorted(WINE4)
+    for name, trace in lines.items():
+        values = _unstep(trace, len(result.history), first=0)
+        assert values == [start[name]] + [step[name] for step in result.history]
+    # The iterative search sweeps alcohol first and never moves it again: grey without the start.
+    assert all(step["alcohol"] == result.params["alcohol"] for step in result.history)
+    assert (
+        lines["alcohol"].line.color
+        != _feature_lines(figures.lambda_trajectory(result.history))["alcohol"].line.color
+    )
+    _assert_told_apart(figure, moved=WINE4, unchanged=[])
 
 
 def test_trajectory_of_a_search_with_no_finished_sweep_is_refused():
@@ -147,19 +188,115 @@ def test_normalise_maps_onto_zero_one_and_a_constant_curve_to_zeros():
 def test_transform_curves_are_each_features_box_cox_at_its_lambda_scaled_to_zero_one(wine4):
     objective, params = wine4["objective"], wine4["params"]
     figure = figures.transform_curves(objective, params)
-    assert len(figure.data) == len(WINE4)
-    for name, trace in zip(WINE4, figure.data):
-        assert trace.name.startswith(name), (
-            f"legend {trace.name!r} does not name the feature {name!r}"
-        )
-        z, y = np.asarray(trace.x), np.asarray(trace.y)
+    lines = _feature_lines(figure)
+    assert len(lines) == len(WINE4)
+    for name in WINE4:
+        (trace,) = [t for label, t in lines.items() if label.startswith(name + " ")]
+        z, y = _x(trace), np.asarray(trace.y)
         assert z[0] == pytest.approx(1.0) and z[-1] == pytest.approx(2.0), (
             "Box-Cox input is z in [1, 2]"
         )
         assert y.min() == 0.0 and y.max() == 1.0 and np.all((y >= 0) & (y <= 1))
         expected = stats.boxcox(z, lmbda=params[name])
-        np.testing.assert_allclose(y, (expected - expected.min()) / np.ptp(expected), atol=1e-12)
+        # Four decimals are stored: far below a pixel of the plot.
+        np.testing.assert_allclose(y, (expected - expected.min()) / np.ptp(expected), atol=5e-5)
         assert np.all(np.diff(y) > 0), "Box-Cox is increasing for every λ"
+
+
+# -- legends of many features ----------------------------------------------------------------------
+def _history(n_features, n_moved, sweeps=12):
+    """Λopt after every sweep: the first ``n_moved`` features change λ once, the others never."""
+    names = [f"x{j}" for j in range(n_features)]
+    history = [
+        {
+            n: -2.0 - j / 10 if j < n_moved and k > j % (sweeps - 1) else 1.0
+            for j, n in enumerate(names)
+        }
+        for k in range(sweeps)
+    ]
+    return history, names[:n_moved], names[n_moved:]
+
+
+def _assert_told_apart(figure, moved, unchanged, feature=lambda trace: trace.name):
+    """The features that moved have colours of their own; the others are one grey legend group."""
+    lines = {feature(t): t for t in figure.data if not _is_group_entry(t)}
+    moved_lines = [lines[n] for n in moved]
+    colours = [t.line.color for t in moved_lines]
+    assert None not in colours, "a feature that moved has no colour of its own"
+    assert len(set(colours)) == len(colours), (
+        f"{len(colours)} features that moved share {len(set(colours))} colours"
+    )
+    for trace in moved_lines:
+        assert trace.opacity in (None, 1.0) and trace.showlegend is not False
+        assert not trace.legendgroup, f"{trace.name} is grouped with other features"
+    still = [lines[n] for n in unchanged]
+    entries = [t for t in figure.data if _is_group_entry(t)]
+    if not still:
+        assert entries == [], "a legend entry for unchanged features when all moved"
+        return
+    assert len({t.legendgroup for t in still}) == 1, "the unchanged features are not one group"
+    assert all(t.showlegend is False for t in still), "an unchanged feature has its own entry"
+    noun = "feature" if len(still) == 1 else "features"
+    assert [t.name for t in entries] == [f"{len(still)} {noun} unchanged"]
+    assert entries[0].legendgroup == still[0].legendgroup, (
+        "the legend entry does not toggle the unchanged lines"
+    )
+    greys = {t.line.color for t in still}
+    assert len(greys) == 1 and greys.isdisjoint(colours) and all(t.opacity < 1 for t in still)
+    order = list(figure.data)
+    first_moved = min((order.index(t) for t in moved_lines), default=len(order))
+    assert max(order.index(t) for t in still) < first_moved, "grey lines are drawn over moved ones"
+
+
+@pytest.mark.parametrize(
+    "n_features, n_moved", [(13, 13), (30, 20), (30, 30), (60, 45), (60, 60), (4, 0)]
+)
+def test_trajectory_gives_features_that_moved_colours_of_their_own_and_groups_the_rest(
+    n_features, n_moved
+):
+    history, moved, unchanged = _history(n_features, n_moved)
+    _assert_told_apart(figures.lambda_trajectory(history), moved, unchanged)
+
+
+def _objective(n_features):
+    rng = np.random.default_rng(n_features)
+    X = pd.DataFrame(rng.lognormal(size=(40, n_features))).add_prefix("x")
+    return BoxCoxObjective(X, np.arange(40) % 2, GaussianNB())
+
+
+@pytest.mark.parametrize("n_features, n_moved", [(30, 18), (60, 60), (60, 1)])
+def test_transform_curves_give_features_whose_lambda_moved_colours_of_their_own(
+    n_features, n_moved
+):
+    objective = _objective(n_features)
+    start, names = objective.initial_params, objective.param_names
+    params = {n: start[n] + 0.5 if j < n_moved else start[n] for j, n in enumerate(names)}
+    figure = figures.transform_curves(objective, params)
+    _assert_told_apart(
+        figure, names[:n_moved], names[n_moved:], feature=lambda t: t.name.split(" ")[0]
+    )
+
+
+def test_figures_of_sixty_features_stay_small_in_the_study():
+    # Stored with save_plotly_graph_object as figure.to_json(); every digit of 60 curves and the
+    # whole plotly_white template made the transform figure 170 kB.
+    objective = _objective(60)
+    params = {n: lam + 0.5 for n, lam in objective.initial_params.items()}
+    transform = figures.transform_curves(objective, params).to_json()
+    assert len(transform) < 60_000, f"the transform figure takes {len(transform)} bytes"
+    history, _, _ = _history(60, 45, sweeps=240)
+    trajectory = figures.lambda_trajectory(history).to_json()
+    assert len(trajectory) < 25_000, f"the trajectory takes {len(trajectory)} bytes"
+    curve = figures.best_so_far([optuna.trial.create_trial(value=v) for v in [1.0, 2.0]]).to_json()
+    assert len(curve) < 2_000, f"a best-so-far curve of two points takes {len(curve)} bytes"
+
+
+def test_transform_curves_compare_with_the_start_they_are_given():
+    objective = _objective(30)
+    params = dict.fromkeys(objective.param_names, 1.0)
+    figure = figures.transform_curves(objective, params, start=dict(params, x3=0.0, x7=2.0))
+    coloured = [t.name for t in figure.data if t.showlegend is not False and not t.legendgroup]
+    assert coloured == ["x3 (λ = 1)", "x7 (λ = 1)"]
 
 
 # -- the spherical sweep and the criteria (seed 001, Figures 4-6) -----------------------------------
@@ -270,6 +407,104 @@ def test_search_figures_with_an_optuna_sampler_have_no_trajectory():
     assert "GaussianNB" in note
 
 
+class _WatchedStorage:
+    """A storage that records every method called on it (a read or a write), then passes it on."""
+
+    def __init__(self, storage):
+        self._storage = storage
+        self.calls = []
+
+    def __getattr__(self, name):
+        attribute = getattr(self._storage, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return attribute(*args, **kwargs)
+
+        return call
+
+
+def _as_json(found):
+    return {key: figure.to_json() for key, figure in found.items()}
+
+
+@pytest.mark.parametrize("search", ["wine4", "wine2"])
+def test_search_figures_from_the_searchs_memory_read_nothing_and_equal_the_read_ones(
+    search, request
+):
+    found = request.getfixturevalue(search)
+    study, objective = found["study"], found["objective"]
+    read_figures, read_note = figures.search_figures(study, objective, found["sampler"])
+
+    result = found["sampler"].result(study)
+    trials = study.get_trials(deepcopy=False)
+    user_attrs = study.user_attrs
+    watched = _WatchedStorage(optuna.storages.get_storage(found["storage"]))
+    same_study = optuna.load_study(study_name=found["study_name"], storage=watched)
+    watched.calls.clear()
+    held_figures, held_note = figures.search_figures(
+        same_study, objective, result=result, trials=trials, user_attrs=user_attrs
+    )
+    assert watched.calls == [], (
+        f"figures of a search that passed its trials and result read the storage: {watched.calls}"
+    )
+    assert _as_json(held_figures) == _as_json(read_figures)
+    assert held_note == read_note
+
+
+def test_search_note_with_the_scores_given_scores_nothing(wine4, monkeypatch):
+    study, objective = wine4["study"], wine4["objective"]
+    expected = figures.search_note(study, objective, wine4["params"])
+    monkeypatch.setattr(
+        objective, "evaluate", lambda *a: pytest.fail("the note refitted a classifier")
+    )
+    note = figures.search_note(
+        study,
+        objective,
+        wine4["params"],
+        base_score=wine4["base"],
+        mle_score=wine4["mle"],
+        chosen_score=wine4["best"],
+    )
+    assert note == expected
+
+
+def test_search_figures_of_trials_without_a_plan_choose_the_best_trial():
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    objective = BoxCoxObjective(X.iloc[:, :3], y, GaussianNB())
+    study = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(0))
+    study.optimize(objective, n_trials=5)
+    trials = study.get_trials()
+    found, note = figures.search_figures(study, objective, trials=trials, user_attrs={})
+    assert list(found) == ["best-so-far", "transform"]
+    best = max(trials, key=lambda t: t.value)
+    assert f"| score | {best.value:.4f} " in note
+    assert f"| alcohol | {best.params['alcohol']:.3f} |" in note
+
+
+def test_best_so_far_of_trials_equals_that_of_their_study(wine4):
+    study = wine4["study"]
+    trials = list(reversed(study.get_trials()))  # any order: the trial numbers decide
+    from_trials = figures.best_so_far({wine4["study_name"]: trials}).to_json()
+    assert from_trials == figures.best_so_far(study).to_json()
+    np.testing.assert_array_equal(
+        figures.best_so_far_curve(trials), figures.best_so_far_curve(study)
+    )
+    minimised = figures.best_so_far_curve(
+        [optuna.trial.create_trial(value=v) for v in [3.0, 5.0, 1.0]], "minimize"
+    )
+    np.testing.assert_array_equal(minimised, [3.0, 3.0, 1.0])
+
+
+def test_best_so_far_averages_seeds_given_as_trial_lists(wine4, wine2):
+    four, two = wine4["study"].get_trials(), wine2["study"].get_trials()
+    figure = figures.best_so_far({"seeds": [four, two]})
+    studies = figures.best_so_far({"seeds": [wine4["study"], wine2["study"]]})
+    assert figure.to_json() == studies.to_json()
+
+
 # -- what optuna-dashboard serves -------------------------------------------------------------------
 class _Quiet(WSGIRequestHandler):
     def log_message(self, *args):
@@ -320,10 +555,14 @@ def test_attached_figures_and_note_are_served_by_optuna_dashboard(wine4, dashboa
     assert sorted(served) == sorted(found), "the dashboard does not show the attached figures"
     assert len(detail["plotly_graph_objects"]) == len(found), "attaching twice duplicated a figure"
     trajectory = served["lambda-trajectory"]
-    assert [t["name"] for t in trajectory["data"]] == WINE4
+    assert [t["name"] for t in trajectory["data"]] == [
+        t.name for t in found["lambda-trajectory"].data
+    ]
     history = wine4["sampler"].result(study).history
-    served_alcohol = _unstep(go.Scatter(trajectory["data"][0]), len(history))
-    assert served_alcohol == [step["alcohol"] for step in history]
+    (alcohol,) = [t for t in trajectory["data"] if t["name"] == "alcohol"]
+    start = wine4["objective"].initial_params["alcohol"]
+    served_alcohol = _unstep(go.Scatter(alcohol), len(history), first=0)
+    assert served_alcohol == [start] + [step["alcohol"] for step in history]
     assert detail["note"]["body"] == note
 
 
