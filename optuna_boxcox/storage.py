@@ -16,6 +16,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from optuna_boxcox._defaults import DEFAULT_STORAGE
 from optuna_boxcox._defaults import REPRODUCE_STORAGE
+from optuna_boxcox._optuna import sqlite_schema_is_current
 from optuna_boxcox._optuna import supported
 from optuna_boxcox._optuna._storage import CachedRDBStorage
 
@@ -73,7 +74,14 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
                 raise StorageError(
                     f"cannot open SQLite storage {url}: {_os_reason(error)}"
                 ) from error
-        storage = _rdb(url, engine_kwargs={"connect_args": {"timeout": 60}})
+        current = str(path) != ":memory:" and sqlite_schema_is_current(path)
+        storage = _rdb(
+            url,
+            engine_kwargs={"connect_args": {"timeout": 60}},
+            # Checking a schema that is already current costs most of a second (alembic).
+            skip_compatibility_check=current,
+            skip_table_creation=current,
+        )
         _relax_sqlite_sync(storage)
         return _cached(storage)
     # A server shared by workers on several machines: heartbeats let Optuna fail the running

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 import contextlib
 import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -108,6 +109,46 @@ def from_stored_datetime(stored: datetime.datetime | None) -> datetime.datetime 
     return stored.replace(tzinfo=datetime.timezone.utc).astimezone().replace(tzinfo=None)
 
 
+def schema_head() -> str | None:
+    """The newest revision of this Optuna's RDB schema, read from its migration scripts (no
+    alembic import, which costs most of a second); None if they cannot be read."""
+    import re
+
+    try:
+        from optuna.storages import _rdb
+
+        versions = Path(_rdb.__file__).parent / "alembic" / "versions"
+        revisions, parents = set(), set()
+        for script in versions.glob("*.py"):
+            text = script.read_text(encoding="utf-8")
+            revision = re.search(r'^revision = "([^"]+)"', text, re.MULTILINE)
+            parent = re.search(r'^down_revision = "([^"]+)"', text, re.MULTILINE)
+            if revision:
+                revisions.add(revision.group(1))
+            if parent:
+                parents.add(parent.group(1))
+    except (ImportError, OSError):
+        return None
+    heads = revisions - parents
+    return heads.pop() if len(heads) == 1 else None
+
+
+def sqlite_schema_is_current(path: Path) -> bool:
+    """Whether a SQLite file already holds this Optuna's schema at its newest revision: opening it
+    then needs neither table creation nor alembic's version check."""
+    import sqlite3
+
+    head = schema_head()
+    if head is None or not path.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(path, timeout=60)) as connection:
+            rows = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+    except sqlite3.Error:
+        return False
+    return rows == [(head,)]
+
+
 def heartbeat_stale_trial_callback(storage: Any) -> Any:
     """The storage's callback for trials whose heartbeat stopped, under either of its names."""
     getter = getattr(storage, "get_heartbeat_stale_trial_callback", None)
@@ -124,6 +165,8 @@ __all__ = [
     "heartbeat_stale_trial_callback",
     "optimize_loop",
     "rdb_backend",
+    "schema_head",
+    "sqlite_schema_is_current",
     "storage_of",
     "study_id_of",
     "supported",

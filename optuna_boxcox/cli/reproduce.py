@@ -17,9 +17,9 @@ TARGETS = ("table2", "table3", "table5", "table6", "table7", "table8")
 
 
 def register(subparsers: Any) -> None:
-    from optuna_boxcox.experiments._data import SYNTHETIC
-    from optuna_boxcox.experiments._data import TABLE3_SEEDS
-    from optuna_boxcox.experiments._protocol import ROWS
+    from optuna_boxcox.experiments._names import ROW_KEYS
+    from optuna_boxcox.experiments._names import SYNTHETIC_NAMES
+    from optuna_boxcox.experiments._names import TABLE3_SEEDS
 
     parser = subparsers.add_parser(
         "reproduce",
@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--rows",
         help="tables 5–8: comma-separated search strategies, of "
-        f"{', '.join(r for r in ROWS if r != 'base')} (default: the paper's rows; the base "
+        f"{', '.join(ROW_KEYS)} (default: the paper's rows; the base "
         "always runs)",
     )
     parser.add_argument("--folds", type=int, default=10, help="outer folds (paper: 10)")
@@ -53,7 +53,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--pairs", help="tables 6 and 8: comma-separated feature pairs, e.g. 8-41,2-48"
     )
-    parser.add_argument("--datasets", help=f"table 2: comma-separated, of {', '.join(SYNTHETIC)}")
+    parser.add_argument(
+        "--datasets", help=f"table 2: comma-separated, of {', '.join(SYNTHETIC_NAMES)}"
+    )
     parser.add_argument(
         "--seeds",
         type=int,

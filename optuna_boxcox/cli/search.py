@@ -196,7 +196,17 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         from optuna_boxcox.figures import attach_figures
         from optuna_boxcox.figures import search_figures
 
-        attach_figures(study, *search_figures(study, objective, sampler))
+        figures, note = search_figures(
+            study,
+            objective,
+            sampler,
+            result=result,
+            trials=trials,
+            user_attrs=study.user_attrs,
+            base_score=base,
+            mle_score=mle,
+        )
+        attach_figures(study, figures, note)
     return {
         "study": study,
         "study_name": study_name,

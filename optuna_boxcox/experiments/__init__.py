@@ -6,25 +6,31 @@ piece (a fold of the protocol, a grid-exploration heatmap, the published numbers
 
 from __future__ import annotations
 
-from optuna_boxcox.experiments._data import SYNTHETIC
-from optuna_boxcox.experiments._data import paper_features
-from optuna_boxcox.experiments._data import synthetic
-from optuna_boxcox.experiments._grid import GRID
-from optuna_boxcox.experiments._grid import GridSummary
-from optuna_boxcox.experiments._grid import accuracy_heatmap
-from optuna_boxcox.experiments._grid import explore_cell
-from optuna_boxcox.experiments._grid import figure2
-from optuna_boxcox.experiments._grid import summarize
-from optuna_boxcox.experiments._paper import TABLE_TARGETS
-from optuna_boxcox.experiments._paper import paper_tables
-from optuna_boxcox.experiments._protocol import ROWS
-from optuna_boxcox.experiments._protocol import FoldResult
-from optuna_boxcox.experiments._protocol import Protocol
-from optuna_boxcox.experiments._protocol import Row
-from optuna_boxcox.experiments._protocol import evaluate_fold
-from optuna_boxcox.experiments._protocol import search
-from optuna_boxcox.experiments._report import Cell
-from optuna_boxcox.experiments._report import Reproduction
+import importlib
+from typing import Any
+
+#: Public name → the module that defines it (imported on first use).
+_EXPORTS = {
+    "SYNTHETIC": "optuna_boxcox.experiments._data",
+    "paper_features": "optuna_boxcox.experiments._data",
+    "synthetic": "optuna_boxcox.experiments._data",
+    "GRID": "optuna_boxcox.experiments._grid",
+    "GridSummary": "optuna_boxcox.experiments._grid",
+    "accuracy_heatmap": "optuna_boxcox.experiments._grid",
+    "explore_cell": "optuna_boxcox.experiments._grid",
+    "figure2": "optuna_boxcox.experiments._grid",
+    "summarize": "optuna_boxcox.experiments._grid",
+    "TABLE_TARGETS": "optuna_boxcox.experiments._paper",
+    "paper_tables": "optuna_boxcox.experiments._paper",
+    "ROWS": "optuna_boxcox.experiments._protocol",
+    "FoldResult": "optuna_boxcox.experiments._protocol",
+    "Protocol": "optuna_boxcox.experiments._protocol",
+    "Row": "optuna_boxcox.experiments._protocol",
+    "evaluate_fold": "optuna_boxcox.experiments._protocol",
+    "search": "optuna_boxcox.experiments._protocol",
+    "Cell": "optuna_boxcox.experiments._report",
+    "Reproduction": "optuna_boxcox.experiments._report",
+}
 
 __all__ = [
     "GRID",
@@ -47,3 +53,12 @@ __all__ = [
     "summarize",
     "synthetic",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'optuna_boxcox.experiments' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -46,8 +46,8 @@ from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments._data import FIGURE1_SEED
 from optuna_boxcox.experiments._data import SYNTHETIC
-from optuna_boxcox.experiments._data import TABLE3_SEEDS
 from optuna_boxcox.experiments._data import synthetic
+from optuna_boxcox.experiments._names import TABLE3_SEEDS
 from optuna_boxcox.experiments._paper import GRID_COLUMNS
 from optuna_boxcox.experiments._paper import published_grid
 from optuna_boxcox.experiments._report import Cell

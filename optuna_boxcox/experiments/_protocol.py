@@ -29,6 +29,7 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.classifiers import make_classifier
+from optuna_boxcox.experiments._names import ROW_KEYS
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import DiagonalSampler
@@ -133,6 +134,8 @@ ROWS: dict[str, Row] = {
         *(Row(name, PRESET_LABELS[name], _preset(name)) for name in PRESETS),
     )
 }
+assert tuple(k for k in ROWS if k != "base") == ROW_KEYS
+
 #: Rows a table runs unless told otherwise (the paper's rows; base always runs).
 DEFAULT_ROWS = ("diagonal", "spherical", "mle", "grid", *PRESETS)
 
