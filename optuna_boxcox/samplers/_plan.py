@@ -410,6 +410,29 @@ class PlanSampler(BaseSampler, abc.ABC):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
+        # Optuna before 5 infers the relative search space when the trial is created, before the
+        # objective of a study's first trial could record the λ space: the trial then claims its
+        # plan position at its first λ instead.
+        if "fixed_params" not in trial.system_attrs:
+            trial_id = trial_id_of(trial)
+            with self._lock:
+                known = trial_id in self._trial_spaces
+            if not known:
+                attrs = study.user_attrs
+                space = self._space(study, attrs)
+                if space is not None and param_name in space.names:
+                    with self._lock:
+                        self._trial_spaces[trial_id] = space
+                    if trial_id not in self._assigned:
+                        self._claim(study, trial, space, attrs)
+                    point = self._point_for(study, trial, space)
+                    return _fit_to(param_distribution, point[space.names.index(param_name)])
+            else:
+                with self._lock:
+                    space = self._trial_spaces[trial_id]
+                if param_name in space.names and trial_id in self._assigned:
+                    point = self._point_for(study, trial, space)
+                    return _fit_to(param_distribution, point[space.names.index(param_name)])
         return self._independent_sampler.sample_independent(
             study, trial, param_name, param_distribution
         )
