@@ -33,6 +33,7 @@ from optuna_boxcox import _parallel
 from optuna_boxcox._optuna import optimize_loop
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._write import FloatTrialEncoder
 from optuna_boxcox._optuna._write import PreparedTrials
 from optuna_boxcox._optuna._write import TrialRecord
@@ -238,7 +239,7 @@ class _BatchedRun:
         self.trials = _Trials(study, run)
         # Another writer on the same study may have finished some positions meanwhile: the writes
         # drop those (the plan is deterministic, so their scores are ours too).
-        last_trial_id = max((t._trial_id for t in run.trials), default=-1)
+        last_trial_id = max((trial_id_of(t) for t in run.trials), default=-1)
         self.team = _Team(
             objective,
             n_jobs,
