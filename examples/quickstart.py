@@ -17,8 +17,10 @@ import optuna
 from sklearn.datasets import load_breast_cancer
 from sklearn.svm import SVC
 
+import optuna_boxcox
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import make_sampler
+from optuna_boxcox.samplers import PlanSampler
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies"
 
@@ -42,16 +44,14 @@ def main() -> None:
         sampler=sampler,
         load_if_exists=True,
     )
-    # The paper's samplers stop the study when their budget is spent; others get 100 trials.
-    n_trials = None if hasattr(sampler, "budget") else 100
-    study.optimize(objective, n_trials=n_trials)
-
-    result = sampler.result(study) if hasattr(sampler, "result") else None
-    best = result.params if result else study.best_params
-    score = result.best_value if result else study.best_value
+    # The paper's samplers run their plan batch by batch (study.optimize would run the same trials
+    # one by one, ~100 times slower); Optuna's own samplers get 100 trials.
+    n_trials = None if isinstance(sampler, PlanSampler) else 100
+    result = optuna_boxcox.optimize(study, objective, n_trials=n_trials)
+    score = result.best_value
     print(f"study {study.study_name!r} in {args.storage}: {len(study.trials)} trials")
     print("best λ by feature:")
-    for name, lam in best.items():
+    for name, lam in result.params.items():
         print(f"  {name:<25} {lam:7.3f}")
     base = objective.evaluate(np.ones(len(objective.param_names)))
     print(f"resubstitution accuracy: base (StandardScaler + SVC) {base:.4f}, Box-Cox {score:.4f}")
