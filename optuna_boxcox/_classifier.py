@@ -14,9 +14,6 @@ from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
 from sklearn.base import clone
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils._param_validation import Interval
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -25,6 +22,10 @@ from sklearn.utils.validation import validate_data
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._sklearn_compat import HasMethods
+from optuna_boxcox._sklearn_compat import Interval
+from optuna_boxcox._sklearn_compat import StrOptions
+from optuna_boxcox._sklearn_compat import fit_context
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import _check_features
 from optuna_boxcox.samplers import SAMPLERS
@@ -190,9 +191,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return int(self.random_state.randint(2**31 - 1))
         return int(self.random_state)
 
+    @fit_context(prefer_skip_nested_validation=False)  # the inner estimator validates its own
     def fit(self, X: Any, y: Any) -> BoxCoxClassifier:
         """Search Λ on (X, y) with an Optuna study, then fit the transform and the classifier."""
-        self._validate_params()
         _check_features(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)

@@ -16,14 +16,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.base import OneToOneFeatureMixin
 from sklearn.base import TransformerMixin
-from sklearn.base import _fit_context
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import StrOptions
-from sklearn.utils._param_validation import validate_params
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
 from optuna_boxcox import _numerics
+from optuna_boxcox._sklearn_compat import StrOptions
+from optuna_boxcox._sklearn_compat import fit_context
+from optuna_boxcox._sklearn_compat import validate_params
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -152,7 +152,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.extrapolation = extrapolation
         self.standardize = standardize
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the range, λ and scaler of each feature on X.
 
@@ -172,7 +172,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._fit(X)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """Fit on X and return X transformed (same result as ``fit(X).transform(X)``).
 
