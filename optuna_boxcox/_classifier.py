@@ -28,6 +28,7 @@ from optuna_boxcox._sklearn_compat import StrOptions
 from optuna_boxcox._sklearn_compat import fit_context
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import _check_features
+from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
@@ -66,7 +67,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     estimator : classifier, default=None
-        The classifier to tune the transform for; ``None`` means ``SVC()`` (RBF kernel).
+        The classifier to tune the transform for. ``None`` means ``SVC(break_ties=True)``: the
+        paper's RBF support vector machine, whose ``predict`` breaks one-vs-one vote ties by its
+        decision values, so that it always agrees with ``decision_function`` (plain ``SVC()``
+        gives a tie to the first class instead; it differs only on multi-class data).
     sampler : str or optuna.samplers.BaseSampler, default="coordinate"
         A registry name (``"coordinate"`` = the paper's iterative grid search; its Table-4 presets
         ``"shift"``, ``"shuffle"``, ``"finer"``, ``"combined1"``, ``"combined2"``; ``"spherical"``,
@@ -134,7 +138,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "sampler": [
-            StrOptions(set(SAMPLERS) | {f"coordinate:{k}" for k in SAMPLERS}),
+            StrOptions(set(SAMPLERS) | {f"coordinate:{preset}" for preset in PRESETS}),
             HasMethods(["sample_independent"]),
         ],
         "n_trials": [Interval(Integral, 1, None, closed="left"), None],
@@ -182,7 +186,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def _inner(self) -> Any:
-        return SVC() if self.estimator is None else self.estimator
+        # break_ties: SVC's predict otherwise settles a one-vs-one vote tie by class order while
+        # decision_function settles it by confidence, and the two disagree on such a sample.
+        return SVC(break_ties=True) if self.estimator is None else self.estimator
 
     def _seed(self) -> int:
         if self.random_state is None:
@@ -230,8 +236,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             study.optimize(objective, n_trials=n_trials, n_jobs=self.n_jobs)
         params, best = study.best_params, study.best_value
         if isinstance(sampler, PlanSampler):
+            # The plan's Λopt, unless n_trials stopped it before its first batch was scored.
             result = sampler.result(study)
-            if result.params is not None:
+            if result.best_value is not None:
                 params, best = result.params, result.best_value
         self.study_ = study
         self.lambdas_ = objective.to_lambdas(params)

@@ -1,4 +1,7 @@
-"""BoxCoxClassifier: scikit-learn's estimator contract and the paper's Algorithms 3–4."""
+"""BoxCoxClassifier: the paper's Algorithms 3–4 in scikit-learn and Optuna workflows.
+
+scikit-learn's own estimator checks are in test_sklearn_checks.py.
+"""
 
 from __future__ import annotations
 
@@ -12,23 +15,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
-from sklearn.utils.estimator_checks import check_param_validation
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optuna_boxcox import BoxCoxClassifier
-
-
-@parametrize_with_checks([BoxCoxClassifier(sampler="spherical", n_trials=None)])
-def test_classifier_passes_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
-
-
-@pytest.mark.parametrize(
-    "check", [check_param_validation, check_dataframe_column_names_consistency]
-)
-def test_classifier_passes_the_checks_not_run_by_default(check):
-    check("BoxCoxClassifier", BoxCoxClassifier(sampler="spherical"))
 
 
 def test_fixed_unit_lambdas_predict_like_standard_scaling(breast_cancer):
@@ -81,3 +69,16 @@ def test_unknown_sampler_name_is_a_clear_error(breast_cancer):
     X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
     with pytest.raises(ValueError, match="sampler"):
         BoxCoxClassifier(sampler="simulated-annealing").fit(X, y)
+
+
+def _small(breast_cancer):
+    return breast_cancer.data.iloc[:60, :3], breast_cancer.target.iloc[:60]
+
+
+def test_a_plan_stopped_before_its_first_batch_keeps_its_best_trial(breast_cancer):
+    X, y = _small(breast_cancer)
+    # The diagonal search's first batch is all p·L single-direction sweeps; 5 trials end inside it.
+    clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="diagonal", n_trials=5).fit(X, y)
+    assert len(clf.study_.trials) == 5
+    assert clf.best_score_ == clf.study_.best_value
+    np.testing.assert_array_equal(clf.lambdas_, list(clf.study_.best_params.values()))
