@@ -17,6 +17,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxClassifier
+from optuna_boxcox.samplers import CoordinateGridSampler
+from optuna_boxcox.samplers import SphericalSampler
+from optuna_boxcox.samplers import make_sampler
 
 
 def test_fixed_unit_lambdas_predict_like_standard_scaling(breast_cancer):
@@ -73,6 +76,60 @@ def test_unknown_sampler_name_is_a_clear_error(breast_cancer):
 
 def _small(breast_cancer):
     return breast_cancer.data.iloc[:60, :3], breast_cancer.target.iloc[:60]
+
+
+def test_default_sampler_is_the_papers_iterative_grid_search(breast_cancer):
+    X, y = _small(breast_cancer)
+    clf = BoxCoxClassifier(KNeighborsClassifier()).fit(X, y)
+    assert isinstance(clf.study_.sampler, CoordinateGridSampler)
+    assert clf.study_.sampler.settings() == make_sampler("coordinate").settings()
+    assert len(clf.study_.trials) == 4 * 3 * 11  # E·p·L
+
+
+def test_a_study_passed_as_storage_is_searched_with_its_own_sampler(breast_cancer):
+    X, y = _small(breast_cancer)
+    sampler = optuna.samplers.RandomSampler(seed=3)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    clf = BoxCoxClassifier(KNeighborsClassifier(), storage=study, n_trials=5).fit(X, y)
+    assert clf.study_ is study
+    assert study.sampler is sampler, "fit replaced the sampler of the user's study"
+    assert len(study.trials) == 5
+    assert clf.best_score_ == study.best_value
+
+
+def test_a_study_with_a_paper_sampler_runs_its_budget_and_result(breast_cancer):
+    X, y = _small(breast_cancer)
+    study = optuna.create_study(direction="maximize", sampler=SphericalSampler())
+    clf = BoxCoxClassifier(KNeighborsClassifier(), storage=study).fit(X, y)
+    assert len(study.trials) == 11  # Algorithm 7: one trial per grid value
+    assert np.all(clf.lambdas_ == clf.lambdas_[0]), "the spherical search gives one λ to all"
+
+
+@pytest.mark.parametrize("sampler", ["tpe", optuna.samplers.RandomSampler(seed=0)], ids=repr)
+def test_a_sampler_given_with_a_study_is_refused_and_the_study_left_alone(breast_cancer, sampler):
+    X, y = _small(breast_cancer)
+    own = optuna.samplers.TPESampler(seed=0)
+    study = optuna.create_study(direction="maximize", sampler=own)
+    with pytest.raises(
+        ValueError, match=r"conflicts with the study passed as storage.*TPESampler"
+    ):
+        BoxCoxClassifier(KNeighborsClassifier(), sampler=sampler, storage=study).fit(X, y)
+    assert study.sampler is own and study.trials == []
+
+
+def test_a_minimising_study_is_refused(breast_cancer):
+    X, y = _small(breast_cancer)
+    study = optuna.create_study(direction="minimize")
+    with pytest.raises(ValueError, match=r"direction\(s\) \['minimize'\].*direction='maximize'"):
+        BoxCoxClassifier(KNeighborsClassifier(), storage=study).fit(X, y)
+    assert study.trials == []
+
+
+def test_a_study_name_other_than_the_studys_own_is_refused(breast_cancer):
+    X, y = _small(breast_cancer)
+    study = optuna.create_study(direction="maximize", study_name="mine")
+    with pytest.raises(ValueError, match=r"study_name='other' differs .* \('mine'\)"):
+        BoxCoxClassifier(KNeighborsClassifier(), storage=study, study_name="other").fit(X, y)
 
 
 def test_a_plan_stopped_before_its_first_batch_keeps_its_best_trial(breast_cancer):
