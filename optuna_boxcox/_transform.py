@@ -110,6 +110,14 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     change irreversibly: values floored or clipped by ``extrapolation``, or saturated against the
     float64 range, cannot be recovered.
 
+    Range scaling lets the extremes of a column decide where the rest of it lands. When at least
+    90 % of a column's training values end up within 1 % of its range (say one value of 1e300 among
+    ordinary numbers), ``fit`` warns with
+    :class:`~optuna_boxcox._numerics.ExtremeValueWarning` naming the column: those values are
+    squeezed together near Z = 1 and their λ (MLE or searched) becomes extreme. Ordinary skewed
+    data, such as exp(N(0, 1)), stays well clear of that, and a column that is mostly one repeated
+    value (zeros, a rare flag) does not count.
+
     References
     ----------
     .. [1] L. Blum, M. Elgendi and C. Menon, "Impact of Box-Cox Transformation on Machine-Learning
@@ -197,6 +205,8 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
+                # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
+                _numerics.warn_crowded_columns(X, self._feature_names(), stacklevel=4)
                 self.data_min_, self.data_range_ = _numerics.fit_range(X)
                 values = _numerics.range_standardise(
                     X, self.data_min_, self.data_range_, self.extrapolation
