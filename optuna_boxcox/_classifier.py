@@ -1,4 +1,9 @@
-"""A scikit-learn classifier that chooses its Box-Cox λ with an Optuna study (paper Algorithms 3–4)."""
+"""A scikit-learn classifier that chooses its Box-Cox λ with an Optuna study.
+
+Blum, Elgendi & Menon (2022), "Impact of Box-Cox Transformation on Machine-Learning Algorithms",
+Algorithms 3 (fit) and 4 (prediction), with the λ search of their Algorithms 5–8 run as an Optuna
+study.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,12 @@ from typing import Any
 
 import numpy as np
 import optuna
+from optuna.study import StudyDirection
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
 from sklearn.base import clone
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import HasMethods
-from sklearn.utils._param_validation import Interval
-from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
@@ -25,8 +28,13 @@ from sklearn.utils.validation import validate_data
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._sklearn_compat import HasMethods
+from optuna_boxcox._sklearn_compat import Interval
+from optuna_boxcox._sklearn_compat import StrOptions
+from optuna_boxcox._sklearn_compat import fit_context
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import _check_features
+from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
@@ -34,6 +42,8 @@ from optuna_boxcox.storage import open_storage
 
 #: Trials for samplers without a budget of their own (TPE, random, …) when n_trials is None.
 DEFAULT_OPEN_ENDED_TRIALS = 100
+#: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search.
+DEFAULT_SAMPLER = "coordinate"
 
 
 def _estimator_has(attr: str):
@@ -57,43 +67,64 @@ def _optuna_verbosity(verbose: int):
 class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     """Classifier on Box-Cox transformed features whose λ are chosen by an Optuna study.
 
-    ``fit`` follows the paper's Algorithm 3: scale each feature into [1, 2], search Λ (one λ per
-    feature) on the training data with the chosen sampler, then fit the transform (Box-Cox and
-    standard scaling) and the classifier. ``predict`` and friends follow Algorithm 4: transform with
-    the fitted parts, then predict.
+    ``fit`` follows Algorithm 3 of Blum, Elgendi & Menon (2022): scale each feature into [1, 2],
+    search Λ (one λ per feature) on the training data with the chosen sampler, then fit the
+    transform (Box-Cox and standard scaling) and the classifier. ``predict`` and friends follow
+    their Algorithm 4: transform with the fitted parts, then predict.
 
     Parameters
     ----------
     estimator : classifier, default=None
-        The classifier to tune the transform for; ``None`` means ``SVC()`` (RBF kernel).
-    sampler : str or optuna.samplers.BaseSampler, default="coordinate"
-        A registry name (``"coordinate"`` = the paper's iterative grid search; its Table-4 presets
-        ``"shift"``, ``"shuffle"``, ``"finer"``, ``"combined1"``, ``"combined2"``; ``"spherical"``,
-        ``"diagonal"``, ``"grid"``, ``"mle"``; Optuna's ``"tpe"``, ``"random"``, ``"cmaes"``,
-        ``"qmc"``, ``"gp"``), or a sampler instance (deep-copied at every fit).
+        The classifier to tune the transform for. ``None`` means ``SVC(break_ties=True)``: the
+        paper's RBF support vector machine, whose ``predict`` breaks one-vs-one vote ties by its
+        decision values, so that it always agrees with ``decision_function`` (plain ``SVC()``
+        gives a tie to the first class instead; it differs only on multi-class data).
+    sampler : str, optuna.samplers.BaseSampler or None, default=None
+        How Λ is searched. ``None`` means the study's own sampler when ``storage`` is a study,
+        else ``"coordinate"``. A name from the registry:
+
+        - ``"coordinate"`` (or ``"iterative"``): the paper's iterative grid search, Algorithm 6;
+          its Table-4 variants ``"shift"``, ``"shuffle"``, ``"finer"`` (Algorithms 6.1–6.3),
+          ``"combined1"`` and ``"combined2"``, also written ``"coordinate:<variant>"``;
+        - ``"grid"`` (the full grid, Algorithm 5, for up to 10,000 grid points),
+          ``"spherical"`` (Algorithm 7), ``"diagonal"`` (Algorithm 8), ``"mle"`` (per-feature
+          maximum-likelihood λ, one trial);
+        - ``"nelder-mead"``: Nelder and Mead's downhill simplex in the λ domain, with restarts;
+        - Optuna's ``"tpe"``, ``"random"``, ``"cmaes"``, ``"qmc"`` and ``"gp"`` (needs PyTorch).
+
+        Or a sampler instance, deep-copied at every fit. A sampler cannot be combined with a
+        study given as ``storage``: that study searches with its own sampler.
     n_trials : int, default=None
         Trial budget; ``None`` lets the paper's samplers run their own budget (E·p·L for the
         coordinate search) and gives other samplers 100 trials.
     scoring : str or callable, default="accuracy"
-        What the search maximises (see :class:`BoxCoxObjective`): a metric name, a criterion name
-        (``"ml"``, ``"pcml"``, ``"fisher"``, ``"1nn-mm"``) or ``metric(y_true, y_pred)``.
+        What the search maximises (see :class:`BoxCoxObjective`): a metric name (``"accuracy"``,
+        ``"balanced_accuracy"``, ``"f1"``, ``"mcc"``), one of Bicego & Baldo's (2016)
+        classifier-free criteria (``"ml"``, ``"pcml"``, ``"fisher"``, ``"1nn-mm"``) or
+        ``metric(y_true, y_pred)``.
     cv : int, splitter or None, default=None
-        ``None`` for the paper's resubstitution score, else inner stratified folds.
+        ``None`` for the paper's resubstitution score (fit and predict the training data), else
+        inner stratified folds.
     method : {"box-cox", "yeo-johnson"}, default="box-cox"
+        The power transform; ``"box-cox"`` is the paper's.
     extrapolation : {"extrapolate", "clip"}, default="extrapolate"
-        Treatment of test values outside the training range (SPEC §1).
+        Treatment of test values outside the training range: ``"extrapolate"`` (the paper's
+        behaviour) keeps them, raised to a small positive floor where Box-Cox is undefined;
+        ``"clip"`` clamps them to the training range.
     bounds : tuple or None, default=None
-        λ domain ``(low, high)`` for every feature; ``None`` for SPEC §3's default.
+        λ domain ``(low, high)`` for every feature; ``None`` for the hull of [-10, 10] and
+        [G - 5, G + 5] around the maximum-likelihood λ G of each feature.
     storage : str, optuna storage, optuna.Study or None, default=None
         Where the study lives: ``None`` keeps it in memory; a storage URL (e.g.
-        ``"sqlite:///studies/optuna-boxcox.db"``) or storage object records it; a study object is
-        used as it is.
+        ``"sqlite:///studies/optuna-boxcox.db"``) or storage object records it; a study object
+        (single-objective, maximising) is searched as it is, with its own sampler.
     study_name : str or None, default=None
         Name of the study in ``storage`` (resumed if it exists); ``None`` lets Optuna name it.
     n_jobs : int, default=1
         Threads evaluating trials (the paper's samplers run a sweep's candidates concurrently).
-    random_state : int, default=0
-        Seed of the sampler and of the inner folds.
+    random_state : int, RandomState instance or None, default=0
+        Seed of the sampler fit creates and of the inner folds (a study's own sampler keeps its
+        own seed).
     verbose : int, default=0
         0 silences Optuna's per-trial log lines during ``fit``.
 
@@ -119,6 +150,13 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     BoxCoxTransformer : The transform with given or MLE λ.
     BoxCoxObjective : The objective the study optimises, for your own Optuna scripts.
 
+    References
+    ----------
+    .. [1] L. Blum, M. Elgendi and C. Menon, "Impact of Box-Cox Transformation on Machine-Learning
+           Algorithms", Frontiers in Artificial Intelligence 5 (2022), Algorithms 3–8.
+    .. [2] M. Bicego and S. Baldo, "Properties of the Box-Cox Transformation for Pattern
+           Classification", Neurocomputing (2016), doi:10.1016/j.neucom.2016.08.081.
+
     Examples
     --------
     >>> from sklearn.datasets import load_breast_cancer
@@ -128,13 +166,24 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     >>> clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="spherical").fit(X, y)
     >>> clf.lambdas_.shape
     (30,)
+
+    A study of your own is searched with its own sampler:
+
+    >>> import optuna
+    >>> study = optuna.create_study(
+    ...     direction="maximize", sampler=optuna.samplers.RandomSampler(seed=0)
+    ... )
+    >>> clf = BoxCoxClassifier(KNeighborsClassifier(), storage=study, n_trials=5).fit(X, y)
+    >>> len(study.trials)
+    5
     """
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "sampler": [
-            StrOptions(set(SAMPLERS) | {f"coordinate:{k}" for k in SAMPLERS}),
+            StrOptions(set(SAMPLERS) | {f"coordinate:{preset}" for preset in PRESETS}),
             HasMethods(["sample_independent"]),
+            None,
         ],
         "n_trials": [Interval(Integral, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(METRICS) | set(CRITERIA)), callable],
@@ -153,7 +202,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self,
         estimator: Any = None,
         *,
-        sampler: str | optuna.samplers.BaseSampler = "coordinate",
+        sampler: str | optuna.samplers.BaseSampler | None = None,
         n_trials: int | None = None,
         scoring: Any = "accuracy",
         cv: Any = None,
@@ -181,7 +230,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     def _inner(self) -> Any:
-        return SVC() if self.estimator is None else self.estimator
+        # break_ties: SVC's predict otherwise settles a one-vs-one vote tie by class order while
+        # decision_function settles it by confidence, and the two disagree on such a sample.
+        return SVC(break_ties=True) if self.estimator is None else self.estimator
 
     def _seed(self) -> int:
         if self.random_state is None:
@@ -190,9 +241,22 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return int(self.random_state.randint(2**31 - 1))
         return int(self.random_state)
 
+    @fit_context(prefer_skip_nested_validation=False)  # the inner estimator validates its own
     def fit(self, X: Any, y: Any) -> BoxCoxClassifier:
-        """Search Λ on (X, y) with an Optuna study, then fit the transform and the classifier."""
-        self._validate_params()
+        """Search Λ on (X, y) with an Optuna study, then fit the transform and the classifier.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, finite numbers.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : BoxCoxClassifier
+            The fitted classifier.
+        """
         _check_features(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
@@ -214,9 +278,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             bounds=self.bounds,
             random_state=seed,
         )
-        sampler = self._make_sampler(seed)
         with _optuna_verbosity(self.verbose):
-            study = self._make_study(sampler)
+            study = self._study(seed)
+            sampler = study.sampler
             # A study made for another λ space is refused before a failed trial is written into it.
             objective.register(study)
             n_trials = self.n_trials
@@ -229,8 +293,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             study.optimize(objective, n_trials=n_trials, n_jobs=self.n_jobs)
         params, best = study.best_params, study.best_value
         if isinstance(sampler, PlanSampler):
+            # The plan's Λopt, unless n_trials stopped it before its first batch was scored.
             result = sampler.result(study)
-            if result.params is not None:
+            if result.best_value is not None:
                 params, best = result.params, result.best_value
         self.study_ = study
         self.lambdas_ = objective.to_lambdas(params)
@@ -241,15 +306,15 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.estimator_ = clone(self._inner()).fit(self.transformer_.transform(X), y)
         return self
 
-    def _make_sampler(self, seed: int) -> optuna.samplers.BaseSampler:
-        if isinstance(self.sampler, str):
-            return make_sampler(self.sampler, seed=seed)
-        return copy.deepcopy(self.sampler)
-
-    def _make_study(self, sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+    def _study(self, seed: int) -> optuna.Study:
+        """The study fit searches in: the user's own, or a new (or resumed) one with our sampler."""
         if isinstance(self.storage, optuna.Study):
-            self.storage.sampler = sampler
-            return self.storage
+            return self._users_study(self.storage)
+        sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
+        if isinstance(sampler, str):
+            sampler = make_sampler(sampler, seed=seed)
+        else:
+            sampler = copy.deepcopy(sampler)
         # open_storage: an unusable URL is refused with a message naming it (password redacted).
         storage = open_storage(self.storage) if isinstance(self.storage, str) else self.storage
         return optuna.create_study(
@@ -259,6 +324,28 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             direction="maximize",
             load_if_exists=self.study_name is not None,
         )
+
+    def _users_study(self, study: optuna.Study) -> optuna.Study:
+        """The study passed as ``storage``, searched as it is: its sampler is the user's choice, so
+        a different one asked for here is a contradiction, not something to swap in silently."""
+        if self.sampler is not None:
+            raise ValueError(
+                f"sampler={self.sampler!r} conflicts with the study passed as storage, which "
+                f"searches with its own {type(study.sampler).__name__}: leave sampler=None, or "
+                "pass a storage URL to let fit create the study"
+            )
+        if self.study_name is not None and self.study_name != study.study_name:
+            raise ValueError(
+                f"study_name={self.study_name!r} differs from the name of the study passed as "
+                f"storage ({study.study_name!r}): leave study_name=None"
+            )
+        if study.directions != [StudyDirection.MAXIMIZE]:
+            raise ValueError(
+                f"the study passed as storage has direction(s) "
+                f"{[d.name.lower() for d in study.directions]}; the search maximises one score, "
+                "so create it with direction='maximize'"
+            )
+        return study
 
     def _transform(self, X: Any) -> np.ndarray:
         check_is_fitted(self)

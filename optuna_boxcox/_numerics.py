@@ -1,4 +1,7 @@
-"""Column-wise numerics of the paper's transform (SPEC §1), shared by the transformer and the objective.
+"""Column-wise numerics of the paper's transform, shared by the transformer and the objective.
+
+The transform is that of Blum, Elgendi & Menon (2022), Algorithms 3 and 4: range standardisation into
+[1, 2], Box-Cox with one λ per column, standard scaling.
 
 Nothing here knows about Optuna or scikit-learn estimators: plain functions on float64 arrays, so the
 objective can re-transform a single column when only its λ changed.
@@ -7,6 +10,7 @@ objective can re-transform a single column when only its λ changed.
 from __future__ import annotations
 
 import hashlib
+import math
 import warnings
 
 import numpy as np
@@ -23,6 +27,15 @@ _EPS = float(np.finfo(np.float64).eps)
 METHODS = ("box-cox", "yeo-johnson")
 EXTRAPOLATIONS = ("extrapolate", "clip")
 
+#: A column is crowded when at least this share of its values lies within :data:`CROWDED_WIDTH`
+#: of its range (see :func:`crowded_columns`).
+CROWDED_SHARE = 0.9
+CROWDED_WIDTH = 0.01
+
+
+class ExtremeValueWarning(UserWarning):
+    """A few extreme values set a column's range, so range scaling squeezes the rest together."""
+
 
 def fit_range(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per-column minimum and range of X; a constant column gets range 1 (it then maps to Z = 1)."""
@@ -30,6 +43,57 @@ def fit_range(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     data_range = np.max(X, axis=0) - data_min
     data_range = np.where(data_range > 0, data_range, 1.0)
     return data_min, data_range
+
+
+def bulk_widths(X: np.ndarray, share: float = CROWDED_SHARE) -> np.ndarray:
+    """Per column, the width of the shortest interval holding ``share`` of its values, as a fraction
+    of the column's range: what range scaling into [1, 2] leaves of the bulk of the column.
+
+    0 where that many values are equal (or the column is constant), 1 when no fewer than all
+    values will do (fewer than 1 / (1 - share) rows).
+    """
+    n = X.shape[0]
+    k = math.ceil(share * n)
+    if n < 2 or k >= n:
+        return np.where(np.ptp(X, axis=0) > 0, 1.0, 0.0) if n else np.zeros(X.shape[1])
+    # Halved, so that the differences of finite values cannot overflow (halving is exact).
+    half = np.sort(X, axis=0) * 0.5
+    widths = np.min(half[k - 1 :] - half[: n - k + 1], axis=0)
+    spans = half[-1] - half[0]
+    return np.divide(widths, spans, out=np.zeros_like(widths), where=spans > 0)
+
+
+def crowded_columns(X: np.ndarray) -> np.ndarray:
+    """Indices of the columns of training data X whose range scaling into [1, 2] leaves at least
+    :data:`CROWDED_SHARE` (90 %) of their values within :data:`CROWDED_WIDTH` (1 %) of the range.
+
+    That happens when a few extreme values set the range (one 1e300 in a column of ordinary
+    numbers puts every other value at Z = 1 to the last bit, and the Box-Cox λ fitted to them is
+    extreme); ordinary skewed data such as exp(N(0, 1)) keeps its bulk several times wider. A
+    column whose bulk is one repeated value (mostly zeros, a rare flag) is not crowded: scaling
+    loses nothing there.
+    """
+    widths = bulk_widths(X)
+    return np.flatnonzero((widths > 0) & (widths < CROWDED_WIDTH))
+
+
+def warn_crowded_columns(X: np.ndarray, names: list[str], stacklevel: int = 2) -> None:
+    """Warn (:class:`ExtremeValueWarning`, one line) naming the :func:`crowded_columns` of X."""
+    crowded = crowded_columns(X)
+    if crowded.size == 0:
+        return
+    widths = bulk_widths(X[:, crowded])
+    listing = ", ".join(
+        f"{names[j]!r} ({CROWDED_SHARE:.0%} of its values within {w:.2g} of its range)"
+        for j, w in zip(crowded, widths)
+    )
+    warnings.warn(
+        f"a few extreme values set the range of feature(s) {listing}; scaled into [1, 2], the "
+        "rest are squeezed together and the Box-Cox λ becomes extreme. Clip or log-transform "
+        "such values first.",
+        ExtremeValueWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def range_standardise(

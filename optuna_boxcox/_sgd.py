@@ -8,6 +8,12 @@ that core loop for the settings :func:`sgd_settings` accepts — the same shuffl
 scaling, loss and stopping rule, in the same floating-point order — so it returns the weights
 scikit-learn would, bit for bit (the tests compare them). Anything else is left to scikit-learn.
 
+``_plain_sgd`` is private to scikit-learn and has changed: up to 1.7 an epoch counted as an
+improvement by its summed loss, from 1.8 on by its mean objective (loss plus the L2 penalty). The
+port follows the installed release's rule, and is only trusted on the releases it was verified
+against (:data:`optuna_boxcox._sklearn_compat.PLAIN_SGD_VERIFIED`); on any other release
+:func:`sgd_settings` declines and scikit-learn fits as usual.
+
 Numba compiles the loop on first use (:mod:`optuna_boxcox._jit`); without Numba there is no fast path.
 """
 
@@ -19,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from optuna_boxcox import _sklearn_compat
 from optuna_boxcox._jit import compiled
 
 #: scikit-learn's loss names with the hinge threshold they use.
@@ -31,7 +38,10 @@ _MAX_INT = int(np.iinfo(np.int32).max)
 
 def sgd_settings(estimator: Any) -> dict[str, Any] | None:
     """The arguments of :func:`fit_sgd_binary` that reproduce ``clone(estimator).fit`` on binary
-    labels, or None when the estimator's settings are outside what it reproduces."""
+    labels, or None when the estimator's settings are outside what it reproduces or the installed
+    scikit-learn is not one the port was verified against."""
+    if not _sklearn_compat.PLAIN_SGD_PORT_MATCHES:
+        return None
     params = estimator.get_params(deep=False)
     supported = (
         params["loss"] in _THRESHOLDS
@@ -71,6 +81,7 @@ def sgd_settings(estimator: Any) -> dict[str, Any] | None:
         "shuffle": bool(params["shuffle"]),
         "threshold": _THRESHOLDS[params["loss"]],
         "l2": params["penalty"] == "l2",
+        "stop_on_objective": _sklearn_compat.PLAIN_SGD_STOPS_ON_OBJECTIVE,
     }
 
 
@@ -96,6 +107,7 @@ def fit_sgd_binary(
         settings["shuffle"],
         settings["threshold"],
         settings["l2"],
+        settings["stop_on_objective"],
     )
     return (w, intercept, n_iter) if status == 0 else None
 
@@ -113,6 +125,7 @@ def _sgd_core(
     shuffle,
     threshold,
     l2,
+    stop_on_objective,
 ):
     """scikit-learn's ``_plain_sgd`` for dense binary data (Numba).
 
@@ -125,6 +138,10 @@ def _sgd_core(
     the rounding difference; if any decision is that close, the result is flagged ambiguous and the
     caller lets scikit-learn fit instead. So the returned weights are scikit-learn's whenever the
     flag says so.
+
+    ``stop_on_objective`` picks the release's stopping rule: the epoch's mean objective (loss plus
+    penalty) against ``best - tol`` (scikit-learn ≥ 1.8), or its summed loss against
+    ``best - tol · n`` (up to 1.7).
 
     Returns (w, intercept, n_iter, status) with status 0 = exact, 1 = non-finite weights
     (scikit-learn raises), 2 = a decision within rounding (use scikit-learn).
@@ -199,7 +216,7 @@ def _sgd_core(
             if z <= threshold:  # the loss is inexact by as much as z; zero loss is exact
                 objective_sum += threshold - z
                 slack += tolerance
-            if l2:
+            if l2 and stop_on_objective:
                 norm = math.sqrt(sq_norm)
                 penalty = alpha * (1.0 * 0.5 * (norm * norm) + 0.0)
                 objective_sum += penalty
@@ -246,21 +263,31 @@ def _sgd_core(
             t += 1
         if not np.isfinite(intercept) or not np.all(np.isfinite(w)):
             return w, intercept, epoch + 1, 1
+        # scikit-learn ≥ 1.8 compares the mean objective with best - tol, earlier releases the
+        # summed loss with best - tol·n; the same expressions here, for the same rounding.
+        if stop_on_objective:
+            epoch_objective = objective_sum / n
+            epoch_slack = slack / n
+            margin = tol
+        else:
+            epoch_objective = objective_sum
+            epoch_slack = slack
+            margin = tol * n
         # The summation of objective_sum itself adds at most n·u relative on top of the slack.
-        mean_objective = objective_sum / n
-        mean_slack = slack / n + 1e-13 * abs(mean_objective) if slack > 0 else 0.0
-        both = mean_slack + best_slack
-        if both > 0 and tol > -np.inf and abs(mean_objective - (best_objective - tol)) <= both:
+        if epoch_slack > 0:
+            epoch_slack += 1e-13 * abs(epoch_objective)
+        both = epoch_slack + best_slack
+        if both > 0 and tol > -np.inf and abs(epoch_objective - (best_objective - margin)) <= both:
             return w, intercept, epoch + 1, 2
-        if both > 0 and abs(mean_objective - best_objective) <= both:
+        if both > 0 and abs(epoch_objective - best_objective) <= both:
             return w, intercept, epoch + 1, 2
-        if tol > -np.inf and mean_objective > best_objective - tol:
+        if tol > -np.inf and epoch_objective > best_objective - margin:
             no_improvement += 1
         else:
             no_improvement = 0
-        if mean_objective < best_objective:
-            best_objective = mean_objective
-            best_slack = mean_slack
+        if epoch_objective < best_objective:
+            best_objective = epoch_objective
+            best_slack = epoch_slack
         if no_improvement >= n_iter_no_change:
             break
     for f in range(p):

@@ -16,14 +16,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.base import OneToOneFeatureMixin
 from sklearn.base import TransformerMixin
-from sklearn.base import _fit_context
 from sklearn.utils import check_array
-from sklearn.utils._param_validation import StrOptions
-from sklearn.utils._param_validation import validate_params
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
 from optuna_boxcox import _numerics
+from optuna_boxcox._sklearn_compat import StrOptions
+from optuna_boxcox._sklearn_compat import fit_context
+from optuna_boxcox._sklearn_compat import validate_params
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -110,6 +110,14 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     change irreversibly: values floored or clipped by ``extrapolation``, or saturated against the
     float64 range, cannot be recovered.
 
+    Range scaling lets the extremes of a column decide where the rest of it lands. When at least
+    90 % of a column's training values end up within 1 % of its range (say one value of 1e300 among
+    ordinary numbers), ``fit`` warns with
+    :class:`~optuna_boxcox._numerics.ExtremeValueWarning` naming the column: those values are
+    squeezed together near Z = 1 and their λ (MLE or searched) becomes extreme. Ordinary skewed
+    data, such as exp(N(0, 1)), stays well clear of that, and a column that is mostly one repeated
+    value (zeros, a rare flag) does not count.
+
     References
     ----------
     .. [1] L. Blum, M. Elgendi and C. Menon, "Impact of Box-Cox Transformation on Machine-Learning
@@ -152,7 +160,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.extrapolation = extrapolation
         self.standardize = standardize
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Fit the range, λ and scaler of each feature on X.
 
@@ -172,7 +180,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self._fit(X)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit_transform(self, X, y=None):
         """Fit on X and return X transformed (same result as ``fit(X).transform(X)``).
 
@@ -197,6 +205,8 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
+                # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
+                _numerics.warn_crowded_columns(X, self._feature_names(), stacklevel=4)
                 self.data_min_, self.data_range_ = _numerics.fit_range(X)
                 values = _numerics.range_standardise(
                     X, self.data_min_, self.data_range_, self.extrapolation

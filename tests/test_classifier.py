@@ -1,4 +1,7 @@
-"""BoxCoxClassifier: scikit-learn's estimator contract and the paper's Algorithms 3–4."""
+"""BoxCoxClassifier: the paper's Algorithms 3–4 in scikit-learn and Optuna workflows.
+
+scikit-learn's own estimator checks are in test_sklearn_checks.py.
+"""
 
 from __future__ import annotations
 
@@ -12,23 +15,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
-from sklearn.utils.estimator_checks import check_param_validation
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from optuna_boxcox import BoxCoxClassifier
-
-
-@parametrize_with_checks([BoxCoxClassifier(sampler="spherical", n_trials=None)])
-def test_classifier_passes_scikit_learn_estimator_checks(estimator, check):
-    check(estimator)
-
-
-@pytest.mark.parametrize(
-    "check", [check_param_validation, check_dataframe_column_names_consistency]
-)
-def test_classifier_passes_the_checks_not_run_by_default(check):
-    check("BoxCoxClassifier", BoxCoxClassifier(sampler="spherical"))
+from optuna_boxcox.samplers import CoordinateGridSampler
+from optuna_boxcox.samplers import SphericalSampler
+from optuna_boxcox.samplers import make_sampler
 
 
 def test_fixed_unit_lambdas_predict_like_standard_scaling(breast_cancer):
@@ -81,3 +72,70 @@ def test_unknown_sampler_name_is_a_clear_error(breast_cancer):
     X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
     with pytest.raises(ValueError, match="sampler"):
         BoxCoxClassifier(sampler="simulated-annealing").fit(X, y)
+
+
+def _small(breast_cancer):
+    return breast_cancer.data.iloc[:60, :3], breast_cancer.target.iloc[:60]
+
+
+def test_default_sampler_is_the_papers_iterative_grid_search(breast_cancer):
+    X, y = _small(breast_cancer)
+    clf = BoxCoxClassifier(KNeighborsClassifier()).fit(X, y)
+    assert isinstance(clf.study_.sampler, CoordinateGridSampler)
+    assert clf.study_.sampler.settings() == make_sampler("coordinate").settings()
+    assert len(clf.study_.trials) == 4 * 3 * 11  # E·p·L
+
+
+def test_a_study_passed_as_storage_is_searched_with_its_own_sampler(breast_cancer):
+    X, y = _small(breast_cancer)
+    sampler = optuna.samplers.RandomSampler(seed=3)
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    clf = BoxCoxClassifier(KNeighborsClassifier(), storage=study, n_trials=5).fit(X, y)
+    assert clf.study_ is study
+    assert study.sampler is sampler, "fit replaced the sampler of the user's study"
+    assert len(study.trials) == 5
+    assert clf.best_score_ == study.best_value
+
+
+def test_a_study_with_a_paper_sampler_runs_its_budget_and_result(breast_cancer):
+    X, y = _small(breast_cancer)
+    study = optuna.create_study(direction="maximize", sampler=SphericalSampler())
+    clf = BoxCoxClassifier(KNeighborsClassifier(), storage=study).fit(X, y)
+    assert len(study.trials) == 11  # Algorithm 7: one trial per grid value
+    assert np.all(clf.lambdas_ == clf.lambdas_[0]), "the spherical search gives one λ to all"
+
+
+@pytest.mark.parametrize("sampler", ["tpe", optuna.samplers.RandomSampler(seed=0)], ids=repr)
+def test_a_sampler_given_with_a_study_is_refused_and_the_study_left_alone(breast_cancer, sampler):
+    X, y = _small(breast_cancer)
+    own = optuna.samplers.TPESampler(seed=0)
+    study = optuna.create_study(direction="maximize", sampler=own)
+    with pytest.raises(
+        ValueError, match=r"conflicts with the study passed as storage.*TPESampler"
+    ):
+        BoxCoxClassifier(KNeighborsClassifier(), sampler=sampler, storage=study).fit(X, y)
+    assert study.sampler is own and study.trials == []
+
+
+def test_a_minimising_study_is_refused(breast_cancer):
+    X, y = _small(breast_cancer)
+    study = optuna.create_study(direction="minimize")
+    with pytest.raises(ValueError, match=r"direction\(s\) \['minimize'\].*direction='maximize'"):
+        BoxCoxClassifier(KNeighborsClassifier(), storage=study).fit(X, y)
+    assert study.trials == []
+
+
+def test_a_study_name_other_than_the_studys_own_is_refused(breast_cancer):
+    X, y = _small(breast_cancer)
+    study = optuna.create_study(direction="maximize", study_name="mine")
+    with pytest.raises(ValueError, match=r"study_name='other' differs .* \('mine'\)"):
+        BoxCoxClassifier(KNeighborsClassifier(), storage=study, study_name="other").fit(X, y)
+
+
+def test_a_plan_stopped_before_its_first_batch_keeps_its_best_trial(breast_cancer):
+    X, y = _small(breast_cancer)
+    # The diagonal search's first batch is all p·L single-direction sweeps; 5 trials end inside it.
+    clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="diagonal", n_trials=5).fit(X, y)
+    assert len(clf.study_.trials) == 5
+    assert clf.best_score_ == clf.study_.best_value
+    np.testing.assert_array_equal(clf.lambdas_, list(clf.study_.best_params.values()))

@@ -1,7 +1,8 @@
 """The compiled SGD core (optuna_boxcox._sgd) returns scikit-learn's SGDClassifier weights bit for bit.
 
 The oracle is scikit-learn itself: ``clone(estimator).fit(S, y)`` on the same transformed data. The
-core may decline (``None``) when a decision lies within rounding; it must rarely need to.
+core may decline (``None``) when a decision lies within rounding; it must rarely need to. The port
+mirrors a private scikit-learn loop, so it is only used on the releases verified here.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 
+from optuna_boxcox import _sklearn_compat
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._sgd import fit_sgd_binary
 from optuna_boxcox._sgd import sgd_settings
@@ -37,7 +39,10 @@ def binary_data(request):
     ],
     ids=repr,
 )
-def test_weights_equal_scikit_learns_bit_for_bit(binary_data, estimator):
+def test_weights_equal_scikit_learns_bit_for_bit(binary_data, estimator, monkeypatch):
+    # Compared against whichever scikit-learn is installed, verified or not: this is the test that
+    # verifies a release for PLAIN_SGD_VERIFIED.
+    monkeypatch.setattr(_sklearn_compat, "PLAIN_SGD_PORT_MATCHES", True)
     X, y = binary_data
     objective = BoxCoxObjective(X, y, estimator)
     settings = sgd_settings(estimator)
@@ -71,3 +76,25 @@ def test_non_finite_weights_are_left_to_scikit_learn():
     )
     with pytest.raises(ValueError, match="Floating-point under-/overflow"):
         SGDClassifier(loss="perceptron", random_state=0).fit(X, y)
+
+
+def test_installed_scikit_learn_is_one_the_port_was_verified_against():
+    assert _sklearn_compat.PLAIN_SGD_PORT_MATCHES, (
+        f"scikit-learn {_sklearn_compat.SKLEARN_VERSION} is not in PLAIN_SGD_VERIFIED: the "
+        "perceptron fast path is off. If test_weights_equal_scikit_learns_bit_for_bit passes with "
+        "it, add the release to optuna_boxcox/_sklearn_compat.py"
+    )
+
+
+def test_an_unverified_scikit_learn_leaves_the_fit_to_scikit_learn(breast_cancer, monkeypatch):
+    monkeypatch.setattr(_sklearn_compat, "PLAIN_SGD_PORT_MATCHES", False)
+    estimator = SGDClassifier(loss="perceptron", random_state=42)
+    assert sgd_settings(estimator) is None
+    X, y = breast_cancer.data, breast_cancer.target
+    lambdas = np.linspace(-2.0, 2.0, X.shape[1])
+    objective = BoxCoxObjective(X, y, estimator)
+    S = objective.transform(lambdas)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        expected = clone(estimator).fit(S, y).score(S, y)
+        assert objective.evaluate(lambdas) == expected

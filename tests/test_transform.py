@@ -1,6 +1,8 @@
-"""BoxCoxTransformer and box_cox: the paper's transform (SPEC §1, Algorithms 3 and 4)."""
+"""BoxCoxTransformer and box_cox: the transform of Blum, Elgendi & Menon (2022), Algorithms 3 and 4."""
 
 from __future__ import annotations
+
+import warnings
 
 from hypothesis import given
 from hypothesis import settings
@@ -14,6 +16,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from optuna_boxcox._numerics import ExtremeValueWarning
+from optuna_boxcox._numerics import crowded_columns
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import box_cox
 
@@ -98,7 +102,7 @@ def test_function_twin_equals_fit_transform(breast_cancer):
     )
 
 
-# --- the transform itself (SPEC §1) --------------------------------------------------------------
+# --- the transform itself (Algorithms 3 and 4) ---------------------------------------------------
 
 
 @pytest.mark.parametrize("dataset", ["breast_cancer", "sonar"])
@@ -195,6 +199,8 @@ finite_columns = hnp.arrays(
 )
 
 
+# Hypothesis likes columns such as [0, 0, …, 1e-300, 1e6], which rightly warn about extreme values.
+@pytest.mark.filterwarnings("ignore::optuna_boxcox._numerics.ExtremeValueWarning")
 @settings(max_examples=60, deadline=None)
 @given(
     train=finite_columns,
@@ -312,3 +318,80 @@ def test_nan_in_input_is_rejected():
     bc = BoxCoxTransformer().fit(np.nan_to_num(X))
     with pytest.raises(ValueError, match="NaN"):
         bc.transform(X)
+
+
+# --- extreme values (issue #19) ------------------------------------------------------------------
+
+
+def _with_one_huge_value(n=200):
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    X[5, 1] = 1e300
+    return X
+
+
+def test_one_huge_value_warns_naming_its_column():
+    X = _with_one_huge_value()
+    with pytest.warns(ExtremeValueWarning) as record:
+        bc = BoxCoxTransformer().fit(X)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "'x1'" in message and "'x0'" not in message and "'x2'" not in message, message
+    assert "\n" not in message
+    assert record[0].filename == __file__, "the warning should point at the caller's fit"
+    # What the warning is about: the rest of the column collapsed to Z = 1 and λ_MLE ran away.
+    assert bc.lambdas_[1] < -100
+
+
+def test_extreme_value_warning_names_dataframe_columns_and_comes_from_fit_only():
+    X = pd.DataFrame(_with_one_huge_value(), columns=["a", "income", "c"])
+    with pytest.warns(ExtremeValueWarning, match="'income'"):
+        bc = BoxCoxTransformer().fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtremeValueWarning)
+        bc.transform(X)
+
+
+def test_yeo_johnson_has_no_range_scaling_to_warn_about():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtremeValueWarning)
+        # Given λ: scipy's Yeo-Johnson MLE itself fails on 1e300 ("lower bound exceeds the upper").
+        BoxCoxTransformer([1.0, 1.0, 1.0], method="yeo-johnson").fit(_with_one_huge_value())
+
+
+@pytest.mark.parametrize("dataset", ["sonar", "breast_cancer", "wine", "iris", "exp_normal"])
+def test_ordinary_data_fits_without_an_extreme_value_warning(dataset, request):
+    if dataset in ("sonar", "breast_cancer"):
+        X = request.getfixturevalue(dataset).data
+    elif dataset == "exp_normal":  # ordinary right-skewed data, even with 100,000 rows
+        X = np.exp(np.random.default_rng(1).normal(size=(100_000, 3)))
+    else:
+        from sklearn import datasets
+
+        X = getattr(datasets, f"load_{dataset}")().data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtremeValueWarning)
+        BoxCoxTransformer().fit(X)
+
+
+def test_crowded_means_ninety_percent_within_one_percent_of_the_range():
+    # 100 rows: the shortest interval holding 90 of them is 0.5 % of the range, or 2 %.
+    bulk = np.linspace(0.0, 0.005, 90)
+    crowded = np.concatenate([bulk, np.linspace(0.5, 1.0, 10)])
+    wider = np.concatenate([np.linspace(0.0, 0.02, 90), np.linspace(0.5, 1.0, 10)])
+    fewer = np.concatenate([bulk[:89], np.linspace(0.4, 1.0, 11)])
+    X = np.column_stack([crowded, wider, fewer])
+    np.testing.assert_array_equal(crowded_columns(X), [0])
+
+
+def test_a_column_of_mostly_one_value_is_not_crowded():
+    flag = np.zeros(200)
+    flag[:7] = 1.0  # a rare flag: 96.5 % zeros, nothing for range scaling to squeeze
+    constant = np.full(200, 3.0)
+    assert crowded_columns(np.column_stack([flag, constant])).size == 0
+
+
+def test_crowding_is_measured_without_overflow_at_the_ends_of_float64():
+    X = np.random.default_rng(2).normal(size=(50, 1))
+    X[0, 0], X[1, 0] = -1.5e308, 1.5e308  # their difference overflows float64
+    with np.errstate(over="raise"):
+        np.testing.assert_array_equal(crowded_columns(X), [0])
