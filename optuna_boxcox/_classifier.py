@@ -28,6 +28,7 @@ from sklearn.utils.validation import validate_data
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._optimize import optimize
 from optuna_boxcox._sklearn_compat import HasMethods
 from optuna_boxcox._sklearn_compat import Interval
 from optuna_boxcox._sklearn_compat import StrOptions
@@ -121,7 +122,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     study_name : str or None, default=None
         Name of the study in ``storage`` (resumed if it exists); ``None`` lets Optuna name it.
     n_jobs : int, default=1
-        Threads evaluating trials (the paper's samplers run a sweep's candidates concurrently).
+        The paper's samplers: processes scoring each batch (see :func:`optuna_boxcox.optimize`);
+        Optuna's samplers: threads of ``study.optimize``.
     random_state : int, RandomState instance or None, default=0
         Seed of the sampler fit creates and of the inner folds (a study's own sampler keeps its
         own seed).
@@ -284,19 +286,14 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             # A study made for another λ space is refused before a failed trial is written into it.
             objective.register(study)
             n_trials = self.n_trials
-            if n_trials is None:
-                n_trials = (
-                    sampler.budget(len(objective.param_names))
-                    if isinstance(sampler, PlanSampler)
-                    else DEFAULT_OPEN_ENDED_TRIALS
-                )
-            study.optimize(objective, n_trials=n_trials, n_jobs=self.n_jobs)
-        params, best = study.best_params, study.best_value
-        if isinstance(sampler, PlanSampler):
-            # The plan's Λopt, unless n_trials stopped it before its first batch was scored.
-            result = sampler.result(study)
-            if result.best_value is not None:
-                params, best = result.params, result.best_value
+            if n_trials is None and not isinstance(sampler, PlanSampler):
+                n_trials = DEFAULT_OPEN_ENDED_TRIALS
+            # Batch by batch for the paper's samplers (their plan, or the first n_trials of it).
+            result = optimize(study, objective, n_trials=n_trials, n_jobs=self.n_jobs)
+        params, best = result.params, result.best_value
+        if best is None:
+            # n_trials stopped the plan before its first batch was scored: the best trial so far.
+            params, best = study.best_params, study.best_value
         self.study_ = study
         self.lambdas_ = objective.to_lambdas(params)
         self.best_score_ = float(best)

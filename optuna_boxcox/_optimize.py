@@ -158,7 +158,7 @@ def optimize(
         n_jobs = _parallel.resolve_n_jobs(n_jobs)
         objective.register(study)
         _name_metric(study, objective)
-        run = sampler.start_run(study)
+        run = sampler.start_run(study, max_trials=n_trials)
         runner = _BatchedRun(
             study,
             objective,

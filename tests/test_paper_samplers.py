@@ -280,6 +280,24 @@ def test_full_grid_beyond_the_limit_runs_once_max_points_is_raised():
     assert [trial.suggest_float(n, -10, 10) for n in names] == [-5.0] * 4
 
 
+def test_full_grid_of_any_size_runs_its_first_n_trials_in_lexicographic_order(breast_cancer):
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox import BoxCoxObjective
+    from optuna_boxcox import optimize
+
+    X, y = breast_cancer.data, breast_cancer.target  # 11^30 points: never made in full
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    study = optuna.create_study(direction="maximize", sampler=FullGridSampler())
+    with pytest.raises(ValueError, match=r"11\^30 = .* points"):
+        optimize(study, objective)
+    optimize(study, objective, n_trials=15)
+    grid = np.linspace(-5, 5, 11)
+    expected = [[*([-5.0] * 28), grid[k // 11], grid[k % 11]] for k in range(15)]
+    got = [[t.params[n] for n in objective.param_names] for t in study.trials]
+    np.testing.assert_allclose(got, np.clip(expected, objective.space.low, objective.space.high))
+
+
 def test_refused_full_grid_study_can_be_rerun_with_a_raised_limit():
     storage = optuna.storages.InMemoryStorage()
     refused = FullGridSampler(grid_size=5, max_points=24, search_space=space(NAMES2))

@@ -320,13 +320,22 @@ class PlanSampler(BaseSampler, abc.ABC):
         return dict(recorded) == self.settings()
 
     # -- the protocol of runners ---------------------------------------------------------------
-    def plan(self, space: LambdaSpace) -> Plan:
-        """This sampler's algorithm on ``space``, as a fresh :class:`Plan` (no study involved)."""
+    def plan(self, space: LambdaSpace, *, max_trials: int | None = None) -> Plan:
+        """This sampler's algorithm on ``space``, as a fresh :class:`Plan` (no study involved).
+
+        ``max_trials`` says that no more of the plan will be run (a sampler may refuse a plan too
+        large to run to its end, but not its first trials).
+        """
+        self._refuse(space, max_trials)
         return Plan(self._plan(space))
 
-    def start_run(self, study: Study) -> PlanRun:
-        """Start a runner's pass over the plan on ``study``: see :class:`PlanRun`."""
-        return PlanRun(self, study)
+    def _refuse(self, space: LambdaSpace, max_trials: int | None) -> None:
+        """Raise ValueError if this plan must not be run (to ``max_trials``, or its end)."""
+
+    def start_run(self, study: Study, *, max_trials: int | None = None) -> PlanRun:
+        """Start a runner's pass over the plan on ``study`` (at most ``max_trials`` new trials):
+        see :class:`PlanRun`."""
+        return PlanRun(self, study, max_trials=max_trials)
 
     # -- the λ space --------------------------------------------------------------------------
     def _space(self, study: Study, attrs: Mapping[str, Any] | None = None) -> LambdaSpace | None:
@@ -721,7 +730,9 @@ class PlanRun:
             :class:`~optuna_boxcox.BoxCoxObjective`, or give the sampler ``search_space``).
     """
 
-    def __init__(self, sampler: PlanSampler, study: Study) -> None:
+    def __init__(
+        self, sampler: PlanSampler, study: Study, *, max_trials: int | None = None
+    ) -> None:
         self.sampler = sampler
         self.study = study
         attrs = study.user_attrs
@@ -743,7 +754,8 @@ class PlanRun:
             sampler._reap_if_dead(study, trial)
         #: Plan scores (higher is better) of the finished positions.
         self.scores = dict(ledger.scores)
-        self.plan = sampler.plan(space)
+        bound = None if max_trials is None else len(self.scores) + max_trials
+        self.plan = sampler.plan(space, max_trials=bound)
         self.plan.advance(self.scores)
         #: This process, as recorded on the trials it writes.
         self.owner = sampler._identity
