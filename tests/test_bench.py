@@ -18,6 +18,8 @@ def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path,
     status = main(
         [
             "bench",
+            "--sections",
+            "components",
             "--csv",
             str(csv),
             "--classifiers",
@@ -40,6 +42,30 @@ def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path,
     assert "machine" in out and "tail" in out and "medians of 2 alternating runs" in out
 
 
+@pytest.mark.timeout(600)
+def test_end_to_end_bench_times_whole_processes_and_finds_the_same_lambda(tmp_path, capsys):
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "end-to-end",
+            "--cases",
+            "breast_cancer[:4]:bayes:iterative",
+            "--e2e-repeats",
+            "1",
+            "--script-trials",
+            "12",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    row = [line for line in out.splitlines() if line.startswith("breast_cancer[:4]")][-1]
+    assert row.endswith("True"), row  # the search and the plain loop chose the same Λ
+    assert "plain/search" in out and "tail" in out
+    script = [line for line in out.splitlines() if line.startswith("study script")][-1]
+    assert "same trials: True" in script
+
+
 def test_the_machines_own_parallel_speed_up_leaves_no_process_behind():
     import multiprocessing
 
@@ -57,7 +83,7 @@ def test_the_peak_memory_reported_is_the_childs_own_not_its_parents():
     import numpy as np
 
     parent = np.ones(100_000_000)  # 763 MiB resident here, before the child starts
-    code = "from optuna_boxcox.bench import _peak_rss_kib; print(_peak_rss_kib())"
+    code = "from optuna_boxcox.bench.components import _peak_rss_kib; print(_peak_rss_kib())"
     child_kib = int(
         subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -1,4 +1,14 @@
-"""``bench``: the paper's plain loop, plain ``study.optimize`` and the batched path, side by side."""
+"""``bench``: what a user sees, measured side by side in one run.
+
+Sections (``--sections``, in this order by default):
+
+- ``end-to-end``: ``optuna-boxcox search`` against the paper's plain loop as a script, and a study
+  script with ``optuna_boxcox.optimize`` against ``study.optimize`` — whole processes, start-up
+  included (:mod:`optuna_boxcox.bench.end_to_end`);
+- ``components``: inside one process, the plain loop, ``study.optimize`` and the batched path,
+  with one and two jobs beside the machine's own two-process speed-up
+  (:mod:`optuna_boxcox.bench.components`).
+"""
 
 from __future__ import annotations
 
@@ -7,41 +17,142 @@ from pathlib import Path
 from typing import Any
 
 BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
+SECTIONS = ("end-to-end", "components")
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "bench", help="plain loop vs study.optimize vs the batched fast path, side by side"
+        "bench",
+        help="end-to-end commands and study scripts, and the components of a search, side by side",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--csv", type=Path, required=True, help="data CSV (e.g. sonar.csv) with a label column"
+        "--csv", type=Path, default=None, help="sonar as a CSV (sonar cases and components)"
     )
-    parser.add_argument("--label", default="y")
-    parser.add_argument("--classifiers", default=",".join(BENCH_CLASSIFIERS))
-    parser.add_argument("--preset", default="iterative")
+    parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all, in this order)",
+    )
+    parser.add_argument(
+        "--cases",
+        default=None,
+        help="end-to-end: comma-separated DATA:CLASSIFIER:PRESET (DATA: sonar, or "
+        "breast_cancer[:N] for its first N features); default: the issue's set",
+    )
+    parser.add_argument(
+        "--e2e-repeats",
+        type=int,
+        default=3,
+        help="end-to-end: alternating runs of each pair of processes (medians; default 3)",
+    )
+    parser.add_argument(
+        "--script-trials",
+        type=int,
+        default=110,
+        help="end-to-end: trials of the study.optimize study script (default 110; 0 skips both "
+        "study scripts)",
+    )
+    parser.add_argument(
+        "--classifiers",
+        default=",".join(BENCH_CLASSIFIERS),
+        help="components: comma-separated (default linear,knn,bayes,svc)",
+    )
+    parser.add_argument("--preset", default="iterative", help="components: the preset")
     parser.add_argument(
         "--b-trials",
         type=int,
         default=110,
-        help="trials of (b) plain study.optimize to time and compare with (c) (0: the whole plan)",
+        help="components: trials of (b) plain study.optimize to time and compare with (c) "
+        "(0: the whole plan)",
     )
     parser.add_argument(
-        "--memory-preset", default="combined2", help="preset of the peak-RSS run ('' to skip)"
+        "--memory-preset",
+        default="combined2",
+        help="components: preset of the peak-RSS run ('' to skip)",
     )
     parser.add_argument(
-        "--n-jobs", type=int, default=2, help="jobs of the parallel (c) runs (≥ 2)"
+        "--n-jobs", type=int, default=2, help="components: jobs of the parallel (c) runs (≥ 2)"
     )
     parser.add_argument(
         "--repeats",
         type=int,
         default=5,
-        help="alternating (c) runs with one job and with --n-jobs; figures are their medians",
+        help="components: alternating (c) runs with one job and with --n-jobs; medians",
     )
     parser.set_defaults(func=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     import tempfile
+
+    from optuna_boxcox.cli._args import UsageError
+    from optuna_boxcox.cli._args import split_names
+
+    sections = split_names(args.sections) or []
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown or not sections:
+        raise UsageError(f"unknown section(s) {unknown or sections}; choose from {SECTIONS}")
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp:
+        if "end-to-end" in sections:
+            ok = _end_to_end(args, Path(tmp)) and ok
+        if "components" in sections:
+            ok = _components(args, Path(tmp)) and ok
+    return 0 if ok else 1
+
+
+def _end_to_end(args: argparse.Namespace, workdir: Path) -> bool:
+    from optuna_boxcox.bench import end_to_end
+    from optuna_boxcox.cli._args import UsageError
+    from optuna_boxcox.cli._args import split_names
+
+    cases = end_to_end.DEFAULT_CASES
+    if args.cases is not None:
+        try:
+            cases = tuple(tuple(c.rsplit(":", 2)) for c in split_names(args.cases) or [])
+            assert all(len(c) == 3 for c in cases) and cases
+        except AssertionError:
+            raise UsageError(
+                f"--cases takes DATA:CLASSIFIER:PRESET,…, got {args.cases!r}"
+            ) from None
+    if any(data == "sonar" for data, _, _ in cases) and args.csv is None:
+        raise UsageError("the sonar cases need --csv sonar.csv")
+    print(
+        f"end to end: whole processes, start-up included; medians of {args.e2e_repeats} "
+        "alternating runs; 'tail': share of the search command's time after its last trial was "
+        "written; MiB: the search's peak resident memory",
+        flush=True,
+    )
+    rows = []
+    for data, classifier, preset in cases:
+        rows.append(
+            end_to_end.compare_search(
+                data,
+                classifier,
+                preset,
+                sonar_csv=args.csv,
+                workdir=workdir,
+                repeats=args.e2e_repeats,
+            )
+        )
+        print(end_to_end.format_search_rows(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(end_to_end.format_search_rows(rows))
+    ok = all(r["same_lambda"] for r in rows)
+    if args.script_trials > 0:
+        scripts = end_to_end.compare_study_scripts(
+            workdir, optuna_trials=args.script_trials, repeats=args.e2e_repeats
+        )
+        print(end_to_end.format_script_row(scripts), flush=True)
+        ok = ok and scripts["same_trials"]
+    print()
+    return ok
+
+
+def _components(args: argparse.Namespace, workdir: Path) -> bool:
     import warnings
 
     import optuna
@@ -51,36 +162,39 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from optuna_boxcox.bench import format_rows
     from optuna_boxcox.bench import peak_rss_of_search
     from optuna_boxcox.bench import training_fold
+    from optuna_boxcox.cli._args import UsageError
     from optuna_boxcox.datasets import load_csv
 
+    if args.csv is None:
+        raise UsageError("the components section needs --csv sonar.csv")
+    if args.n_jobs < 2 or args.repeats < 1:
+        raise UsageError("bench: --n-jobs must be at least 2 and --repeats at least 1")
     warnings.simplefilter("ignore", FutureWarning)  # SVC(probability=True) in (a)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     X, y = training_fold(*load_csv(args.csv, args.label))
-    if args.n_jobs < 2 or args.repeats < 1:
-        raise SystemExit("bench: --n-jobs must be at least 2 and --repeats at least 1")
     print(
-        f"bench: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset {args.preset!r}, "
-        f"every trial persisted in SQLite; per-evaluation milliseconds, one BLAS/OpenMP thread "
-        f"per process; (c) and (c)x{args.n_jobs}: medians of {args.repeats} alternating runs, "
-        f"c/c{args.n_jobs} the median ratio of neighbouring runs (its range beside it); 'machine': "
-        f"the speed-up {args.n_jobs} processes of a plain Python loop got beside them; 'write': share "
-        f"of (c)'s time spent writing to SQLite; 'tail': share of (c)x{args.n_jobs}'s time after its "
-        f"last fit (writing sweeps of Λ scored before)",
+        f"components: {args.csv.name} training fold {X.shape[0]} × {X.shape[1]}, preset "
+        f"{args.preset!r}, every trial persisted in SQLite; per-evaluation milliseconds, one "
+        f"BLAS/OpenMP thread per process; (c) and (c)x{args.n_jobs}: medians of {args.repeats} "
+        f"alternating runs, c/c{args.n_jobs} the median ratio of neighbouring runs (its range "
+        f"beside it); 'machine': the speed-up {args.n_jobs} processes of a plain Python loop got "
+        f"beside them; 'write': share of (c)'s time spent writing to SQLite; 'tail': share of "
+        f"(c)x{args.n_jobs}'s time after its last fit (writing sweeps of Λ scored before)",
         flush=True,
     )
     rows = []
     # One thread per process in all three paths: scikit-learn's threaded k-NN search and BLAS would
     # otherwise compete for the cores with whatever else runs, and (c) with 2 jobs with itself.
-    with tempfile.TemporaryDirectory() as tmp, threadpool_limits(1):
-        for name in args.classifiers.split(","):
+    with threadpool_limits(1):
+        for name in (n.strip() for n in args.classifiers.split(",")):
             rows.append(
                 bench_classifier(
                     X,
                     y,
-                    name.strip(),
+                    name,
                     args.preset,
                     args.b_trials,
-                    Path(tmp),
+                    workdir,
                     n_jobs=args.n_jobs,
                     repeats=args.repeats,
                 )
@@ -90,13 +204,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(format_rows(rows))
         if args.memory_preset:
             rss, trials = peak_rss_of_search(
-                args.csv, args.label, "bayes", args.memory_preset, Path(tmp)
+                args.csv, args.label, "bayes", args.memory_preset, workdir
             )
             print(
-                f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials persisted): {rss:.0f} MiB"
+                f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials "
+                f"persisted): {rss:.0f} MiB"
             )
-    return (
-        0
-        if all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows)
-        else 1
-    )
+    return all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows)

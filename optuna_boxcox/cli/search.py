@@ -80,6 +80,12 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         help="do not attach the search's figures and note to the study (shown by optuna-dashboard)",
     )
     parser.add_argument(
+        "--report-timings",
+        type=Path,
+        default=None,
+        help=argparse.SUPPRESS,  # for the end-to-end benchmark: when the last trial was written
+    )
+    parser.add_argument(
         "--no-batch",
         action="store_true",
         help="one trial at a time through study.optimize (to share a study with other workers); "
@@ -186,6 +192,10 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     except KeyboardInterrupt:
         raise Interrupted(len(study.get_trials(deepcopy=False))) from None
     elapsed = time.perf_counter() - started
+    if getattr(args, "report_timings", None) is not None:
+        import json
+
+        args.report_timings.write_text(json.dumps({"written_at": time.time()}))
     trials = study.get_trials(deepcopy=False)
     params, best = result.params, result.best_value
     if params is None:

@@ -230,7 +230,7 @@ def peak_rss_of_search(
 ) -> tuple[float, int]:
     """Peak RSS (MiB) of a separate process running one batched search persisted to SQLite."""
     code = (
-        "from optuna_boxcox.bench import _child_search; "
+        "from optuna_boxcox.bench.components import _child_search; "
         f"_child_search({str(csv)!r}, {label!r}, {classifier!r}, {preset!r}, {str(workdir / 'rss.db')!r})"
     )
     completed = subprocess.run(
