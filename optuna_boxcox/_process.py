@@ -8,6 +8,7 @@ and have them re-run. The start time tells a live process from a dead one whose 
 from __future__ import annotations
 
 import os
+import resource
 import socket
 
 #: Trial system attribute naming the process that runs (or ran) the trial.
@@ -44,3 +45,20 @@ def owner_is_dead(owner: str) -> bool:
     except OSError:  # e.g. a pid the platform cannot signal
         return False
     return start not in ("?", _start_time(pid))
+
+
+def peak_rss_kib() -> int:
+    """This process's peak resident set size in KiB.
+
+    Linux's ``ru_maxrss`` survives ``exec``: a process started by ``subprocess`` reports its
+    parent's peak when that was larger, so the high-water mark of the process's current memory
+    map (``VmHWM``) is read instead where /proc has it.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

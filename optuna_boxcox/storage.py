@@ -8,6 +8,7 @@ import sqlite3
 import time
 from typing import TYPE_CHECKING
 import warnings
+import weakref
 
 from optuna.exceptions import ExperimentalWarning
 from optuna.storages import JournalStorage
@@ -112,9 +113,21 @@ def _check_file(path: Path, what: str, *, create: bool) -> None:
         parent.mkdir(parents=True, exist_ok=True)
 
 
+#: RDB storages this process opened, for :func:`close_opened_storages`.
+_OPENED: weakref.WeakSet[RDBStorage] = weakref.WeakSet()
+
+
+def close_opened_storages() -> None:
+    """Close the database connections of every RDB storage :func:`open_storage` opened (SQLite
+    then copies its write-ahead log into the database file), e.g. before a quick process exit."""
+    for storage in list(_OPENED):
+        storage.engine.dispose()
+
+
 def _cached(storage: RDBStorage) -> BaseStorage:
     """The storage behind :class:`CachedRDBStorage` on the Optuna versions it was checked against
     (it writes and reads Optuna's tables directly), else as it is."""
+    _OPENED.add(storage)
     return CachedRDBStorage(storage) if supported() else storage
 
 
@@ -212,6 +225,7 @@ __all__ = [
     "DEFAULT_STORAGE",
     "REPRODUCE_STORAGE",
     "StorageError",
+    "close_opened_storages",
     "open_storage",
     "redact",
     "sqlite_path",

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-import resource
 import sqlite3
 import statistics
 import subprocess
@@ -44,6 +43,7 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._optimize import RunStats
 from optuna_boxcox._optimize import optimize
+from optuna_boxcox._process import peak_rss_kib
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.classifiers import paper_svc
 from optuna_boxcox.samplers import CoordinateGridSampler
@@ -241,20 +241,7 @@ def peak_rss_of_search(
 
 
 def _peak_rss_kib() -> int:
-    """This process's peak resident set size in KiB.
-
-    Linux's ``ru_maxrss`` survives ``exec``: a child started by ``subprocess`` reports the parent's
-    peak when that was larger (this bench's own ~670 MiB), so the high-water mark of the process's
-    current memory map is read instead where /proc has it.
-    """
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak_rss_kib()
 
 
 def _child_search(csv: str, label: str, classifier: str, preset: str, db: str) -> None:

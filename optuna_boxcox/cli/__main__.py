@@ -1,7 +1,5 @@
 """``python -m optuna_boxcox.cli``: the same as the ``optuna-boxcox`` command."""
 
-import sys
+from optuna_boxcox.cli import run
 
-from optuna_boxcox.cli import main
-
-sys.exit(main())
+run()

@@ -192,10 +192,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     except KeyboardInterrupt:
         raise Interrupted(len(study.get_trials(deepcopy=False))) from None
     elapsed = time.perf_counter() - started
-    if getattr(args, "report_timings", None) is not None:
-        import json
-
-        args.report_timings.write_text(json.dumps({"written_at": time.time()}))
+    written_at = time.time()
     trials = study.get_trials(deepcopy=False)
     params, best = result.params, result.best_value
     if params is None:
@@ -231,6 +228,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         "elapsed": elapsed,
         "n_trials": len(trials),
         "new_trials": stats.trials if not args.no_batch else None,
+        "written_at": written_at,
     }
 
 
@@ -274,6 +272,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     found = run_search(args)
     print_search(found)
     print(dashboard_hint(found["storage"]))
+    if args.report_timings is not None:
+        import json
+
+        from optuna_boxcox._process import peak_rss_kib
+
+        timings = {"written_at": found["written_at"], "peak_kib": peak_rss_kib()}
+        args.report_timings.write_text(json.dumps(timings))
     return 0
 
 
