@@ -250,9 +250,11 @@ class _BatchedRun:
         )
         self.writer: _Team | _Writer = self.team
         if not self.team.writes:
-            self.writer = _Writer(
-                study, last_trial_id, stats, self.trials, background=self.team.n_workers > 0
-            )
+            # A thread writes while this one scores: SQLite does its work with the GIL released,
+            # so even one job keeps two cores busy; with worker processes on a storage they
+            # cannot write to (in-memory, journal), the thread is the writer.
+            background = self.team.n_workers > 0 or bulk_supported(storage_of(study))
+            self.writer = _Writer(study, last_trial_id, stats, self.trials, background=background)
 
     def run(self, *, n_trials: int | None, timeout: float | None, progress: bool) -> SearchResult:
         run, stats, objective = self.plan_run, self.stats, self.objective
@@ -457,9 +459,10 @@ class _Handover:
 class _Writer:
     """Writes lists of finished trials in order, each in one transaction.
 
-    With one job it writes in the caller's thread (one core: score, then write). With worker
-    processes scoring on a storage that a child process cannot write to (in-memory, journal),
-    it writes on a background thread, so that a write overlaps with the scoring of the next batches.
+    In the background (a thread of this process) a write overlaps the scoring of the next batches:
+    on an RDB storage with one job (the database does its work with the GIL released), and with
+    worker processes on a storage that a child process cannot write to (in-memory, journal).
+    Otherwise it writes in the caller's thread.
     """
 
     def __init__(

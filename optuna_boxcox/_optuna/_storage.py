@@ -70,6 +70,7 @@ class _StudyCache:
         self.directions: list[StudyDirection] | None = None
 
     def add(self, trials: Iterable[FrozenTrial]) -> None:
+        seen = None  # trials written together share one distributions mapping: look at it once
         for trial in trials:
             self.trials[trial.number] = trial
             trial_id = trial._trial_id
@@ -77,8 +78,10 @@ class _StudyCache:
                 self.unfinished.discard(trial_id)
             else:
                 self.unfinished.add(trial_id)
-            for name, distribution in trial.distributions.items():
-                self.param_distributions.setdefault(name, distribution)
+            if trial.distributions is not seen:
+                seen = trial.distributions
+                for name, distribution in seen.items():
+                    self.param_distributions.setdefault(name, distribution)
         self.sorted = None
 
     def in_order(self) -> list[FrozenTrial]:
