@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo lint test test-all clean postgres
+.PHONY: install demo lint test test-compat test-all clean postgres
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,10 +35,31 @@ lint: $(STAMP)
 
 test: $(STAMP) $(CHROMIUM) postgres lint
 	$(PY) -m pytest -m "not slow" -q
+	$(MAKE) --no-print-directory test-compat
+
+# The lowest Optuna and scikit-learn the package claims (pyproject.toml), in a second virtual
+# environment: the tests of everything that uses their internals (storage, bulk reads and writes,
+# samplers, the runner, scikit-learn's private API and checks, the SGD port).
+LOWEST := "optuna==4.2.0" "scikit-learn==1.6.0" "pytest<10"
+COMPAT := .venv-compat
+COMPAT_STAMP := $(COMPAT)/.installed
+COMPAT_TESTS := tests/test_read.py tests/test_storage.py tests/test_runner.py tests/test_persist.py \
+	tests/test_paper_samplers.py tests/test_sampler_contract.py tests/test_trial_times.py \
+	tests/test_objective.py tests/test_sgd.py tests/test_transform.py tests/test_classifier.py \
+	tests/test_evaluators.py tests/test_sklearn_checks.py tests/test_postgres.py
+$(COMPAT_STAMP): pyproject.toml
+	test -x $(COMPAT)/bin/python || $(PYTHON) -m venv $(COMPAT)
+	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip
+	$(COMPAT)/bin/python -m pip install --quiet -e '.[test,postgres]' $(LOWEST)
+	touch $(COMPAT_STAMP)
+
+test-compat: $(COMPAT_STAMP) postgres
+	$(COMPAT)/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(COMPAT_TESTS) \
+		-k "not n_trials and not killed_at_random"
 
 # Everything, including the full-scale runs marked slow.
 test-all: $(STAMP) $(CHROMIUM) postgres
 	$(PY) -m pytest -m "slow or not slow" -q
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) $(COMPAT) build *.egg-info .pytest_cache

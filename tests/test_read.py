@@ -80,11 +80,12 @@ def url(request, tmp_path):
 
 
 def test_the_bulk_reader_reads_every_kind_of_trial_as_optuna_does(url):
-    study = optuna.create_study(storage=url, study_name="kinds")
+    # Written by study.optimize through the package's storage (Optuna 4.2's own cache cannot find
+    # the best trial on PostgreSQL with SQLAlchemy 2.1), read back by Optuna's reader.
+    study = optuna.create_study(storage=open_storage(url), study_name="kinds")
     _every_kind_of_trial(study)
-    other = optuna.create_study(
-        storage=url, study_name="other"
-    )  # interleaved ids of another study
+    # Another study in between: its trial ids interleave.
+    other = optuna.create_study(storage=open_storage(url), study_name="other")
     other.optimize(lambda t: t.suggest_float("y", 0, 1), n_trials=3)
     _every_kind_of_trial(study)
     backend = RDBStorage(url)
