@@ -1,16 +1,32 @@
-"""Numba compilation on first use, for the few loops NumPy cannot express without extra passes.
+"""Numba compilation on first use, and threads for the compiled kernels that release the GIL.
 
 Each kernel is plain Python + NumPy that Numba compiles the first time it is called (and caches on
 disk), so importing the package stays cheap and a missing Numba only disables the fast paths that
 need it: :func:`compiled` then returns None and callers take their NumPy or scikit-learn path.
+
+Kernels are compiled with ``nogil=True``: :func:`parallel_map` runs them on a plain thread pool
+(per process, so that a forked worker never inherits a pool whose threads did not survive the
+fork), which needs no Numba threading layer and lets BLAS calls between kernels share the threads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+import contextlib
+import os
+import threading
+from typing import TYPE_CHECKING
 from typing import Any
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from collections.abc import Iterator
+
 _COMPILED: dict[Callable[..., Any], Any] = {}
+_POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+_CONTROLLER: Any = None
 
 
 def compiled(function: Callable[..., Any]) -> Callable[..., Any] | None:
@@ -23,3 +39,53 @@ def compiled(function: Callable[..., Any]) -> Callable[..., Any] | None:
         else:
             _COMPILED[function] = numba.njit(cache=True, nogil=True)(function)
     return _COMPILED[function]
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (its affinity mask where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_threads(n_threads: int | None) -> int:
+    """``None`` or -1 → every usable core; a positive int as given. Raises on anything else."""
+    if n_threads is None or n_threads == -1:
+        return usable_cores()
+    if isinstance(n_threads, bool) or not isinstance(n_threads, int) or n_threads < 1:
+        raise ValueError(f"n_threads must be a positive int, -1 or None, got {n_threads!r}")
+    return n_threads
+
+
+def parallel_map(function: Callable[[Any], Any], items: Iterable[Any], n_threads: int) -> list:
+    """``[function(x) for x in items]``, on up to `n_threads` threads; the first error is raised.
+
+    Worth it only when `function` spends its time in code that releases the GIL (Numba ``nogil``
+    kernels, BLAS, libsvm).
+    """
+    items = list(items)
+    if n_threads <= 1 or len(items) <= 1:
+        return [function(x) for x in items]
+    return list(_pool(n_threads).map(function, items))
+
+
+def _pool(n_threads: int) -> ThreadPoolExecutor:
+    key = (os.getpid(), n_threads)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(key)
+        if pool is None:
+            pool = _POOLS[key] = ThreadPoolExecutor(n_threads, thread_name_prefix="optuna-boxcox")
+        return pool
+
+
+@contextlib.contextmanager
+def blas_threads(n_threads: int) -> Iterator[None]:
+    """Limit BLAS to `n_threads` threads inside the block (the kernels' own threads call it)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    with _CONTROLLER.limit(limits=n_threads, user_api="blas"):
+        yield
