@@ -450,7 +450,8 @@ class _NeighbourSweeps(FastScorer):
         self.members = [np.flatnonzero(self.codes == c) for c in range(len(self.classes))]
         #: (n, k+1) distinct rows per row near it at some recent point: bounds for the next sweep.
         self.hint: np.ndarray | None = None
-        self._largest_group = 1  # candidates of the largest sweep so far (memory grows with it)
+        # (candidates, block bytes) of the largest sweep so far: its memory grows with both.
+        self._largest_sweep = (1, _neighbors.MIN_BLOCK_BYTES)
 
     @classmethod
     def from_estimator(
@@ -474,18 +475,47 @@ class _NeighbourSweeps(FastScorer):
             return None
         return cls(y, metric, int(k))
 
-    def sweep_footprint(self, n_features: int, n_candidates: int) -> int:
+    def footprint(self, n_features: int) -> int:
+        # The smallest sweep: one candidate, the smallest blocks.
+        return self._resident_bytes(n_features) + self.sweep_footprint(
+            n_features, 1, _neighbors.MIN_BLOCK_BYTES
+        )
+
+    def _resident_bytes(self, n_features: int) -> int:
+        """Bytes held between scores, and those of a single score besides a sweep's."""
+        return super().footprint(n_features) + len(self.y) * (self.n_neighbors + 1) * 8
+
+    def sweep_footprint(self, n_features: int, n_candidates: int, block_bytes: int) -> int:
         """Bytes of one sweep over `n_candidates` columns (its neighbour lists and votes)."""
         n = len(self.y)
         votes = n_candidates * n * 8
         lists = _neighbors.sweep_footprint(
-            n, n_features, n_candidates, self.n_neighbors, self.n_threads
+            n, n_features, n_candidates, self.n_neighbors, self.n_threads, block_bytes
         )
         return lists + votes
 
     def peak_bytes(self, n_features: int) -> int:
-        extra = self.sweep_footprint(n_features, self._largest_group)
-        return self.footprint(n_features) - self.sweep_footprint(n_features, 1) + extra
+        group, block = self._largest_sweep
+        return self._resident_bytes(n_features) + self.sweep_footprint(n_features, group, block)
+
+    def _sweep_size(self, n_features: int, n_candidates: int) -> tuple[int, int]:
+        """(candidates at a time, block bytes) for a sweep within the memory limit: the largest
+        blocks up to BLOCK_BYTES, then as many candidates as fit (at least one, the smallest
+        blocks: the footprint checked before the scorer was made)."""
+        if self.memory_limit is None:
+            return n_candidates, _neighbors.BLOCK_BYTES
+        spare = self.memory_limit - self._resident_bytes(n_features)
+        block = _neighbors.BLOCK_BYTES
+        while (
+            block > _neighbors.MIN_BLOCK_BYTES
+            and self.sweep_footprint(n_features, 1, block) > spare
+        ):
+            block //= 2
+        block = max(block, _neighbors.MIN_BLOCK_BYTES)
+        group = n_candidates
+        while group > 1 and self.sweep_footprint(n_features, group, block) > spare:
+            group = (group + 1) // 2
+        return group, block
 
     def warm_up(self) -> None:
         _neighbors.warm_up()
@@ -505,21 +535,22 @@ class _NeighbourSweeps(FastScorer):
         if k == n:  # every row votes for every row: the most frequent class, first maximum
             majority = int(np.argmax([len(m) for m in self.members]))
             return [np.full(n, majority, dtype=np.intp) for _ in columns]
-        group = len(columns)
-        if self.memory_limit is not None:
-            p = self.S.shape[1]
-            spare = self.memory_limit - (self.footprint(p) - self.sweep_footprint(p, 1))
-            while group > 1 and self.sweep_footprint(p, group) > spare:
-                group = (group + 1) // 2
-        self._largest_group = max(self._largest_group, group)
+        p = self.S.shape[1]
+        group, block = self._sweep_size(p, len(columns))
+        if self.sweep_footprint(p, group, block) > self.sweep_footprint(p, *self._largest_sweep):
+            self._largest_sweep = (group, block)
         predictions: list[np.ndarray | None] = []
         for first in range(0, len(columns), group):
-            predictions.extend(self._sweep_group(j, columns[first : first + group]))
+            predictions.extend(self._sweep_group(j, columns[first : first + group], block))
         return predictions
 
-    def _sweep_group(self, j: int, columns: np.ndarray) -> list[np.ndarray | None]:
+    def _sweep_group(
+        self, j: int, columns: np.ndarray, block_bytes: int
+    ) -> list[np.ndarray | None]:
         k, n_classes = self.n_neighbors, len(self.classes)
-        found = _neighbors.sweep_neighbours(self.S, j, columns, k, self.hint, self.n_threads)
+        found = _neighbors.sweep_neighbours(
+            self.S, j, columns, k, self.hint, self.n_threads, block_bytes
+        )
         if not np.all(np.isfinite(found.distance[:, :, k])):  # cannot happen; never guess
             return [None] * len(columns)
         predictions: list[np.ndarray | None] = list(
@@ -571,22 +602,19 @@ class KNeighborsScorer(_NeighbourSweeps):
     #: Candidates per row and neighbour (on average) above which the full partial sort is cheaper.
     _MAX_CANDIDATES = 16
 
-    def footprint(self, n_features: int) -> int:
+    def _resident_bytes(self, n_features: int) -> int:
         n = len(self.y)
-        rows = self._block_rows(n)
-        # A score's block: a mask, candidate indices and their sort (~5 int64 per candidate).
-        block = rows * n * (1 + 5 * 8)
+        # A score's block of rows: a mask, and the partial sort's indices and values (int64).
+        block = self._block_rows(n) * n * (1 + 2 * 8)
         nearest = 2 * n * (self.n_neighbors + 1) * 8
         return (
-            super().footprint(n_features)
-            + _SquaredDistances.footprint(n)
-            + nearest
-            + max(block, self.sweep_footprint(n_features, 1))
+            super()._resident_bytes(n_features) + _SquaredDistances.footprint(n) + nearest + block
         )
 
     @staticmethod
     def _block_rows(n: int) -> int:
-        return int(min(n, max(16, _neighbors.BLOCK_BYTES // (8 * max(n, 1)))))
+        """Rows per block of a score: 2 MiB of distances, few enough blocks for NumPy's calls."""
+        return int(min(n, max(16, 2 * 1024**2 // (8 * max(n, 1)))))
 
     def _reset(self) -> None:
         # Built on the first single score: a search that only sweeps never needs the matrix.
@@ -693,9 +721,6 @@ class BlockwiseKNeighborsScorer(_NeighbourSweeps):
     """
 
     name = "knn:blockwise"
-
-    def footprint(self, n_features: int) -> int:
-        return super().footprint(n_features) + self.sweep_footprint(n_features, 1)
 
     def _reset(self) -> None:
         pass

@@ -35,10 +35,12 @@ from optuna_boxcox._jit import parallel_map
 GEMM_ERROR = 1e-12
 #: Relative margin below which a k-th and (k+1)-th distance count as a near-tie.
 RELATIVE_TIE = 1e-9
-#: Rows of a distance block; columns are chosen so that one block fills ``block_bytes``.
+#: Rows of a distance block at most; columns are chosen so that one block fills ``block_bytes``.
 _BLOCK_ROWS = 256
-#: Bytes of one distance block (per thread): a few MiB keeps it in the last-level cache.
+#: Bytes of one distance block (per thread): a few MiB keeps it in the last-level cache. Under a
+#: tight memory limit blocks shrink down to MIN_BLOCK_BYTES, slower but still exact.
 BLOCK_BYTES = 4 * 1024**2
+MIN_BLOCK_BYTES = 64 * 1024
 #: Rows among which the first hint of a sweep without one is found.
 _BOOTSTRAP_SAMPLE = 4096
 
@@ -59,13 +61,22 @@ class SweepNeighbours:
     error: np.ndarray
 
 
-def sweep_footprint(n: int, p: int, n_candidates: int, k: int, n_threads: int) -> int:
+def sweep_footprint(
+    n: int, p: int, n_candidates: int, k: int, n_threads: int, block_bytes: int = BLOCK_BYTES
+) -> int:
     """Bytes :func:`sweep_neighbours` holds at its peak for an n × p matrix."""
     state = n * n_candidates * (k + 1) * (8 + 4)  # distance and index
-    per_row = n * (n_candidates * 8 + 3 * 8)  # candidate columns, norms, thresholds, error
+    per_row = n * (n_candidates * 8 + 4 * 8)  # candidate columns, norms, bounds, error, rows
     data = 2 * n * p * 8  # the matrix without column j, and a sample of its rows (first hint)
     hint = n * (k + 1) * 8
-    return state + per_row + data + hint + n_threads * BLOCK_BYTES
+    return state + per_row + data + hint + n_threads * _block_shape(n, block_bytes)[2]
+
+
+def _block_shape(n: int, block_bytes: int) -> tuple[int, int, int]:
+    """(rows, columns, bytes) of the distance blocks for n rows within `block_bytes`."""
+    rows = max(1, min(_BLOCK_ROWS, n, block_bytes // (8 * 64)))
+    width = max(1, min(n, block_bytes // (8 * rows)))
+    return rows, width, rows * width * 8
 
 
 def sweep_neighbours(
@@ -75,6 +86,7 @@ def sweep_neighbours(
     k: int,
     hint: np.ndarray | None = None,
     n_threads: int = 1,
+    block_bytes: int = BLOCK_BYTES,
 ) -> SweepNeighbours:
     """The k+1 nearest rows of every row of S with column j replaced by each row of `columns`.
 
@@ -86,6 +98,7 @@ def sweep_neighbours(
         hint: (n, ≥ k+1) distinct row indices per row whose distances bound the (k+1)-th one,
             e.g. the neighbours of a previous point; None computes them first (one extra pass).
         n_threads: Threads over row blocks (each runs BLAS on one thread).
+        block_bytes: Bytes of the distance block each thread holds.
     """
     S = np.asarray(S, dtype=np.float64)
     columns = np.ascontiguousarray(columns, dtype=np.float64)
@@ -99,20 +112,25 @@ def sweep_neighbours(
     # |computed − exact| of D_c(i, m) ≤ GEMM_ERROR · (‖s_i‖² + max_m ‖s_m‖²), norms with column j.
     error_of_row = GEMM_ERROR * (norms + square_max + np.max(norms) + np.max(square_max))
     if hint is None:
-        hint = _bootstrap_hint(rest, norms, S[:, j], k, n_threads)
+        hint = _bootstrap_hint(rest, norms, S[:, j], k, n_threads, block_bytes)
     hint = np.ascontiguousarray(hint[:, : k + 1], dtype=np.int64)
     bound = np.empty(n)
     compiled(_hint_bound)(rest, columns, hint, bound)
     # The (k+1)-th computed distance is at most the hint rows' computed distances; the thresholds
     # also cover the near-tie band above it (see KNeighborsScorer) with room to spare.
     threshold = bound * (1.0 + 4.0 * RELATIVE_TIE) + 8.0 * error_of_row
-    result = _scan(rest, norms, columns, k, threshold, n_threads)
+    result = _scan(rest, norms, columns, k, threshold, n_threads, block_bytes)
     result.error = np.broadcast_to(error_of_row[:, None], result.distance.shape[:2]).copy()
     return result
 
 
 def _bootstrap_hint(
-    rest: np.ndarray, norms: np.ndarray, column: np.ndarray, k: int, n_threads: int
+    rest: np.ndarray,
+    norms: np.ndarray,
+    column: np.ndarray,
+    k: int,
+    n_threads: int,
+    block_bytes: int,
 ) -> np.ndarray:
     """k+1 distinct rows near each row: its nearest among a random sample of the rows (seeded,
     so the result is reproducible). A fifth of a pass at 20,000 rows instead of a whole one; the
@@ -121,7 +139,7 @@ def _bootstrap_hint(
     size = min(n, max(_BOOTSTRAP_SAMPLE, 4 * (k + 1)))
     sample = np.sort(np.random.default_rng(0).choice(n, size, replace=False))
     base = np.ascontiguousarray(column, dtype=np.float64)[None, :]
-    found = _scan(rest, norms, base, k, np.full(n, np.inf), n_threads, sample)
+    found = _scan(rest, norms, base, k, np.full(n, np.inf), n_threads, block_bytes, sample)
     return found.index[:, 0, :]
 
 
@@ -132,6 +150,7 @@ def _scan(
     k: int,
     threshold: np.ndarray,
     n_threads: int,
+    block_bytes: int,
     among: np.ndarray | None = None,
 ) -> SweepNeighbours:
     """Each row's k+1 nearest rows per candidate, among all rows or the rows `among`."""
@@ -142,8 +161,8 @@ def _scan(
     kernel = compiled(_scan_block)
     among = np.arange(n) if among is None else among
     others = rest[among] if len(among) < n else rest
-    rows = min(_BLOCK_ROWS, n)
-    width = max(1, min(len(among), BLOCK_BYTES // (8 * rows)))
+    rows, width, _ = _block_shape(n, block_bytes)
+    width = min(width, len(among))
     others_t = others.T  # a view: BLAS reads it transposed
 
     def scan_rows(start: int) -> None:
