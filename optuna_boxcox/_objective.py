@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+import numbers
 import threading
 from typing import TYPE_CHECKING
 from typing import Any
@@ -56,12 +57,17 @@ CRITERIA = ("ml", "pcml", "fisher", "1nn-mm")
 
 #: Bytes of one score-cache entry besides its key's 8 bytes per λ (bytes object, float, dict slot).
 _CACHE_ENTRY_BYTES = 160
-#: Share of the memory limit the score cache may take, and its cap (a million scores at p = 30).
-_CACHE_SHARE = 1 / 16
-_CACHE_CAP = 512 * 1024**2
+#: Share of the memory limit the score cache may take (~150,000 scores of 30 λ by default).
+_CACHE_SHARE = 1 / 64
+_CACHE_CAP = 256 * 1024**2
 #: Evaluators whose candidates :meth:`BoxCoxObjective.evaluate_batch` scores on threads side by
 #: side: their work runs without the GIL (Numba's SGD, libsvm) and shares nothing between points.
 _SIDE_BY_SIDE = ("sgd", "svc:precomputed")
+#: Rows below which side-by-side threads cost more than they save (a fit takes about a
+#: millisecond, of which the transform's Python part holds the GIL).
+_SIDE_BY_SIDE_ROWS = 2000
+#: The smallest kernel cache (MB) the generic SVC gets under a tight memory limit.
+_MIN_SVC_CACHE_MB = 1.0
 
 # Scores a search maximises; the paper minimises 1 - accuracy, the same search.
 
@@ -517,6 +523,7 @@ class BoxCoxObjective:
         self.budget.reserve("cache", self._cache_capacity * entry)
         self._scorer_limit: int | None = None
         self._batch_threads = 1
+        self._generic = self.estimator
         if self._is_criterion():
             self._evaluator = f"criterion:{self.scoring}"
             # 1NN-MM's blocks of distances and masks (see _criteria.nn_margin).
@@ -529,14 +536,19 @@ class BoxCoxObjective:
         if scorer is None:
             self._scorer_limit = None
             self._evaluator = GENERIC
-            per_thread = _generic_footprint(self.estimator, n, p)
+            self._generic = _within_memory(self.estimator, self.budget.remaining(), n, p)
+            per_thread = _generic_footprint(self._generic, n, p)
+            self.budget.reserve("evaluator", per_thread)
         else:
             self._evaluator = scorer.name
             per_thread = scorer.footprint(p)
-        self.budget.reserve("evaluator", per_thread)
-        if self._evaluator in _SIDE_BY_SIDE or (
+            self.budget.reserve("evaluator", per_thread)
+            # The generic fit after a near-tie runs beside the fast scorer's state.
+            self._generic = _within_memory(self.estimator, self.budget.remaining(), n, p)
+        side_by_side = self._evaluator in _SIDE_BY_SIDE or (
             self._evaluator == GENERIC and type(self.estimator) is SVC and self._splits is None
-        ):
+        )
+        if side_by_side and n >= _SIDE_BY_SIDE_ROWS:
             # Each extra thread of evaluate_batch holds its own transform and evaluator.
             extra_thread = 2 * matrix + per_thread
             affordable = max(0, self.budget.remaining()) // extra_thread
@@ -556,11 +568,11 @@ class BoxCoxObjective:
         if self.rows is not None and len(features) == self.n_samples:
             features = features[self.rows]
         if self._splits is None:
-            model = clone(self.estimator).fit(features, self.y)
+            model = clone(self._generic).fit(features, self.y)
             return float(self._score_fn(self.y, model.predict(features)))
         scores = []
         for train, test in self._splits:
-            model = clone(self.estimator).fit(features[train], self.y[train])
+            model = clone(self._generic).fit(features[train], self.y[train])
             scores.append(self._score_fn(self.y[test], model.predict(features[test])))
         return float(np.mean(scores))
 
@@ -628,14 +640,30 @@ def _sweep_column(points: np.ndarray) -> int | None:
     return int(varies[0]) if len(varies) == 1 else None
 
 
+def _svc_cache_bytes(estimator: Any) -> int:
+    """libsvm's kernel cache of an SVC (``cache_size`` MB), 0 for anything else."""
+    cache_size = getattr(estimator, "cache_size", None) if type(estimator) is SVC else None
+    if isinstance(cache_size, numbers.Real) and not isinstance(cache_size, bool):
+        return int(cache_size * 1024**2)
+    return 0
+
+
 def _generic_footprint(estimator: Any, n: int, p: int) -> int:
     """Bytes of scikit-learn's fit and predict on n × p data, roughly: copies of the data and the
-    predictions, and an SVC's kernel cache (``cache_size`` MB)."""
-    size = 3 * n * p * 8 + 4 * n * 8
-    cache_size = getattr(estimator, "cache_size", None) if type(estimator) is SVC else None
-    if isinstance(cache_size, (int, float)):
-        size += int(cache_size * 1024**2)
-    return size
+    predictions, and an SVC's kernel cache."""
+    return 3 * n * p * 8 + 4 * n * 8 + _svc_cache_bytes(estimator)
+
+
+def _within_memory(estimator: Any, spare: int, n: int, p: int) -> Any:
+    """The estimator for the generic path: an SVC whose kernel cache would not fit `spare` bytes
+    gets a smaller ``cache_size`` (libsvm then recomputes kernel columns instead of keeping them:
+    the same solver steps, the same model, only slower); any other estimator as it is."""
+    cache = _svc_cache_bytes(estimator)
+    needed = _generic_footprint(estimator, n, p)
+    if cache == 0 or needed <= spare:
+        return estimator
+    cache_mb = max(_MIN_SVC_CACHE_MB, (spare - (needed - cache)) / 1024**2)
+    return clone(estimator).set_params(cache_size=cache_mb)
 
 
 def _resolve_subsample(subsample: Any, y: np.ndarray) -> int | None:
