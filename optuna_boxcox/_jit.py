@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 _COMPILED: dict[Callable[..., Any], Any] = {}
 _POOLS: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
-_CONTROLLER: Any = None
+_IN_POOL = threading.local()  # set in the pools' threads: work they map runs in place
+_BLAS_LOCK = threading.Lock()
+_BLAS_STATE: dict[str, Any] = {"controller": None, "depth": 0, "limiter": None}
 
 
 def compiled(function: Callable[..., Any]) -> Callable[..., Any] | None:
@@ -65,7 +67,9 @@ def parallel_map(function: Callable[[Any], Any], items: Iterable[Any], n_threads
     kernels, BLAS, libsvm).
     """
     items = list(items)
-    if n_threads <= 1 or len(items) <= 1:
+    # Inside a pool thread (work mapped by work mapped on threads) the outer map already uses
+    # the cores; waiting there on the same pool could deadlock.
+    if n_threads <= 1 or len(items) <= 1 or getattr(_IN_POOL, "active", False):
         return [function(x) for x in items]
     return list(_pool(n_threads).map(function, items))
 
@@ -75,17 +79,36 @@ def _pool(n_threads: int) -> ThreadPoolExecutor:
     with _POOLS_LOCK:
         pool = _POOLS.get(key)
         if pool is None:
-            pool = _POOLS[key] = ThreadPoolExecutor(n_threads, thread_name_prefix="optuna-boxcox")
+            pool = _POOLS[key] = ThreadPoolExecutor(
+                n_threads, thread_name_prefix="optuna-boxcox", initializer=_mark_pool_thread
+            )
         return pool
 
 
-@contextlib.contextmanager
-def blas_threads(n_threads: int) -> Iterator[None]:
-    """Limit BLAS to `n_threads` threads inside the block (the kernels' own threads call it)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
+def _mark_pool_thread() -> None:
+    _IN_POOL.active = True
 
-        _CONTROLLER = ThreadpoolController()
-    with _CONTROLLER.limit(limits=n_threads, user_api="blas"):
+
+@contextlib.contextmanager
+def single_threaded_blas() -> Iterator[None]:
+    """BLAS on one thread inside the block, for kernels that run BLAS on threads of their own.
+
+    The limit is process-wide (that is how BLAS libraries work): the first thread to enter sets
+    it, the last to leave restores the original, so overlapping blocks on several threads nest.
+    """
+    with _BLAS_LOCK:
+        if _BLAS_STATE["depth"] == 0:
+            if _BLAS_STATE["controller"] is None:
+                from threadpoolctl import ThreadpoolController
+
+                _BLAS_STATE["controller"] = ThreadpoolController()
+            _BLAS_STATE["limiter"] = _BLAS_STATE["controller"].limit(limits=1, user_api="blas")
+        _BLAS_STATE["depth"] += 1
+    try:
         yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_STATE["depth"] -= 1
+            if _BLAS_STATE["depth"] == 0:
+                _BLAS_STATE["limiter"].restore_original_limits()
+                _BLAS_STATE["limiter"] = None

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optuna_boxcox._jit import blas_threads
 from optuna_boxcox._jit import compiled
 from optuna_boxcox._jit import parallel_map
+from optuna_boxcox._jit import single_threaded_blas
 
 #: Bound on the rounding error of a GEMM-based squared distance, relative to ‖x‖² + max ‖y‖²
 #: (the worst case of a p-term dot product is ~(p + 3)·2⁻⁵³, 1e-14 for p = 30; this leaves 100×).
@@ -174,7 +174,7 @@ def _scan(
             np.dot(rest[start:stop], others_t[:, first:last], out=block)
             kernel(block, start, among[first:last], norms, columns, threshold, distance, index)
 
-    with blas_threads(1):
+    with single_threaded_blas():
         parallel_map(scan_rows, range(0, n, rows), n_threads)
     return SweepNeighbours(index, distance, np.empty((0, 0)))
 
