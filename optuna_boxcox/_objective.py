@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-import numbers
 import threading
 from typing import TYPE_CHECKING
 from typing import Any
@@ -22,6 +21,7 @@ from sklearn.utils.validation import check_array
 from optuna_boxcox import _numerics
 from optuna_boxcox._criteria import _NN_BLOCK_ROWS
 from optuna_boxcox._evaluators import GENERIC
+from optuna_boxcox._evaluators import svc_cache_bytes
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import resolve_threads
 from optuna_boxcox._memory import MemoryBudget
@@ -62,7 +62,7 @@ _CACHE_SHARE = 1 / 64
 _CACHE_CAP = 256 * 1024**2
 #: Evaluators whose candidates :meth:`BoxCoxObjective.evaluate_batch` scores on threads side by
 #: side: their work runs without the GIL (Numba's SGD, libsvm) and shares nothing between points.
-_SIDE_BY_SIDE = ("sgd", "svc:precomputed")
+_SIDE_BY_SIDE = ("sgd", "svc:precomputed", "svc:blockwise")
 #: Rows below which side-by-side threads cost more than they save (a fit takes about a
 #: millisecond, of which the transform's Python part holds the GIL).
 _SIDE_BY_SIDE_ROWS = 2000
@@ -640,29 +640,22 @@ def _sweep_column(points: np.ndarray) -> int | None:
     return int(varies[0]) if len(varies) == 1 else None
 
 
-def _svc_cache_bytes(estimator: Any) -> int:
-    """libsvm's kernel cache of an SVC (``cache_size`` MB), 0 for anything else."""
-    cache_size = getattr(estimator, "cache_size", None) if type(estimator) is SVC else None
-    if isinstance(cache_size, numbers.Real) and not isinstance(cache_size, bool):
-        return int(cache_size * 1024**2)
-    return 0
-
-
 def _generic_footprint(estimator: Any, n: int, p: int) -> int:
     """Bytes of scikit-learn's fit and predict on n × p data, roughly: copies of the data and the
     predictions, and an SVC's kernel cache."""
-    return 3 * n * p * 8 + 4 * n * 8 + _svc_cache_bytes(estimator)
+    cache = svc_cache_bytes(estimator.cache_size, n) if type(estimator) is SVC else 0
+    return 3 * n * p * 8 + 4 * n * 8 + cache
 
 
 def _within_memory(estimator: Any, spare: int, n: int, p: int) -> Any:
     """The estimator for the generic path: an SVC whose kernel cache would not fit `spare` bytes
     gets a smaller ``cache_size`` (libsvm then recomputes kernel columns instead of keeping them:
     the same solver steps, the same model, only slower); any other estimator as it is."""
-    cache = _svc_cache_bytes(estimator)
     needed = _generic_footprint(estimator, n, p)
-    if cache == 0 or needed <= spare:
+    if type(estimator) is not SVC or needed <= spare:
         return estimator
-    cache_mb = max(_MIN_SVC_CACHE_MB, (spare - (needed - cache)) / 1024**2)
+    without_cache = needed - svc_cache_bytes(estimator.cache_size, n)
+    cache_mb = max(_MIN_SVC_CACHE_MB, (spare - without_cache) / 1024**2)
     return clone(estimator).set_params(cache_size=cache_mb)
 
 

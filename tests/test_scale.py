@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox._evaluators import BlockwiseKNeighborsScorer
+from optuna_boxcox._evaluators import BlockwiseRBFSVCScorer
 from optuna_boxcox._evaluators import KNeighborsScorer
 from optuna_boxcox._objective import stratified_subsample
 from optuna_boxcox.classifiers import make_classifier
@@ -159,19 +160,21 @@ def test_blockwise_knn_decides_ties_between_neighbours_of_one_class():
 
 
 @pytest.mark.parametrize(
-    "estimator, roomy, tight",
+    "estimator, roomy, middle, tight",
     [
-        (KNeighborsClassifier(), "knn:incremental", "knn:blockwise"),
-        (SVC(), "svc:precomputed", "sklearn"),
-        (GaussianNB(), "gaussian-nb", "gaussian-nb"),
-        (make_classifier("linear"), "sgd", "sgd"),
+        (KNeighborsClassifier(), "knn:incremental", "knn:blockwise", "knn:blockwise"),
+        (SVC(), "svc:precomputed", "svc:blockwise", "sklearn"),
+        (GaussianNB(), "gaussian-nb", "gaussian-nb", "gaussian-nb"),
+        (make_classifier("linear"), "sgd", "sgd", "sgd"),
     ],
     ids=lambda v: repr(v) if not isinstance(v, str) else v,
 )
-def test_the_evaluator_is_the_fastest_that_fits_the_memory_limit(estimator, roomy, tight):
-    X, y = skewed_data(1200, 8)  # n x n int64: 11.5 MB
-    assert BoxCoxObjective(X, y, estimator, memory_limit="1GiB").evaluator == roomy
-    assert BoxCoxObjective(X, y, estimator, memory_limit="4MiB").evaluator == tight
+def test_the_evaluator_is_the_fastest_that_fits_the_memory_limit(estimator, roomy, middle, tight):
+    X, y = skewed_data(1200, 8)  # n x n int64: 11.5 MB; libsvm's whole kernel cache 5.8 MB
+    for limit, expected in (("1GiB", roomy), ("16MiB", middle), ("4MiB", tight)):
+        objective = BoxCoxObjective(X, y, estimator, memory_limit=limit, n_threads=2)
+        assert objective.evaluator == expected, f"memory_limit={limit}"
+        assert objective.describe()["estimated_peak_bytes"] <= objective.budget.limit
 
 
 def test_gaussian_nb_takes_the_generic_path_when_its_slab_does_not_fit():
@@ -185,6 +188,28 @@ def test_criteria_and_inner_folds_report_their_evaluator():
     assert BoxCoxObjective(X, y, GaussianNB(), scoring="fisher").evaluator == "criterion:fisher"
     assert BoxCoxObjective(X, y, GaussianNB(), cv=3).evaluator == "sklearn"
     assert BoxCoxObjective(X, y, GaussianNB(), fast=False).evaluator == "sklearn"
+
+
+@pytest.mark.parametrize(
+    "estimator", [SVC(), SVC(C=10.0, gamma="auto"), SVC(C=0.5, gamma=0.02, shrinking=False)]
+)
+def test_blockwise_svc_predicts_as_libsvm(breast_cancer, estimator):
+    X, y = breast_cancer.data.to_numpy(), breast_cancer.target.to_numpy()
+    objective = BoxCoxObjective(X, y, estimator, fast=False)
+    scorer = BlockwiseRBFSVCScorer.from_estimator(estimator, y, accuracy_score)
+    scorer.n_threads = 2
+    rng = np.random.default_rng(11)
+    for step in range(25):
+        S = objective.transform(rng.uniform(-6, 6, X.shape[1]))
+        scorer.reset(S)
+        expected = generic_score(estimator, S, y)
+        assert scorer.score() == expected, f"{estimator!r} step {step}"
+
+
+def test_blockwise_svc_is_binary_only():
+    X, y = load_wine(return_X_y=True)
+    assert BlockwiseRBFSVCScorer.from_estimator(SVC(), y, accuracy_score) is None
+    assert BoxCoxObjective(X, y, SVC(), memory_limit="300kB").evaluator == "sklearn"
 
 
 def test_the_generic_svc_gets_a_kernel_cache_that_fits():
