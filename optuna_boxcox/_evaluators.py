@@ -26,8 +26,9 @@ the MLP, for one, refits from scratch with nothing to reuse.
 Memory: every scorer states its :meth:`~FastScorer.footprint` before it allocates, and
 :func:`make_fast_scorer` only returns one that fits the caller's limit. The incremental k-NN and the
 precomputed-kernel SVC hold n × n matrices; above the limit k-NN switches to
-:class:`BlockwiseKNeighborsScorer` (no n × n state, :mod:`optuna_boxcox._neighbors`) and SVC to
-scikit-learn's own ``SVC`` (its kernel cache is bounded by ``cache_size``).
+:class:`BlockwiseKNeighborsScorer` (no n × n state, :mod:`optuna_boxcox._neighbors`) and a binary
+SVC to :class:`BlockwiseRBFSVCScorer` (libsvm's own fit, whose kernel cache is bounded by
+``cache_size``, and a block-wise prediction); beyond those, the caller's generic path.
 
 A coordinate sweep scores points that differ in one column only: :meth:`FastScorer.score_sweep`
 scores them together, which for k-NN shares all distances but that column's term.
@@ -492,7 +493,7 @@ class _NeighbourSweeps(FastScorer):
     def sweep_footprint(self, n_features: int, n_candidates: int, block_bytes: int) -> int:
         """Bytes of one sweep over `n_candidates` columns (its neighbour lists and votes)."""
         n = len(self.y)
-        votes = n_candidates * n * 8
+        votes = n_candidates * n * 32  # predictions; near-tie margins, differences and flags
         lists = _neighbors.sweep_footprint(
             n, n_features, n_candidates, self.n_neighbors, self.n_threads, block_bytes
         )
@@ -570,7 +571,7 @@ class _NeighbourSweeps(FastScorer):
                     columns[c],
                     int(i),
                     float(found.distance[i, c, k - 1]),
-                    float(margin[i, c] + found.error[i, c]),
+                    float(margin[i, c] + found.error[i]),
                     self.codes,
                     n_classes,
                     k,

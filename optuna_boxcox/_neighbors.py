@@ -52,8 +52,8 @@ class SweepNeighbours:
     Attributes:
         index: (n, L, k+1) int32, the nearest rows by increasing computed distance.
         distance: (n, L, k+1) float64, their computed squared distances.
-        error: (n, L) float64, a bound on |computed − exact| of any distance of that row and
-            candidate, and so (doubled) on the difference to scikit-learn's own rounding.
+        error: (n,) float64, a bound on |computed − exact| of any distance of that row (for every
+            candidate), and so, doubled, on the difference to scikit-learn's own rounding.
     """
 
     index: np.ndarray
@@ -66,7 +66,8 @@ def sweep_footprint(
 ) -> int:
     """Bytes :func:`sweep_neighbours` holds at its peak for an n × p matrix."""
     state = n * n_candidates * (k + 1) * (8 + 4)  # distance and index
-    per_row = n * (n_candidates * 8 + 4 * 8)  # candidate columns, norms, bounds, error, rows
+    # The candidate columns and their squares; norms, bounds, thresholds, error, row indices.
+    per_row = n * (2 * n_candidates * 8 + 5 * 8)
     data = 2 * n * p * 8  # the matrix without column j, and a sample of its rows (first hint)
     hint = n * (k + 1) * 8
     return state + per_row + data + hint + n_threads * _block_shape(n, block_bytes)[2]
@@ -120,7 +121,7 @@ def sweep_neighbours(
     # also cover the near-tie band above it (see KNeighborsScorer) with room to spare.
     threshold = bound * (1.0 + 4.0 * RELATIVE_TIE) + 8.0 * error_of_row
     result = _scan(rest, norms, columns, k, threshold, n_threads, block_bytes)
-    result.error = np.broadcast_to(error_of_row[:, None], result.distance.shape[:2]).copy()
+    result.error = error_of_row
     return result
 
 
@@ -176,7 +177,7 @@ def _scan(
 
     with single_threaded_blas():
         parallel_map(scan_rows, range(0, n, rows), n_threads)
-    return SweepNeighbours(index, distance, np.empty((0, 0)))
+    return SweepNeighbours(index, distance, np.empty(0))
 
 
 def _scan_block(G, row0, col_index, norms, columns, threshold, distance, index):
@@ -329,5 +330,5 @@ def near_ties(result: SweepNeighbours, k: int) -> tuple[np.ndarray, np.ndarray]:
     (relative 1e-9 plus this and scikit-learn's rounding bound) of each other."""
     kth = result.distance[:, :, k - 1]
     following = result.distance[:, :, k]
-    margin = RELATIVE_TIE * following + 2.0 * result.error
+    margin = RELATIVE_TIE * following + 2.0 * result.error[:, None]
     return following - kth <= margin, margin

@@ -62,7 +62,8 @@ _CACHE_SHARE = 1 / 64
 _CACHE_CAP = 256 * 1024**2
 #: Evaluators whose candidates :meth:`BoxCoxObjective.evaluate_batch` scores on threads side by
 #: side: their work runs without the GIL (Numba's SGD, libsvm) and shares nothing between points.
-_SIDE_BY_SIDE = ("sgd", "svc:precomputed", "svc:blockwise")
+#: Not the precomputed SVC: a second n × n kernel per thread, for a fit that is fast already.
+_SIDE_BY_SIDE = ("sgd", "svc:blockwise")
 #: Rows below which side-by-side threads cost more than they save (a fit takes about a
 #: millisecond, of which the transform's Python part holds the GIL).
 _SIDE_BY_SIDE_ROWS = 2000
@@ -114,10 +115,11 @@ class BoxCoxObjective:
         bounds: The λ domain: ``None`` for SPEC §3's default (hull of [-10, 10] and [G-5, G+5]), a
             ``(low, high)`` pair for every feature, or a mapping feature name → ``(low, high)``.
         initial_params: The starting point G; default the per-feature maximum-likelihood λ.
-        random_state: Seed of the inner folds.
-        fast: Use an exact specialised scorer where one exists (GaussianNB, k-NN, RBF SVC with
-            resubstitution): same predictions as scikit-learn's fit and predict, several times
-            faster; it defers to scikit-learn whenever a result would hinge on a near-tie.
+        random_state: Seed of the inner folds and of the subsample.
+        fast: Use an exact specialised scorer where one exists (GaussianNB, k-NN, RBF SVC, the
+            binary perceptron, with resubstitution): same predictions as scikit-learn's fit and
+            predict, several times faster; it defers to scikit-learn whenever a result would hinge
+            on a near-tie. Which one runs is :attr:`evaluator`.
         memory_limit: Bytes the objective may allocate (int, or a string such as ``"512MiB"`` or
             ``"2GB"``). Every evaluator and cache states its footprint before it allocates; the
             fastest exact evaluator that fits is chosen (:attr:`evaluator`), down to block-wise
