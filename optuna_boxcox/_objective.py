@@ -130,10 +130,13 @@ class BoxCoxObjective:
             seeded with `random_state` (``None`` or the number of rows: all rows). The range
             standardisation and the MLE start point still use all rows, so a λ means the same
             transform on all rows; the classifier is fitted and scored on the subsample.
-        n_threads: Threads of the objective's own kernels (k-NN sweeps) and of
-            :meth:`evaluate_batch` where candidates are scored side by side (perceptron, SVC).
-            ``None`` (default) or -1: every core this process may use, as scikit-learn's and BLAS's
-            own defaults; a runner with several worker processes should give each a share.
+        n_threads: Threads of the objective's own kernels (k-NN sweeps, the block-wise SVC
+            prediction, BLAS inside them) and of :meth:`evaluate_batch` where candidates are
+            scored side by side (perceptron, SVC). Default 1: a search's parallelism is its worker
+            processes (``n_jobs``), and threads competing with them, or with anything else on the
+            machine, only slow each other down. ``None`` or -1: every core this process may use,
+            for a search in one process on an otherwise idle machine. scikit-learn's generic path
+            keeps its own threading.
 
     Attributes:
         X, y: The rows scored (all rows, or the subsample).
@@ -157,7 +160,7 @@ class BoxCoxObjective:
         fast: bool = True,
         memory_limit: int | str | None = None,
         subsample: int | None = None,
-        n_threads: int | None = None,
+        n_threads: int | None = 1,
     ) -> None:
         if method not in _numerics.METHODS:
             raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
