@@ -184,6 +184,10 @@ class MemoryBudget:
         """Record `size` bytes for `name` (replacing an earlier reservation of that name)."""
         self.reserved[name] = int(size)
 
+    def release(self, name: str) -> None:
+        """Forget the reservation of `name`, if any."""
+        self.reserved.pop(name, None)
+
     def __repr__(self) -> str:
         return (
             f"MemoryBudget(limit={format_bytes(self.limit)}, reserved={format_bytes(self.used)})"

@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_array
 from optuna_boxcox import _numerics
 from optuna_boxcox._criteria import _NN_BLOCK_ROWS
 from optuna_boxcox._evaluators import GENERIC
+from optuna_boxcox._evaluators import make_fast_scorer
 from optuna_boxcox._evaluators import svc_cache_bytes
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import resolve_threads
@@ -332,8 +333,9 @@ class BoxCoxObjective:
     @property
     def evaluator(self) -> str:
         """How a Λ is scored here: ``"knn:incremental"``, ``"knn:blockwise"``, ``"svc:precomputed"``,
-        ``"gaussian-nb"``, ``"sgd"``, ``"criterion:<name>"`` or ``"sklearn"`` (the generic fit and
-        predict), chosen once from the classifier, the scoring and the memory limit."""
+        ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"criterion:<name>"`` or ``"sklearn"``
+        (scikit-learn's fit and predict), chosen once from the classifier, the scoring and the
+        memory limit (see :mod:`optuna_boxcox._evaluators`)."""
         return self._evaluator
 
     def describe(self) -> dict[str, Any]:
@@ -505,8 +507,6 @@ class BoxCoxObjective:
         return scorer
 
     def _new_fast_scorer(self) -> Any:
-        from optuna_boxcox._evaluators import make_fast_scorer
-
         return make_fast_scorer(
             self.estimator,
             self.y,
@@ -536,20 +536,22 @@ class BoxCoxObjective:
             return
         scorer = None
         if self.fast and self._splits is None:
+            # scikit-learn's fit after a near-tie runs beside the fast scorer's state; a rare
+            # event, so an SVC's kernel cache gets at most an eighth of the memory there.
+            self._generic = _within_memory(self.estimator, self.budget.remaining() // 8, n, p)
+            self.budget.reserve("near-tie fit", _generic_footprint(self._generic, n, p))
             self._scorer_limit = max(0, self.budget.remaining())
             scorer = self._new_fast_scorer()
         if scorer is None:
             self._scorer_limit = None
             self._evaluator = GENERIC
+            self.budget.release("near-tie fit")
             self._generic = _within_memory(self.estimator, self.budget.remaining(), n, p)
             per_thread = _generic_footprint(self._generic, n, p)
-            self.budget.reserve("evaluator", per_thread)
         else:
             self._evaluator = scorer.name
             per_thread = scorer.footprint(p)
-            self.budget.reserve("evaluator", per_thread)
-            # The generic fit after a near-tie runs beside the fast scorer's state.
-            self._generic = _within_memory(self.estimator, self.budget.remaining(), n, p)
+        self.budget.reserve("evaluator", per_thread)
         side_by_side = self._evaluator in _SIDE_BY_SIDE or (
             self._evaluator == GENERIC and type(self.estimator) is SVC and self._splits is None
         )

@@ -69,4 +69,7 @@ def test_a_budget_hands_out_what_remains():
     assert budget.fits(724 * 1024) and not budget.fits(724 * 1024 + 1)
     budget.reserve("data", 100 * 1024)  # a reservation is replaced, not added
     assert budget.remaining() == 924 * 1024
+    budget.release("data")
+    budget.release("never reserved")
+    assert budget.remaining() == budget.limit
     assert "1.0 MiB" in repr(budget)
