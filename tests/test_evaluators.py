@@ -217,11 +217,15 @@ def test_a_column_too_wide_for_the_fixed_point_scale_rebuilds_the_distances(brea
     S = BoxCoxObjective(X, y, KNeighborsClassifier()).transform(np.ones(X.shape[1]))
     scorer = make_fast_scorer(KNeighborsClassifier(), y, accuracy_score)
     scorer.reset(S)
+    scorer.score()
+    S[:, 1] = -S[:, 1]
+    scorer.set_column(1, S[:, 1])
+    scorer.score()  # one column changed: the scorer builds its distance matrix
     unit_before = scorer.distances.unit
     S[:, 0] = S[:, 0] * 1e4
     scorer.set_column(0, S[:, 0])
-    assert scorer.distances.unit > unit_before
     assert scorer.score() == generic_score(KNeighborsClassifier(), S, y)
+    assert scorer.distances.unit > unit_before
 
 
 def test_knn_answers_none_when_tied_neighbours_have_different_classes():
