@@ -127,6 +127,13 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=0
         Seed of the sampler fit creates and of the inner folds (a study's own sampler keeps its
         own seed).
+    memory_limit : int, str or None, default=None
+        Memory the search's objective may use (bytes, or e.g. ``"500MiB"``); ``None``: half the
+        available memory, at most 2 GiB. See :class:`BoxCoxObjective`.
+    subsample : int or None, default=None
+        Score each Λ on this many training rows (stratified, seeded with ``random_state``) — for
+        data sets far larger than the paper's; the transform and the classifier are then fitted
+        on all rows.
     verbose : int, default=0
         0 silences Optuna's per-trial log lines during ``fit``.
 
@@ -197,6 +204,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "study_name": [str, None],
         "n_jobs": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
+        "memory_limit": [Interval(Integral, 1, None, closed="left"), str, None],
+        "subsample": [Interval(Integral, 2, None, closed="left"), None],
         "verbose": ["verbose"],
     }
 
@@ -215,6 +224,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         study_name: str | None = None,
         n_jobs: int = 1,
         random_state: int | None = 0,
+        memory_limit: int | str | None = None,
+        subsample: int | None = None,
         verbose: int = 0,
     ) -> None:
         self.estimator = estimator
@@ -229,6 +240,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.study_name = study_name
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.memory_limit = memory_limit
+        self.subsample = subsample
         self.verbose = verbose
 
     def _inner(self) -> Any:
@@ -279,6 +292,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             extrapolation=self.extrapolation,
             bounds=self.bounds,
             random_state=seed,
+            memory_limit=self.memory_limit,
+            subsample=self.subsample,
         )
         with _optuna_verbosity(self.verbose):
             study = self._study(seed)

@@ -26,6 +26,8 @@ from optuna_boxcox._evaluators import svc_cache_bytes
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import resolve_threads
 from optuna_boxcox._memory import MemoryBudget
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox._space import default_bounds
@@ -36,6 +38,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     import optuna
+
+#: Study user attribute holding :meth:`BoxCoxObjective.describe` of the process that ran it last.
+DESCRIPTION_ATTR = "boxcox_evaluator"
 
 
 def _f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -253,15 +258,17 @@ class BoxCoxObjective:
         return self.space.to_vector(params)
 
     def register(self, study: optuna.Study) -> None:
-        """Record the λ space in the study so samplers in every worker can find it.
+        """Record the λ space in the study so samplers in every worker can find it, and what the
+        objective chose (:meth:`describe`, user attribute ``boxcox_evaluator``).
 
         Called automatically on the first trial; refuses a study that already holds another space.
         """
-        key = (id(study._storage), study._study_id)
+        key = (id(storage_of(study)), study_id_of(study))
         if key in self._registered:
             return
         mine = self.space.to_attr()
-        theirs = study.user_attrs.get(SPACE_ATTR)
+        attrs = study.user_attrs
+        theirs = attrs.get(SPACE_ATTR)
         if theirs is None:
             study.set_user_attr(SPACE_ATTR, mine)
         elif theirs["names"] != mine["names"] or not (
@@ -272,6 +279,10 @@ class BoxCoxObjective:
                 f"({len(theirs['names'])} parameters {theirs['names'][:3]}…); "
                 "use a new study name for this data"
             )
+        # What this process's objective chose (evaluator, memory, subsample), for the dashboard.
+        described = self.describe()
+        if attrs.get(DESCRIPTION_ATTR) != described:
+            study.set_user_attr(DESCRIPTION_ATTR, described)
         self._registered.add(key)
 
     # -- evaluation ------------------------------------------------------------------------
@@ -291,10 +302,6 @@ class BoxCoxObjective:
         if isinstance(self.scoring, str):
             return self.scoring
         return getattr(self.scoring, "__name__", "score")
-
-    def evaluate_batch(self, points: Sequence[Sequence[float]]) -> list[float]:
-        """Scores of several Λ, in order (each as :meth:`evaluate` gives it)."""
-        return [self.evaluate(x) for x in points]
 
     def evaluate(self, lambdas: Sequence[float] | Mapping[str, float]) -> float:
         """Score of one Λ (cached: a Λ scored before is not refitted)."""
@@ -361,9 +368,7 @@ class BoxCoxObjective:
         """
         return {
             "evaluator": self._evaluator,
-            "batch": "sweep"
-            if self._shares_sweeps()
-            else ("threads" if self._batch_threads > 1 else "sequential"),
+            "batch": self.batch_work,
             "memory_limit": int(self.budget.limit),
             "estimated_peak_bytes": int(self.budget.used),
             "memory": {name: int(size) for name, size in self.budget.reserved.items()},
@@ -494,6 +499,15 @@ class BoxCoxObjective:
 
     def _shares_sweeps(self) -> bool:
         return self._evaluator.startswith("knn:")
+
+    @property
+    def batch_work(self) -> str:
+        """How :meth:`evaluate_batch` shares work between the points of a batch: ``"sweep"``
+        (k-NN: the distances over the unswept columns once per sweep), ``"threads"`` (points side
+        by side) or ``"sequential"`` (one after another, nothing shared)."""
+        if self._shares_sweeps():
+            return "sweep"
+        return "threads" if self._batch_threads > 1 else "sequential"
 
     def _is_criterion(self) -> bool:
         return isinstance(self.scoring, str) and self.scoring in CRITERIA

@@ -611,7 +611,11 @@ class _Team:
         values: list[float | None] = [self.objective.cached_score(x) for x in points]
         starts, ends = [now] * n, [now] * n
         todo = [i for i, v in enumerate(values) if v is None]
-        if self.n_workers > 0 and len(todo) >= 2:  # else waking a worker costs more than it saves
+        # Worker processes share out the points of a batch when the objective scores them one by
+        # one; one whose batches share work (k-NN's sweeps) scores them together here. Waking a
+        # worker for a single point costs more than it saves.
+        shared = self.objective.batch_work == "sequential"
+        if self.n_workers > 0 and len(todo) >= 2 and shared:
             self._start()
             for first in range(0, len(todo), self.capacity):
                 where = todo[first : first + self.capacity]

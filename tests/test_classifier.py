@@ -139,3 +139,15 @@ def test_a_plan_stopped_before_its_first_batch_keeps_its_best_trial(breast_cance
     assert len(clf.study_.trials) == 5
     assert clf.best_score_ == clf.study_.best_value
     np.testing.assert_array_equal(clf.lambdas_, list(clf.study_.best_params.values()))
+
+
+def test_a_subsampled_search_scores_few_rows_and_the_model_is_fitted_on_all(breast_cancer):
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = breast_cancer.data, breast_cancer.target
+    clf = BoxCoxClassifier(GaussianNB(), sampler="spherical", subsample=120).fit(X, y)
+    described = clf.study_.user_attrs["boxcox_evaluator"]
+    assert described["n_scored"] == 120 and described["n_samples"] == len(X)
+    # The transform and the classifier saw every row.
+    np.testing.assert_array_equal(clf.transformer_.data_min_, X.min().to_numpy())
+    assert clf.estimator_.class_count_.sum() == len(X)

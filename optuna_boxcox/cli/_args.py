@@ -60,6 +60,26 @@ def add_objective_arguments(parser: argparse.ArgumentParser, *, classifier: str 
     )
 
 
+def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
+    """--max-memory, --subsample: for data sets far larger than the paper's."""
+    parser.add_argument(
+        "--max-memory",
+        default=None,
+        metavar="SIZE",
+        help="memory the objective may use, e.g. 500MiB or 2GB (default: half the available "
+        "memory, at most 2 GiB); past it exact block-wise evaluators or scikit-learn's own path "
+        "are used instead of n × n matrices",
+    )
+    parser.add_argument(
+        "--subsample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="score every Λ on N rows (stratified, seeded by --seed); the search is recorded "
+        "with it, and a model built from the result is fitted on all rows",
+    )
+
+
 def add_storage_argument(
     parser: argparse.ArgumentParser, *, default: str = DEFAULT_STORAGE
 ) -> None:

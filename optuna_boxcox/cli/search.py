@@ -11,6 +11,7 @@ from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import add_data_arguments
 from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_objective_arguments
+from optuna_boxcox.cli._args import add_scale_arguments
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import positive
@@ -33,6 +34,7 @@ class Interrupted(KeyboardInterrupt):
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     add_data_arguments(parser)
     add_objective_arguments(parser)
+    add_scale_arguments(parser)
     parser.add_argument(
         "--sampler",
         default="coordinate",
@@ -141,7 +143,14 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
     objective = BoxCoxObjective(
-        X, y, classifier, scoring=args.scoring, cv=args.cv, random_state=args.seed
+        X,
+        y,
+        classifier,
+        scoring=args.scoring,
+        cv=args.cv,
+        random_state=args.seed,
+        memory_limit=getattr(args, "max_memory", None),
+        subsample=getattr(args, "subsample", None),
     )
     study_name = args.study_name or f"{data_name}/{args.classifier}/{args.sampler}"
     storage = open_storage(args.storage)
@@ -161,6 +170,8 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         "cv": args.cv if args.cv else "resubstitution",
         "n_samples": int(X.shape[0]),
         "n_features": int(X.shape[1]),
+        "subsample": getattr(args, "subsample", None),
+        "max_memory": getattr(args, "max_memory", None),
         # What a joining worker needs to rebuild the same objective and sampler.
         "features": args.features,
         "sampler": args.sampler,
@@ -245,6 +256,12 @@ def print_search(found: dict[str, Any]) -> None:
         timing = f"{found['elapsed']:.1f} s"
     print(f"study      {found['study_name']}  ({found['n_trials']} trials, {timing})")
     print(f"storage    {redact(found['storage'])}")
+    described = objective.describe()
+    if described["subsample"] is not None:
+        print(
+            f"subsample  every Λ scored on {described['n_scored']} of {described['n_samples']} "
+            "rows (stratified); a model with these λ is fitted on all rows"
+        )
     print(
         f"score      base (λ = 1) {found['base']:.4f}   MLE {found['mle']:.4f}   "
         f"Box-Cox search {found['best']:.4f}"
@@ -308,6 +325,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         csv=csv,
         label=args.label or spec.get("label"),
         features=spec.get("features"),
+        subsample=spec.get("subsample"),
+        max_memory=spec.get("max_memory"),
         classifier=spec["classifier"],
         sampler=spec["sampler"],
         scoring=spec["scoring"],
