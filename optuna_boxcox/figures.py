@@ -596,7 +596,7 @@ def search_note(
         "scoring", objective.scoring if isinstance(objective.scoring, str) else "custom"
     )
     cv = recorded.get("cv", "resubstitution" if objective.cv is None else f"{objective.cv}-fold")
-    n_samples = recorded.get("n_samples", objective.X.shape[0])
+    n_samples = recorded.get("n_samples", objective.n_samples)
     settings = sampler.get("settings", {})
     lines = [
         f"## Box-Cox λ search `{study.study_name}`",
