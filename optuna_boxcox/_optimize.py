@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox.samplers._plan import PendingPoints
     from optuna_boxcox.samplers._plan import PlanRun
 
 #: Finished trials are written once at least this many are pending (and at the end): a sweep of the
@@ -255,6 +256,13 @@ class _BatchedRun:
             # cannot write to (in-memory, journal), the thread is the writer.
             background = self.team.n_workers > 0 or bulk_supported(storage_of(study))
             self.writer = _Writer(study, last_trial_id, stats, self.trials, background=background)
+        #: Sharing the plan's positions with other batched workers, on storages several
+        #: processes (or machines) can write.
+        self.cooperation = (
+            _Cooperation(study, run, objective, self.trials)
+            if bulk_supported(storage_of(study))
+            else None
+        )
 
     def run(self, *, n_trials: int | None, timeout: float | None, progress: bool) -> SearchResult:
         run, stats, objective = self.plan_run, self.stats, self.objective
@@ -278,13 +286,25 @@ class _BatchedRun:
                     if stopped():
                         break
                     points = run.pending(None if n_trials is None else n_trials - written)
+                    if self.cooperation is not None and self.cooperation.check(handover):
+                        # Another worker joined: what this one scored alone is written first.
+                        handover.ready.append(pending)
+                        pending = []
+                        handover()
+                        self.writer.flush()
                     tick, fits, handing = (
                         time.perf_counter(),
                         objective.n_evaluations,
                         handover.seconds,
                     )
-                    # What is ready to write is handed over once the workers have this batch.
-                    values, starts, ends = self.team.score(points.points, meanwhile=handover)
+                    if self.cooperation is not None and self.cooperation.shared:
+                        values, starts, ends, how = self.cooperation.score(
+                            points, self.team, meanwhile=handover
+                        )
+                    else:
+                        # What is ready to write is handed over once the workers have this batch.
+                        values, starts, ends = self.team.score(points.points, meanwhile=handover)
+                        how = ["write"] * len(values)
                     stats.evaluate_seconds += (
                         time.perf_counter() - tick - (handover.seconds - handing)
                     )
@@ -293,17 +313,19 @@ class _BatchedRun:
                     attrs = run.tell(points, values)
                     rows = [
                         (x, float(v), a, p, _moment(s), _moment(e))
-                        for x, v, a, p, s, e in zip(
-                            points.points, values, attrs, points.positions, starts, ends
+                        for x, v, a, p, s, e, h in zip(
+                            points.points, values, attrs, points.positions, starts, ends, how
                         )
+                        if h == "write"
                     ]
                     pending.extend(rows)
                     if len(pending) >= WRITE_AT_LEAST:
                         handover.ready.append(pending)
                         pending = []
-                    stats.trials += len(rows)
+                    ours = sum(h != "others" for h in how)
+                    stats.trials += ours
                     stats.batches += 1
-                    written += len(rows)
+                    written += ours
                     bar.advance_to(done_before + written)
                     if self.callbacks:
                         self._call_back()
@@ -320,6 +342,8 @@ class _BatchedRun:
                     self.writer.close()
                 finally:
                     self.team.close()
+                    if self.cooperation is not None:
+                        self.cooperation.leave()
                     stats.written_seconds = time.perf_counter() - started
                     self.trials.cache()
         if self.callbacks:
@@ -393,27 +417,47 @@ class _Trials:
         """The writer wrote the oldest list handed over: keep its trials as stored."""
         with self._lock:
             rows = self._handed.popleft()
-            names = self.space.names
             for index, trial_id, number in zip(
                 written.indices, written.trial_ids, written.numbers
             ):
-                x, value, attrs, position, start, end = rows[index]
-                self.stored.append(
-                    FrozenTrial(
-                        number=number,
-                        state=TrialState.COMPLETE,
-                        value=value,
-                        values=None,
-                        datetime_start=start,
-                        datetime_complete=end,
-                        params=dict(zip(names, x.tolist())),
-                        distributions=self.distributions,
-                        user_attrs=attrs,
-                        system_attrs={OWNER_KEY: self.owner, POSITION_KEY: position},
-                        intermediate_values={},
-                        trial_id=trial_id,
-                    )
-                )
+                self.stored.append(self.frozen(*rows[index], trial_id, number))
+
+    def frozen(
+        self,
+        x: np.ndarray,
+        value: float,
+        attrs: dict[str, Any],
+        position: int,
+        start: datetime.datetime,
+        end: datetime.datetime,
+        trial_id: int,
+        number: int,
+    ) -> FrozenTrial:
+        """A complete trial of this run as the storage holds it."""
+        return FrozenTrial(
+            number=number,
+            state=TrialState.COMPLETE,
+            value=value,
+            values=None,
+            datetime_start=start,
+            datetime_complete=end,
+            params=dict(zip(self.space.names, x.tolist())),
+            distributions=self.distributions,
+            user_attrs=attrs,
+            system_attrs={OWNER_KEY: self.owner, POSITION_KEY: position},
+            intermediate_values={},
+            trial_id=trial_id,
+        )
+
+    def unwritten(self) -> int:
+        """Lists handed to a writer that has not reported them written yet."""
+        with self._lock:
+            return len(self._handed)
+
+    def claimed(self, trials: list[FrozenTrial]) -> None:
+        """Trials of claimed positions this worker completed itself (see :class:`_Cooperation`)."""
+        with self._lock:
+            self.stored.extend(trials)
 
     def stored_since_last_call(self) -> list[FrozenTrial]:
         with self._lock:
@@ -427,6 +471,173 @@ class _Trials:
         add = getattr(storage_of(self.study), "add_finished_trials", None)
         if add is not None and self.stored:
             add(study_id_of(self.study), self.stored)
+
+
+class _Cooperation:
+    """Sharing a plan with other batched workers on the same study (any number, any machine).
+
+    Alone, a worker scores and writes as fast as it can, and once a second says it announces
+    itself and looks for others (one small query). When another batched worker runs on the study,
+    each batch is shared: the positions whose Λ this worker has scored before are written as
+    usual (the bulk writer drops those another worker wrote first); the others are claimed a
+    chunk at a time through the storage (RUNNING trials, one transaction), scored and completed;
+    the positions other workers claimed are read back from the storage when they finish (their
+    scores go into this worker's cache). So every position is completed once, and the workers
+    split each batch's new fits between them. A claim whose owner died is failed and claimed
+    again: on this host when its process is gone, elsewhere when its heartbeat stops (servers).
+    """
+
+    #: Seconds between two looks for other workers while alone.
+    CHECK_EVERY = 1.0
+    #: Seconds between two refreshes of this worker's announcement.
+    ANNOUNCE_EVERY = 5.0
+
+    def __init__(self, study: optuna.Study, run: PlanRun, objective: Any, trials: _Trials) -> None:
+        from optuna_boxcox._optuna import _claims
+        from optuna_boxcox._optuna._storage import CachedRDBStorage
+
+        self.study, self.run, self.objective, self.claims = study, run, objective, _claims
+        self.trials = trials
+        self.identity = run.owner
+        storage = storage_of(study)
+        backend = storage.backend if isinstance(storage, CachedRDBStorage) else storage
+        self.heartbeat = getattr(backend, "get_heartbeat_interval", lambda: None)() is not None
+        _claims.announce(study, self.identity)
+        self.announced = self.checked = self.reaped = time.perf_counter()
+        self.others = _claims.other_workers(study, self.identity)
+        self.shared = bool(self.others)
+
+    def check(self, handover: _Handover) -> bool:
+        """Look for other workers now and then; True when this worker must start sharing."""
+        now = time.perf_counter()
+        if now - self.announced > self.ANNOUNCE_EVERY:
+            self.claims.announce(self.study, self.identity)
+            self.announced = now
+        if self.shared or now - self.checked < self.CHECK_EVERY:
+            return False
+        self.checked = now
+        self.others = self.claims.other_workers(self.study, self.identity)
+        self.shared = bool(self.others)
+        return self.shared
+
+    def leave(self) -> None:
+        try:
+            self.claims.announce(self.study, self.identity, ended=True)
+        except Exception:  # the storage went away: nothing left to tell the others
+            pass
+
+    def score(
+        self, points: PendingPoints, team: _Team, *, meanwhile: Callable[[], None]
+    ) -> tuple[list[float], list[float], list[float], list[str]]:
+        """The batch's values, the times each was scored, and how each trial is stored:
+        ``"write"`` (by the writer), ``"claimed"`` (completed here), ``"others"`` (by another)."""
+        meanwhile()
+        n = len(points.positions)
+        now = time.time()
+        values: list[float | None] = [self.objective.cached_score(x) for x in points.points]
+        starts, ends = [now] * n, [now] * n
+        how = ["write" if v is not None else "" for v in values]
+        index = {p: k for k, p in enumerate(points.positions)}
+        delay = 0.001
+        claiming = True
+        while any(h == "" for h in how):
+            if claiming:
+                free = [k for k in range(n) if how[k] == ""]
+                chunk = free[: max(1, -(-len(free) // (1 + len(self.others))))]
+                claimed = self._claim(points, chunk)
+                if claimed:
+                    self._score_claimed(points, claimed, index, team, values, starts, ends, how)
+                    continue
+            # The rest is held or done by other workers: read it back as it finishes; claim again
+            # what a failed (or dead) claim gives back.
+            claiming = self._poll(points, index, values, how)
+            if not claiming and any(h == "" for h in how):
+                time.sleep(delay)
+                delay = min(2 * delay, 0.01)
+        return values, starts, ends, how  # type: ignore[return-value]
+
+    def _claim(self, points: PendingPoints, chunk: list[int]) -> list[Any]:
+        names = self.run.space.names
+        claims = [
+            self.claims.Claim(
+                points.positions[k], dict(zip(names, points.points[k].tolist())), points.attrs[k]
+            )
+            for k in chunk
+        ]
+        return self.claims.claim(
+            self.study,
+            claims,
+            self.run.space.distributions(),
+            position_key=POSITION_KEY,
+            owner=self.identity,
+            heartbeat=self.heartbeat,
+        )
+
+    def _score_claimed(self, points, claimed, index, team, values, starts, ends, how) -> None:
+        ks = [index[c.position] for c in claimed]
+        scored, s, e = team.score([points.points[k] for k in ks])
+        done = []
+        scores = dict(self.run.scores)
+        for c, k, value, start, end in zip(claimed, ks, scored, s, e):
+            values[k], starts[k], ends[k], how[k] = value, start, end, "claimed"
+            improved = self.run.plan.improved(c.position, self.run.to_score(value), scores)
+            scores[c.position] = self.run.to_score(value)
+            done.append((c, value, {"improved": improved}, _moment(start), _moment(end)))
+        self.claims.complete(self.study, [(c, v, a, end) for c, v, a, _, end in done])
+        self.trials.claimed(
+            [
+                self.trials.frozen(
+                    points.points[index[c.position]],
+                    v,
+                    {**points.attrs[index[c.position]], **a},
+                    c.position,
+                    start,
+                    end,
+                    c.trial_id,
+                    c.number,
+                )
+                for c, v, a, start, end in done
+            ]
+        )
+
+    def _poll(self, points: PendingPoints, index, values, how) -> bool:
+        """Read back the positions this worker waits for: the values of those other workers
+        completed (into this worker's cache too); whether any is free to claim again (its claims
+        failed, or their owners died)."""
+        from optuna_boxcox._process import owner_is_dead
+
+        waiting = [points.positions[k] for k in range(len(how)) if how[k] == ""]
+        found = self.claims.read_positions(self.study, POSITION_KEY, waiting)
+        storage = storage_of(self.study)
+        free = False
+        for position in waiting:
+            trials = found.get(position, [])
+            complete = [t for t in trials if t[0] == TrialState.COMPLETE and t[1] is not None]
+            if complete:
+                k = index[position]
+                values[k], how[k] = float(complete[0][1]), "others"
+                self.objective.remember_score(points.points[k], values[k])
+                continue
+            live = False
+            for state, _, trial_id, owner in trials:
+                if state != TrialState.RUNNING:
+                    continue
+                if owner and owner_is_dead(owner):  # a worker on this host died
+                    try:
+                        storage.set_trial_state_values(trial_id, state=TrialState.FAIL)
+                    except (optuna.exceptions.UpdateFinishedTrialError, RuntimeError):
+                        pass
+                else:
+                    live = True
+            free = free or not live
+        now = time.perf_counter()
+        if self.heartbeat and now - self.reaped > self.CHECK_EVERY:
+            # On a database server, a machine that vanished stops its claims' heartbeats.
+            self.reaped = now
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                optuna.storages.fail_stale_trials(self.study)
+        return free
 
 
 class _Handover:
@@ -497,6 +708,13 @@ class _Writer:
         else:
             self._queue.put(rows)
 
+    def flush(self) -> None:
+        """Wait until everything handed over so far is written; raise the first write error."""
+        if self._queue is not None:
+            self._queue.join()
+        if self.error is not None:
+            raise self.error
+
     def close(self) -> None:
         """Wait until everything handed over is written; raise the first write error."""
         if self._thread is not None:
@@ -513,6 +731,7 @@ class _Writer:
                     self._write(rows)
                 except BaseException as error:  # raised in the caller's thread by put/close
                     self.error = error
+            self._queue.task_done()
 
     def _write(self, rows: list[_Row]) -> None:
         tick = time.perf_counter()
@@ -727,6 +946,17 @@ class _Team:
         if self._unchecked >= CHECKPOINT_EVERY:
             checkpoint(storage_of(self.study))
             self._unchecked = 0
+
+    def flush(self) -> None:
+        """Wait until the writing worker has written every trial handed over so far."""
+        if not self.writes or not self._workers:
+            return
+        connection = self._workers[0][1]
+        while self.error is None and self.trials.unwritten():
+            if self._receive(connection) is None:
+                break
+        if self.error is not None:
+            raise self.error
 
     def _receive(self, connection: Any) -> tuple | None:
         """One report from a worker (write reports are applied here); None when it is gone."""

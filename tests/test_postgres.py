@@ -103,6 +103,31 @@ def test_three_workers_on_postgresql_end_with_the_single_worker_result(
     )
 
 
+def test_three_batched_searches_on_postgresql_share_the_plan_and_complete_each_position_once(
+    postgres_url, single_worker, scale
+):
+    """Default (batched) search processes claim the positions they score through the storage."""
+    procs = [
+        subprocess.Popen(
+            worker(postgres_url, "batched", scale, batched=True),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=1800)
+        assert p.returncode == 0, err.decode()[-1500:]
+    study, result = outcome(postgres_url, "batched", scale)
+    assert result.finished
+    assert result.params == single_worker.params and result.best_value == single_worker.best_value
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    positions = Counter(t.system_attrs["boxcox:position"] for t in complete)
+    assert len(complete) == budget(scale) and max(positions.values()) == 1, (
+        f"{len(complete)} complete trials for a {budget(scale)}-trial plan: positions done twice"
+    )
+
+
 def completed(url: str, study: str) -> int:
     try:
         loaded = optuna.load_study(study_name=study, storage=open_storage(url))

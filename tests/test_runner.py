@@ -251,3 +251,30 @@ def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
     plain = BoxCoxObjective(X, y, GaussianNB())
     assert scores == [plain.evaluate(p) for p in points]
     assert all(start <= end for start, end in zip(starts, ends))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_a_write_another_writer_overtook_does_not_blind_the_next_write(tmp_path, kind):
+    """A writer whose batch another writer had written entirely must still see that writer's
+    later positions: after its write it may not skip past trials it did not check."""
+    from datetime import datetime
+
+    from optuna_boxcox._optuna._write import TrialRecord
+    from optuna_boxcox._optuna._write import write_trials
+
+    study = new_study(kind, tmp_path, "race", None)
+    dist = {"a": optuna.distributions.FloatDistribution(-1, 1)}
+
+    def record(position):
+        now = datetime.now()
+        return TrialRecord({"a": 0.5}, dist, 1.0, {}, {"boxcox:position": position}, now, now)
+
+    key = "boxcox:position"
+    # Writer A is ahead: positions 0-1, then 2-3. Writer B, which started with an empty study,
+    # writes 0-1 (all taken), then 2-3 (taken too: they must not be written twice).
+    a = write_trials(study, [record(0), record(1)], position_key=key)
+    write_trials(study, [record(2), record(3)], position_key=key, after_trial_id=a.last_trial_id)
+    b = write_trials(study, [record(0), record(1)], position_key=key, after_trial_id=-1)
+    write_trials(study, [record(2), record(3)], position_key=key, after_trial_id=b.last_trial_id)
+    positions = [t.system_attrs[key] for t in study.get_trials()]
+    assert sorted(positions) == [0, 1, 2, 3], positions

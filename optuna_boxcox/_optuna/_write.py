@@ -78,7 +78,8 @@ class TrialRecord:
 
 class Written(NamedTuple):
     """What a bulk write wrote: for each trial kept (``indices`` into the batch, in order), its id
-    and number; ``last_trial_id`` is the study's largest trial id afterwards."""
+    and number; ``last_trial_id`` is what the next write of the same writer takes as its
+    ``after_trial_id`` (past its own trials, but never past another writer's)."""
 
     indices: list[int]
     trial_ids: list[int]
@@ -260,18 +261,25 @@ def write_trials(
         )
     study_id = study_id_of(study)
     keep = list(range(len(records)))
+    others = [
+        t
+        for t in storage.get_all_trials(study_id, deepcopy=False)
+        if trial_id_of(t) > after_trial_id
+    ]
     if position_key is not None:
-        taken = {
-            t.system_attrs.get(position_key)
-            for t in storage.get_all_trials(study_id, deepcopy=False)
-            if trial_id_of(t) > after_trial_id and t.state != TrialState.FAIL
-        }
+        taken = {t.system_attrs.get(position_key) for t in others if t.state != TrialState.FAIL}
         keep = [i for i in keep if records[i].system_attrs.get(position_key) not in taken]
     trial_ids = [
         storage.create_new_trial(study_id, template_trial=records[i].frozen()) for i in keep
     ]
     numbers = [storage.get_trial(trial_id).number for trial_id in trial_ids]
-    return Written(keep, trial_ids, numbers, max([after_trial_id, *trial_ids]))
+    # As the bulk writer: the mark passes this writer's own trials, never another writer's.
+    return Written(
+        keep,
+        trial_ids,
+        numbers,
+        max([after_trial_id, *trial_ids]) if not others else after_trial_id,
+    )
 
 
 class EncodedTrial(NamedTuple):
@@ -536,9 +544,15 @@ def write_prepared(
         keep = [i for i, p in enumerate(prepared.positions) if p not in taken] if taken else None
         if keep is not None and len(keep) == len(prepared.positions):
             keep = None
+        # Trials another writer added since after_trial_id were checked for this write's positions
+        # only: the mark moves past them only while there are none (one writer alone), else a
+        # later write would miss the positions they hold.
+        ((foreign,),) = sql(
+            "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id > ?",
+            (study_id, after_trial_id),
+        )
         if keep is not None and not keep:
-            (latest,) = sql("SELECT MAX(trial_id) FROM trials WHERE study_id = ?", (study_id,))[0]
-            return Written([], [], [], latest if latest is not None else after_trial_id)
+            return Written([], [], [], after_trial_id)
         ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
         ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
         trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
@@ -581,7 +595,7 @@ def write_prepared(
             list(range(len(prepared.trials))) if keep is None else keep,
             trial_ids,
             [row[1] for row in new],
-            max(trial_ids),
+            after_trial_id if foreign else max(trial_ids),
         )
 
 

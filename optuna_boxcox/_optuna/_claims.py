@@ -1,0 +1,255 @@
+"""Plan positions claimed through an RDB storage, so that batched workers on one study share work.
+
+A claim is what a ``study.optimize`` worker of the paper's samplers makes too: a RUNNING trial that
+holds the position (system attribute ``position_key``) and names its owner. Here a whole chunk of
+positions is claimed in one transaction, which first takes the study's write lock (a no-op update
+of its row) and skips the positions another trial holds, so two workers never hold one position;
+scoring them completes the trials in a second transaction. Workers announce themselves as study
+system attributes, so a worker running alone can write without claims (cheaper) until another
+one joins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+import datetime
+import json
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+from optuna.distributions import distribution_to_json
+from optuna.trial import TrialState
+
+from optuna_boxcox._optuna import rdb_backend
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import to_stored_datetime
+from optuna_boxcox._optuna._sql import Sql
+from optuna_boxcox._optuna._write import stored_value
+from optuna_boxcox._process import OWNER_KEY
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+
+    import optuna
+    from optuna.distributions import BaseDistribution
+
+#: Prefix of the study system attributes by which batched workers announce themselves.
+WORKER_PREFIX = "boxcox:worker:"
+#: A worker that has not refreshed its announcement for this long is no longer counted.
+ACTIVE_SECONDS = 30.0
+
+
+@dataclass
+class Claim:
+    """A position to claim: its λ (by name) and the trial's user attributes."""
+
+    position: int
+    params: Mapping[str, float]
+    user_attrs: Mapping[str, Any]
+
+
+@dataclass
+class Claimed:
+    """A position this worker holds: the RUNNING trial that holds it."""
+
+    position: int
+    trial_id: int
+    number: int
+
+
+def announce(study: optuna.Study, identity: str, *, ended: bool = False) -> None:
+    """Say (again) that the worker ``identity`` runs a batched search on this study."""
+    storage_of(study).set_study_system_attr(
+        study_id_of(study), WORKER_PREFIX + identity, {"seen": time.time(), "ended": ended}
+    )
+
+
+def other_workers(study: optuna.Study, identity: str) -> list[str]:
+    """The other batched workers announced on this study and seen recently."""
+    now = time.time()
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    return [
+        key[len(WORKER_PREFIX) :]
+        for key, value in attrs.items()
+        if key.startswith(WORKER_PREFIX)
+        and key != WORKER_PREFIX + identity
+        and isinstance(value, dict)
+        and not value.get("ended")
+        and now - float(value.get("seen", 0.0)) < ACTIVE_SECONDS
+    ]
+
+
+def _stored_moment(moment: datetime.datetime, sqlite: bool) -> Any:
+    stored = to_stored_datetime(moment)
+    return stored.strftime("%Y-%m-%d %H:%M:%S.%f") if sqlite else stored
+
+
+def claim(
+    study: optuna.Study,
+    claims: Sequence[Claim],
+    distributions: Mapping[str, BaseDistribution],
+    *,
+    position_key: str,
+    owner: str,
+    heartbeat: bool = False,
+) -> list[Claimed]:
+    """Claim the free ones of ``claims`` (those no trial of the study holds, unless it failed):
+    RUNNING trials with their λ and attributes, created in one transaction. Returns the claimed."""
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    sqlite = backend.engine.dialect.name == "sqlite"
+    json_of = {name: distribution_to_json(d) for name, d in distributions.items()}
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        taken = _taken(sql, study_id, position_key, [c.position for c in claims])
+        free = [c for c in claims if c.position not in taken]
+        if not free:
+            return []
+        ((count,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
+        ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
+        now = _stored_moment(datetime.datetime.now(), sqlite)
+        sql.insert(
+            "trials",
+            ("number", "study_id", "state", "datetime_start", "datetime_complete"),
+            [(count + k, study_id, TrialState.RUNNING.name, now, None) for k in range(len(free))],
+        )
+        rows = sql(
+            "SELECT trial_id, number FROM trials WHERE trial_id > ? AND study_id = ? ORDER BY number",
+            (before or 0, study_id),
+        )
+        if len(rows) != len(free):
+            raise RuntimeError(f"claimed {len(free)} positions, found {len(rows)} new trials")
+        claimed = [Claimed(c.position, tid, number) for c, (tid, number) in zip(free, rows)]
+        sql.insert(
+            "trial_params",
+            ("trial_id", "param_name", "param_value", "distribution_json"),
+            [
+                (k.trial_id, name, float(value), json_of[name])
+                for k, c in zip(claimed, free)
+                for name, value in c.params.items()
+            ],
+        )
+        sql.insert(
+            "trial_user_attributes",
+            ("trial_id", "key", "value_json"),
+            [
+                (k.trial_id, key, json.dumps(value))
+                for k, c in zip(claimed, free)
+                for key, value in c.user_attrs.items()
+            ],
+        )
+        sql.insert(
+            "trial_system_attributes",
+            ("trial_id", "key", "value_json"),
+            [
+                row
+                for k in claimed
+                for row in (
+                    (k.trial_id, OWNER_KEY, json.dumps(owner)),
+                    (k.trial_id, position_key, json.dumps(k.position)),
+                )
+            ],
+        )
+        if heartbeat:  # the storage fails trials whose heartbeat stopped (a vanished machine)
+            sql.insert(
+                "trial_heartbeats",
+                ("trial_id", "heartbeat"),
+                [(k.trial_id, _stored_moment(datetime.datetime.now(), sqlite)) for k in claimed],
+            )
+    return claimed
+
+
+def complete(
+    study: optuna.Study,
+    done: Sequence[tuple[Claimed, float, Mapping[str, Any], datetime.datetime]],
+) -> None:
+    """Complete claimed trials in one transaction: (claim, value, user attributes to add, end).
+
+    A claim another worker failed meanwhile (its heartbeat looked stale) stays failed.
+    """
+    backend = rdb_backend(storage_of(study))
+    sqlite = backend.engine.dialect.name == "sqlite"
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        ids = [claimed.trial_id for claimed, *_ in done]
+        marks = ", ".join("?" for _ in ids)
+        running = {
+            trial_id
+            for (trial_id,) in sql(
+                f"SELECT trial_id FROM trials WHERE trial_id IN ({marks}) AND state = ?",
+                (*ids, TrialState.RUNNING.name),
+            )
+        }
+        done = [d for d in done if d[0].trial_id in running]
+        if not done:
+            return
+        sql.cursor.executemany(
+            "UPDATE trials SET state = ?, datetime_complete = ? WHERE trial_id = ?".replace(
+                "?", sql.mark
+            ),
+            [
+                (TrialState.COMPLETE.name, _stored_moment(end, sqlite), claimed.trial_id)
+                for claimed, _, _, end in done
+            ],
+        )
+        sql.insert(
+            "trial_values",
+            ("trial_id", "objective", "value", "value_type"),
+            [(claimed.trial_id, 0, *stored_value(float(value))) for claimed, value, _, _ in done],
+        )
+        sql.insert(
+            "trial_user_attributes",
+            ("trial_id", "key", "value_json"),
+            [
+                (claimed.trial_id, key, json.dumps(v))
+                for claimed, _, attrs, _ in done
+                for key, v in attrs.items()
+            ],
+        )
+
+
+def read_positions(
+    study: optuna.Study, position_key: str, positions: Sequence[int]
+) -> dict[int, list[tuple[TrialState, float | None, int, str | None]]]:
+    """Every trial holding one of ``positions``: (state, value, trial id, owner JSON) each."""
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    found: dict[int, list[tuple[TrialState, float | None, int, str | None]]] = {}
+    if not positions:
+        return found
+    with backend.engine.connect() as connection:
+        sql = Sql(connection)
+        marks = ", ".join("?" for _ in positions)
+        rows = sql(
+            "SELECT a.value_json, t.state, v.value, v.value_type, t.trial_id, o.value_json"
+            " FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id"
+            " LEFT JOIN trial_values v ON v.trial_id = t.trial_id AND v.objective = 0"
+            " LEFT JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
+            f" WHERE t.study_id = ? AND a.key = ? AND a.value_json IN ({marks})",
+            (OWNER_KEY, study_id, position_key, *(json.dumps(int(p)) for p in positions)),
+        )
+    infinite = {"INF_POS": float("inf"), "INF_NEG": float("-inf")}
+    for position_json, state, value, kind, trial_id, owner in rows:
+        if kind is not None and kind != "FINITE":
+            value = infinite[kind]
+        found.setdefault(int(json.loads(position_json)), []).append(
+            (TrialState[state], value, trial_id, None if owner is None else json.loads(owner))
+        )
+    return found
+
+
+def _taken(sql: Sql, study_id: int, key: str, positions: Sequence[int]) -> set[int]:
+    if not positions:
+        return set()
+    marks = ", ".join("?" for _ in positions)
+    rows = sql(
+        "SELECT a.value_json FROM trial_system_attributes a JOIN trials t"
+        " ON a.trial_id = t.trial_id WHERE t.study_id = ? AND t.state != ? AND a.key = ?"
+        f" AND a.value_json IN ({marks})",
+        (study_id, TrialState.FAIL.name, key, *(json.dumps(int(p)) for p in positions)),
+    )
+    return {int(json.loads(value)) for (value,) in rows}
