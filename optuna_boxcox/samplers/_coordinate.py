@@ -8,6 +8,9 @@ from typing import Any
 import numpy as np
 
 from optuna_boxcox._space import DEFAULT_GRID_RANGE
+from optuna_boxcox._space import LAMBDA
+from optuna_boxcox._space import TRANSFORM
+from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox.samplers._plan import Batch
 from optuna_boxcox.samplers._plan import GridPlanSampler
 
@@ -17,8 +20,6 @@ if TYPE_CHECKING:
 
     from optuna.distributions import FloatDistribution
     from optuna.samplers import BaseSampler
-
-    from optuna_boxcox._space import LambdaSpace
 
 #: The paper's Table 4: settings of the iterative grid search and its refinements.
 PRESETS: dict[str, dict[str, int]] = {
@@ -58,16 +59,24 @@ def coordinate_search(
     and resets the grid; otherwise every ``finer_epoch`` epochs since the last shift the grid is
     halved and attached to Λopt (Finer, 6.3); every ``shuffle_epoch`` epochs the direction order is
     permuted (Shuffle, 6.2). The first maximum in evaluation order wins (ties keep earlier points).
+
+    A space beyond the paper's (:class:`~optuna_boxcox._space.LambdaSpace` with transform or
+    setting coordinates) is swept the same way, each such coordinate being one more direction whose
+    grid is its own (:meth:`~optuna_boxcox._space.LambdaSpace.grid`: every choice, or ``grid_size``
+    values of a range) in every epoch: Finer leaves it whole, Shift draws one of its grid values. A
+    feature's transform is swept right before its λ, and Shuffle moves the two together.
     """
     lo, hi = grid_range
     p = space.dim
     finer_epoch = min(finer_epoch, shift_epoch)
     g = np.linspace(lo, hi, grid_size)
     grid, local = g, False
+    own_grids = _own_grids(space, grid_size)
+    units = _direction_units(space)
     best_point = space.initial.copy()
     working = space.initial.copy()
     best = -np.inf
-    order = list(range(p))
+    order = list(range(len(units)))
     since = 0
     rng = np.random.default_rng(seed)
     for epoch in range(epochs):
@@ -76,7 +85,10 @@ def coordinate_search(
             since += 1
             if epoch % shift_epoch == 0:  # Shift (6.1)
                 since, grid, local, shift = 0, g, False, True
-                working = rng.random(p) * (hi - lo) + lo
+                draw = rng.random(p)
+                working = draw * (hi - lo) + lo
+                for d, values in own_grids.items():
+                    working[d] = values[min(int(draw[d] * len(values)), len(values) - 1)]
             elif since % finer_epoch == 0:  # Finer (6.3)
                 grid, local = 0.5 * grid, True
             if epoch % shuffle_epoch == 0:  # Shuffle (6.2)
@@ -85,8 +97,13 @@ def coordinate_search(
         step = float(grid[1] - grid[0]) if grid_size > 1 else 0.0
         random_start = working.copy()
         improved_in_shift = False
-        for d in order:
-            candidates = grid + best_point[d] if local else grid
+        for d in (d for unit in order for d in units[unit]):
+            if d in own_grids:
+                candidates = own_grids[d]
+                sweep_step = float(candidates[1] - candidates[0]) if len(candidates) > 1 else 0.0
+            else:
+                candidates = grid + best_point[d] if local else grid
+                sweep_step = step
             points = []
             for c in candidates:
                 x = working.copy()
@@ -97,7 +114,7 @@ def coordinate_search(
                     "epoch": epoch,
                     "direction": space.names[d],
                     "candidate": i,
-                    "grid_step": step,
+                    "grid_step": sweep_step,
                     "phase": phase,
                 }
                 for i in range(len(points))
@@ -116,6 +133,28 @@ def coordinate_search(
     return best_point, best
 
 
+def _own_grids(space: LambdaSpace, grid_size: int) -> dict[int, np.ndarray]:
+    """The fixed grid of every coordinate that is not a λ, by index."""
+    return {d: space.grid(d, grid_size) for d in range(space.dim) if space.kind(d) != LAMBDA}
+
+
+def _direction_units(space: LambdaSpace) -> list[list[int]]:
+    """Coordinates grouped as Shuffle moves them: a transform with the λ after it, else alone."""
+    units: list[list[int]] = []
+    for d in range(space.dim):
+        if d > 0 and space.kind(d) == LAMBDA and space.kind(d - 1) == TRANSFORM:
+            units[-1].append(d)
+        else:
+            units.append([d])
+    return units
+
+
+def sweep_sizes(space: LambdaSpace, grid_size: int) -> list[int]:
+    """Candidates per sweep of each coordinate: ``grid_size`` for a λ, its own grid's size else."""
+    own = _own_grids(space, grid_size)
+    return [len(own[d]) if d in own else grid_size for d in range(space.dim)]
+
+
 class CoordinateGridSampler(GridPlanSampler):
     """The paper's iterative coordinate-wise grid search (Algorithm 6) as an Optuna sampler.
 
@@ -129,7 +168,13 @@ class CoordinateGridSampler(GridPlanSampler):
     The plan is derived from the seed and the finished trials in the storage, so several threads or
     processes can share a study (the candidates of one sweep run concurrently, the next sweep waits),
     a restarted process continues where a killed one stopped, and the outcome is that of a single
-    sequential run. Each trial records ``epoch``, ``direction``, ``candidate``, ``grid_step``,
+    sequential run.
+
+    When the objective also searches each feature's transform or the classifier's settings
+    (:class:`~optuna_boxcox.BoxCoxObjective`'s ``transforms`` and ``estimator_params``), each of
+    those is one more direction, swept over its own grid (every choice; an int range thinned to
+    ``grid_size`` values): a feature's transform right before its λ, the settings after the
+    features. The budget is then ``epochs`` times the sizes of all sweeps. Each trial records ``epoch``, ``direction``, ``candidate``, ``grid_step``,
     ``phase`` and ``improved`` as user attributes; :meth:`result` returns Λopt and its history.
 
     Example::
@@ -165,6 +210,7 @@ class CoordinateGridSampler(GridPlanSampler):
     """
 
     name = "coordinate"
+    searches_beyond_lambda = True
 
     def __init__(
         self,
@@ -231,7 +277,10 @@ class CoordinateGridSampler(GridPlanSampler):
         theirs = {k: v for k, v in recorded.items() if k != "epochs"}
         return mine == theirs and self.epochs >= recorded.get("epochs", 0)
 
-    def budget(self, n_params: int) -> int:
+    def budget(self, n_params: int | LambdaSpace) -> int:
+        """E·p·L for ``n_params`` λ; for a space, E times the sizes of all its sweeps."""
+        if isinstance(n_params, LambdaSpace):
+            return self.epochs * sum(sweep_sizes(n_params, self.grid_size))
         return self.epochs * n_params * self.grid_size
 
     def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:

@@ -21,6 +21,7 @@ import abc
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
+from dataclasses import replace
 import random
 import threading
 import time
@@ -262,6 +263,8 @@ class PlanSampler(BaseSampler, abc.ABC):
 
     #: Registry name, recorded in the study.
     name: str = "plan"
+    #: Whether the algorithm searches spaces with transform or setting coordinates besides λ.
+    searches_beyond_lambda: bool = False
 
     def __init__(
         self,
@@ -326,6 +329,12 @@ class PlanSampler(BaseSampler, abc.ABC):
         ``max_trials`` says that no more of the plan will be run (a sampler may refuse a plan too
         large to run to its end, but not its first trials).
         """
+        if not space.lambdas_only and not self.searches_beyond_lambda:
+            beyond = [n for n, lam in zip(space.names, space.is_lambda) if not lam]
+            raise ValueError(
+                f"{type(self).__name__} searches λ only, and this space also has {beyond[:3]}…: "
+                "use the coordinate search or one of Optuna's samplers (tpe, random, nsga2)"
+            )
         self._refuse(space, max_trials)
         return Plan(self._plan(space))
 
@@ -348,9 +357,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         recorded = attrs.get(SPACE_ATTR)
         space = None if recorded is None else LambdaSpace.from_attr(recorded)
         if space is not None and self._initial_params is not None:
-            space = LambdaSpace(
-                space.names, space.low, space.high, space.to_vector(self._initial_params)
-            )
+            space = replace(space, initial=space.to_vector(self._initial_params))
         return space
 
     # -- Optuna's sampler interface -----------------------------------------------------------
@@ -479,6 +486,7 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _claim(
         self, study: Study, trial: FrozenTrial, space: LambdaSpace, attrs: Mapping[str, Any]
     ) -> None:
+        _refuse_several_objectives(self, study)
         self._check_settings(study, attrs)
         delay = self._poll_interval
         while True:
@@ -579,7 +587,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             space = self._space(study)
         assert space is not None
         key = (id(storage_of(study)), study_id_of(study))
-        signature = (space.names, tuple(space.low), tuple(space.high), tuple(space.initial))
+        signature = space.signature()
         cached = self._studies.get(key)
         if cached is None or cached[0] != signature:
             cached = (signature, self.plan(space), _Ledger())
@@ -735,6 +743,7 @@ class PlanRun:
     ) -> None:
         self.sampler = sampler
         self.study = study
+        _refuse_several_objectives(sampler, study)
         attrs = study.user_attrs
         sampler._check_settings(study, attrs)
         space = sampler._space(study, attrs)
@@ -811,6 +820,15 @@ class PlanRun:
         if result.finished:
             self.sampler._finish(self.study, result)
         return result
+
+
+def _refuse_several_objectives(sampler: PlanSampler, study: Study) -> None:
+    if len(study.directions) > 1:
+        raise ValueError(
+            f"{type(sampler).__name__} follows one score, and study {study.study_name!r} has "
+            f"{len(study.directions)} objectives: search it with a multi-objective sampler "
+            "(nsga2, tpe, random)"
+        )
 
 
 def _fit_to(dist: BaseDistribution, value: float) -> Any:
