@@ -41,6 +41,7 @@ from optuna_boxcox._optuna._write import TrialRows
 from optuna_boxcox._optuna._write import Written
 from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._optuna._write import checkpoint
+from optuna_boxcox._optuna._write import encode_trials
 from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_prepared
 from optuna_boxcox._optuna._write import write_trials
@@ -375,7 +376,11 @@ class _Trials:
         self.space: LambdaSpace = run.space
         self.distributions = run.space.distributions()
         self.owner = run.owner
-        self._encode = FloatTrialEncoder(self.distributions, POSITION_KEY)
+        # λ only: the encoder's hot path; a space with transform or setting coordinates takes the
+        # general encoding, which writes each parameter in its distribution's representation.
+        self._encode = (
+            FloatTrialEncoder(self.distributions, POSITION_KEY) if run.space.lambdas_only else None
+        )
         self._trial_rows: TrialRows | None = None  # made at the first write: it reads the database
         self.stored: list[FrozenTrial] = []  # written, with their ids and numbers
         self._handed: collections.deque[list[_Row]] = collections.deque()
@@ -387,6 +392,8 @@ class _Trials:
         if self._trial_rows is None:
             self._trial_rows = TrialRows(self.study)
         encode, owner = self._encode, self.owner
+        if encode is None:
+            return self._trial_rows(encode_trials(self.records(rows), POSITION_KEY))
         return self._trial_rows(
             [
                 encode(x.tolist(), value, attrs, {OWNER_KEY: owner, POSITION_KEY: p}, start, end)
@@ -441,7 +448,11 @@ class _Trials:
             values=None,
             datetime_start=start,
             datetime_complete=end,
-            params=dict(zip(self.space.names, x.tolist())),
+            params=(
+                dict(zip(self.space.names, x.tolist()))
+                if self._encode is not None
+                else self.space.to_params(x)
+            ),
             distributions=self.distributions,
             user_attrs=attrs,
             system_attrs={OWNER_KEY: self.owner, POSITION_KEY: position},
