@@ -37,6 +37,12 @@ def _cmaes(seed: int, **kwargs: Any) -> BaseSampler:
     return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False, **kwargs)
 
 
+def _nsga2(seed: int, **kwargs: Any) -> BaseSampler:
+    # Multi-objective: the Pareto front of score and features kept (BoxCoxObjective's
+    # objectives=("score", "n_features")); on one objective a genetic algorithm.
+    return optuna.samplers.NSGAIISampler(seed=seed, **kwargs)
+
+
 def _paper(cls: type, **fixed: Any) -> Callable[..., BaseSampler]:
     def make(seed: int, **kwargs: Any) -> BaseSampler:
         return cls(seed=seed, **{**fixed, **kwargs})
@@ -59,6 +65,7 @@ SAMPLERS: dict[str, Callable[..., BaseSampler]] = {
     "cmaes": _cmaes,
     "qmc": lambda seed, **kw: optuna.samplers.QMCSampler(seed=seed, **kw),
     "gp": _gp,
+    "nsga2": _nsga2,
 }
 
 
