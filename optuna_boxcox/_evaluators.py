@@ -32,6 +32,13 @@ SVC to :class:`BlockwiseRBFSVCScorer` (libsvm's own fit, whose kernel cache is b
 
 A coordinate sweep scores points that differ in one column only: :meth:`FastScorer.score_sweep`
 scores them together, which for k-NN shares all distances but that column's term.
+
+A search may also vary the classifier's settings and leave features out. :meth:`FastScorer.adopt`
+moves a scorer to another setting of its classifier, keeping what does not depend on it (k-NN's and
+the SVC's distances hold for every k, C and γ); :meth:`FastScorer.set_kept` scores the matrix as if
+the columns not kept, held as zeros, were left out, where the scorer can tell (k-NN, GaussianNB and
+the SVCs: a zero column adds nothing to a distance, nor anything but a term common to all classes
+to GaussianNB's likelihood; the SVC's ``gamma="scale"`` is computed on the kept columns).
 """
 
 from __future__ import annotations
@@ -137,6 +144,42 @@ class FastScorer(abc.ABC):
         self._score: float | None = None  # of the current S, until a column changes
         self.n_threads = 1
         self.memory_limit: int | None = None  # bytes; sizes the blocks of block-wise scorers
+        self.kept: np.ndarray | None = None  # the columns scored (None: all)
+
+    #: Whether :meth:`set_kept` can leave columns out (a zero column then changes nothing else).
+    leaves_out_zero_columns: bool = False
+
+    def adopt(self, estimator: Any) -> bool:
+        """Score the predictions of ``estimator`` from now on: the same classifier with other
+        settings. State that does not depend on the settings is kept. False, with nothing changed,
+        when this scorer has no exact path for those settings."""
+        if type(estimator) not in _SCORERS or type(self) not in _SCORERS[type(estimator)]:
+            return False
+        if not _valid_parameters(estimator):
+            return False
+        other = type(self).from_estimator(estimator, self.y, self.metric)
+        if other is None or not self._adopt(other):
+            return False
+        self._score = None
+        return True
+
+    def _adopt(self, other: FastScorer) -> bool:
+        """Take ``other``'s settings (a scorer of the same class); False if this scorer cannot."""
+        return False
+
+    def set_kept(self, kept: np.ndarray | None) -> bool:
+        """Score as if only the columns ``kept`` (a mask; None: all) were there, the others
+        holding zeros. False, with nothing changed, when this scorer cannot leave columns out."""
+        if kept is not None and kept.all():
+            kept = None
+        if kept is not None and not self.leaves_out_zero_columns:
+            return False
+        if (kept is None) != (self.kept is None) or (
+            kept is not None and not np.array_equal(kept, self.kept)
+        ):
+            self.kept = None if kept is None else kept.copy()
+            self._score = None
+        return True
 
     def footprint(self, n_features: int) -> int:
         """Bytes this scorer holds at its peak on an n × `n_features` matrix (n = len(y)), including
@@ -230,6 +273,7 @@ class GaussianNBScorer(FastScorer):
     """
 
     name = "gaussian-nb"
+    leaves_out_zero_columns = True
 
     def __init__(
         self,
@@ -255,6 +299,12 @@ class GaussianNBScorer(FastScorer):
         if params["priors"] is not None or not _is_real(smoothing) or smoothing < 0:
             return None
         return cls(y, metric, smoothing)
+
+    def _adopt(self, other: FastScorer) -> bool:
+        self.var_smoothing = other.var_smoothing
+        if self.S is not None:
+            self.epsilon_used[:] = np.nan  # every column is rescored with the new epsilon
+        return True
 
     def footprint(self, n_features: int) -> int:
         n, n_classes = len(self.y), len(self.classes)
@@ -480,6 +530,18 @@ class _NeighbourSweeps(FastScorer):
             return None
         return cls(y, metric, int(k))
 
+    leaves_out_zero_columns = True
+
+    def _adopt(self, other: FastScorer) -> bool:
+        if other.n_neighbors != self.n_neighbors:
+            self.n_neighbors = other.n_neighbors
+            self._forget_neighbours()
+        return True
+
+    def _forget_neighbours(self) -> None:
+        """Neighbour lists of another k bound nothing for this one."""
+        self.hint = None
+
     def footprint(self, n_features: int) -> int:
         # The smallest sweep: one candidate, the smallest blocks.
         return self._resident_bytes(n_features) + self.sweep_footprint(
@@ -643,6 +705,12 @@ class KNeighborsScorer(_NeighbourSweeps):
         if self.distances is not None and j not in self._pending:
             self._pending[j] = self.S[:, j].copy()
 
+    def _forget_neighbours(self) -> None:
+        super()._forget_neighbours()
+        if self.S is not None:
+            self.nearest = None
+            self._changed = set(range(self.S.shape[1]))  # next score: block-wise, as a first one
+
     def _synced_distances(self) -> _SquaredDistances:
         if self.distances is None:
             self.distances = _SquaredDistances(self.S)
@@ -774,6 +842,7 @@ class RBFSVCScorer(FastScorer):
     """
 
     name = "svc:precomputed"
+    leaves_out_zero_columns = True
 
     def __init__(
         self, y: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float], svc_params: dict
@@ -810,6 +879,10 @@ class RBFSVCScorer(FastScorer):
         }
         return cls(y, metric, svc_params)
 
+    def _adopt(self, other: FastScorer) -> bool:
+        self.gamma, self.svc_params = other.gamma, other.svc_params
+        return True
+
     def footprint(self, n_features: int) -> int:
         n = len(self.y)
         kernel = n * n * 8
@@ -844,12 +917,14 @@ class RBFSVCScorer(FastScorer):
         return np.exp(K, out=K)
 
     def _gamma(self) -> float:
-        # As BaseLibSVM.fit computes it: X.var() over the C-ordered matrix, the same summation.
+        # As BaseLibSVM.fit computes it: X.var() over the C-ordered matrix, the same summation
+        # (the kept columns are copied into a C-ordered matrix, as scikit-learn would get them).
+        X = self.S if self.kept is None else self.S[:, self.kept]
         if self.gamma == "scale":
-            X_var = self.S.var()
-            return 1.0 / (self.S.shape[1] * X_var) if X_var != 0 else 1.0
+            X_var = X.var()
+            return 1.0 / (X.shape[1] * X_var) if X_var != 0 else 1.0
         if self.gamma == "auto":
-            return 1.0 / self.S.shape[1]
+            return 1.0 / X.shape[1]
         return float(self.gamma)
 
     def _predict_codes(self) -> np.ndarray | None:
@@ -913,7 +988,9 @@ class BlockwiseRBFSVCScorer(RBFSVCScorer):
         pass
 
     def _predict_codes(self) -> np.ndarray | None:
-        model = SVC(kernel="rbf", gamma=self.gamma, **self.svc_params)
+        # γ as scikit-learn computes it on the kept columns; a zero column adds exact zeros to
+        # libsvm's dot products, so the kernel and the solver's steps are those without it.
+        model = SVC(kernel="rbf", gamma=self._gamma(), **self.svc_params)
         with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
             model.fit(self.S, self.codes)
         weights = model.dual_coef_[0]  # scikit-learn's sign: positive means classes_[1]
@@ -1017,6 +1094,10 @@ class SGDScorer(FastScorer):
         if settings is None or len(np.unique(y)) != 2:
             return None
         return cls(y, metric, settings)
+
+    def _adopt(self, other: FastScorer) -> bool:
+        self.settings = other.settings
+        return True
 
     def footprint(self, n_features: int) -> int:
         # |S| for the rounding bound of the decision values.

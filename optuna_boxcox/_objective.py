@@ -6,8 +6,15 @@ from collections.abc import Callable
 import threading
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
+import warnings
 
 import numpy as np
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.distributions import CategoricalDistribution
+from optuna.distributions import FloatDistribution
+from optuna.distributions import IntDistribution
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score
 from sklearn.metrics import balanced_accuracy_score
@@ -28,7 +35,13 @@ from optuna_boxcox._jit import resolve_threads
 from optuna_boxcox._memory import MemoryBudget
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._space import LAMBDA
+from optuna_boxcox._space import SETTING
+from optuna_boxcox._space import SETTING_PREFIX
 from optuna_boxcox._space import SPACE_ATTR
+from optuna_boxcox._space import TRANSFORM
+from optuna_boxcox._space import TRANSFORM_SUFFIX
+from optuna_boxcox._space import TRANSFORMS
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox._space import default_bounds
 from optuna_boxcox._transform import _check_features
@@ -36,8 +49,6 @@ from optuna_boxcox._transform import _check_features
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from collections.abc import Sequence
-
-    import optuna
 
 #: Study user attribute holding :meth:`BoxCoxObjective.describe` of the process that ran it last.
 DESCRIPTION_ATTR = "boxcox_evaluator"
@@ -60,6 +71,25 @@ METRICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
 }
 #: Classifier-free criteria of Bicego & Baldo (seed 001), computed on the transformed data.
 CRITERIA = ("ml", "pcml", "fisher", "1nn-mm")
+#: What a study's objectives may be, with their directions: the score, and the features kept
+#: (those whose transform is not "drop").
+OBJECTIVES = {"score": "maximize", "n_features": "minimize"}
+
+
+class Configuration(NamedTuple):
+    """One point of the search space as a model is built from it.
+
+    Attributes:
+        lambdas: The λ of every feature, in feature order.
+        transforms: The transform of every feature (``"box-cox"``, ``"yeo-johnson"``,
+            ``"identity"`` or ``"drop"``).
+        settings: The classifier settings searched, by estimator parameter name.
+    """
+
+    lambdas: np.ndarray
+    transforms: tuple[str, ...]
+    settings: dict[str, Any]
+
 
 #: Bytes of one score-cache entry besides its key's 8 bytes per λ (bytes object, float, dict slot).
 _CACHE_ENTRY_BYTES = 160
@@ -143,6 +173,25 @@ class BoxCoxObjective:
             machine, only slow each other down. ``None`` or -1: every core this process may use,
             for a search in one process on an otherwise idle machine. scikit-learn's generic path
             keeps its own threading.
+        transforms: What each feature may be given, searched per feature when there are several:
+            ``"box-cox"``, ``"yeo-johnson"`` (with the feature's λ), ``"identity"`` (the
+            standardized raw feature, what λ = 1 gives) and ``"drop"`` (the classifier is fitted
+            without the feature). Default ``(method,)``: the paper's search, one λ per feature
+            and nothing else. With several, each feature gets a categorical parameter
+            ``"<feature>:transform"`` beside its λ; ``method`` must be among them (the search
+            starts from it, and G is its MLE). A λ is the one of whichever power transform is
+            chosen; it is ignored (and need not be refitted) while the feature is ``"identity"``
+            or ``"drop"``. A point that drops every feature scores as predicting the most
+            frequent class.
+        estimator_params: Classifier settings to search with the transform, name → Optuna
+            distribution (e.g. ``{"n_neighbors": IntDistribution(1, 21)}``), each a parameter
+            ``"estimator:<name>"``. The search starts from the estimator's own value where the
+            distribution holds it, else its lowest value or first choice. The fast evaluators
+            follow the settings they cover (k-NN's k, an SVC's C and γ, GaussianNB's smoothing)
+            and leave the others to scikit-learn.
+        objectives: ``("score",)`` (default), or ``("score", "n_features")`` for a
+            two-objective study that also minimises the features kept (create it with
+            ``directions=objective.directions``).
 
     Attributes:
         X, y: The rows scored (all rows, or the subsample).
@@ -167,6 +216,9 @@ class BoxCoxObjective:
         memory_limit: int | str | None = None,
         subsample: int | None = None,
         n_threads: int | None = 1,
+        transforms: Sequence[str] | None = None,
+        estimator_params: Mapping[str, BaseDistribution] | None = None,
+        objectives: Sequence[str] = ("score",),
     ) -> None:
         if method not in _numerics.METHODS:
             raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
@@ -199,26 +251,39 @@ class BoxCoxObjective:
         self.extrapolation = extrapolation
         self.scoring = scoring
         self._score_fn = self._resolve_scoring(scoring)
+        self.transforms = _resolve_transforms(transforms, method)
+        self.estimator_params = _resolve_estimator_params(estimator_params, estimator)
+        self.objectives = _resolve_objectives(objectives, self.transforms)
+        if self._is_criterion() and (len(self.transforms) > 1 or self.estimator_params):
+            raise ValueError(
+                f"scoring {self.scoring!r} is a criterion of the Box-Cox λ alone: search "
+                "transforms or estimator_params with a classifier's score"
+            )
 
-        if method == "box-cox":
+        boxcox_values = None
+        if "box-cox" in self.transforms:
             # From all rows: with a subsample, a λ still means the transform of all the data.
             self.data_min, self.data_range = _numerics.fit_range(self.X)
-            values = _numerics.range_standardise(self.X, self.data_min, self.data_range)
-        else:
-            values = self.X
+            boxcox_values = _numerics.range_standardise(self.X, self.data_min, self.data_range)
+        values = boxcox_values if method == "box-cox" else self.X
         mle = _numerics.mle_lambdas(values, method)
         if self.subsample is not None:
             self.rows = stratified_subsample(self.y, self.subsample, random_state)
             self.X, self.y, values = self.X[self.rows], self.y[self.rows], values[self.rows]
+            if boxcox_values is not None:
+                boxcox_values = boxcox_values[self.rows]
         self.values = values
+        #: The input of each power transform: Z in [1, 2] for Box-Cox, raw X for Yeo-Johnson.
+        self._power_inputs = {"box-cox": boxcox_values, "yeo-johnson": self.X}
         self._splits = self._resolve_cv(cv, random_state)
         self.cv = cv
         start = (
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )
         low, high = self._resolve_bounds(bounds, start)
-        self.space = LambdaSpace(tuple(self.names), low, high, start)
+        self.space = self._make_space(low, high, start, initial_params or {})
         self.mle_lambdas = np.clip(mle, low, high)
+        self._index_space()
 
         self._cache: dict[bytes, float] = {}
         self._log_columns: np.ndarray | None = None
@@ -228,57 +293,172 @@ class BoxCoxObjective:
         self.n_evaluations = 0  # evaluations that fitted a classifier (cache misses)
         self._plan_memory()
 
-    # -- the λ space -----------------------------------------------------------------------
-    @property
-    def param_names(self) -> list[str]:
-        return list(self.space.names)
+    # -- the search space ------------------------------------------------------------------
+    def _make_space(
+        self,
+        low: np.ndarray,
+        high: np.ndarray,
+        start: np.ndarray,
+        initial: Mapping[str, Any],
+    ) -> LambdaSpace:
+        """One λ per feature, after its transform choice when there are several; then the
+        classifier's settings."""
+        if len(self.transforms) == 1 and not self.estimator_params:
+            return LambdaSpace(tuple(self.names), low, high, start)
+        coordinates: list[tuple[str, str, Any, Any]] = []
+        choices = CategoricalDistribution(list(self.transforms))
+        for name, lo, hi, lam in zip(self.names, low, high, start):
+            if len(self.transforms) > 1:
+                transform = name + TRANSFORM_SUFFIX
+                coordinates.append(
+                    (transform, TRANSFORM, choices, initial.get(transform, self.method))
+                )
+            coordinates.append((name, LAMBDA, (lo, hi), lam))
+        own = self.estimator.get_params()
+        for name, distribution in self.estimator_params.items():
+            key = SETTING_PREFIX + name
+            value = initial.get(key, _starting_value(distribution, own.get(name)))
+            coordinates.append((key, SETTING, distribution, value))
+        return LambdaSpace.of(coordinates)
+
+    def _index_space(self) -> None:
+        """Where each feature's λ and transform, and each setting, sit in a point's vector."""
+        kinds = [self.space.kind(d) for d in range(self.space.dim)]
+        self._plain = self.space.lambdas_only
+        self._lambda_at = np.array([d for d, k in enumerate(kinds) if k == LAMBDA])
+        self._transform_at = np.array([d for d, k in enumerate(kinds) if k == TRANSFORM], int)
+        self._setting_at = [d for d, k in enumerate(kinds) if k == SETTING]
+        #: The feature whose column a coordinate changes (-1 for a setting).
+        self._feature_at = np.full(self.space.dim, -1)
+        self._feature_at[self._lambda_at] = np.arange(len(self.names))
+        if len(self._transform_at):
+            self._feature_at[self._transform_at] = np.arange(len(self.names))
+        self._drop_choice = self.transforms.index("drop") if "drop" in self.transforms else -1
+        #: Choices whose column ignores λ (its λ is left out of the cache key).
+        self._without_lambda = [
+            c for c, t in enumerate(self.transforms) if t in ("identity", "drop")
+        ]
+        self._own_settings = self._settings_of(self.space.initial)
+        self._estimators: dict[tuple, Any] = {self._own_settings: self._start_estimator()}
+        self._generics: dict[tuple, Any] = {}
+
+    def _start_estimator(self) -> Any:
+        """The estimator with the starting settings (the estimator itself when they are its own)."""
+        settings = self._settings_dict(self._own_settings)
+        own = self.estimator.get_params()
+        if all(name in own and _same_value(own[name], v) for name, v in settings.items()):
+            return self.estimator
+        return clone(self.estimator).set_params(**settings)
 
     @property
-    def search_space(self) -> dict[str, optuna.distributions.FloatDistribution]:
+    def param_names(self) -> list[str]:
+        """The λ parameters' names, in feature order (the features' names)."""
+        return list(self.names)
+
+    @property
+    def search_space(self) -> dict[str, BaseDistribution]:
+        """Every parameter of a trial: the λ, and any transform choice and setting."""
         return self.space.distributions()
 
     @property
-    def initial_params(self) -> dict[str, float]:
+    def directions(self) -> list[str]:
+        """The study directions ``objectives`` needs (``optuna.create_study(directions=...)``)."""
+        return [OBJECTIVES[o] for o in self.objectives]
+
+    @property
+    def initial_params(self) -> dict[str, Any]:
         """The search's starting point G (default: per-feature Box-Cox MLE), as a params dict."""
         return self.space.to_params(self.space.initial)
 
     @property
     def mle_params(self) -> dict[str, float]:
         """The per-feature maximum-likelihood λ (clipped into the domain), as a params dict."""
-        return self.space.to_params(self.mle_lambdas)
+        return {n: float(v) for n, v in zip(self.names, self.mle_lambdas)}
 
-    def to_params(self, lambdas: Sequence[float]) -> dict[str, float]:
-        """λ vector in feature order → params dict."""
+    def to_params(self, lambdas: Sequence[float]) -> dict[str, Any]:
+        """Point (or λ vector, see :meth:`evaluate`) → params dict."""
+        lambdas = np.asarray(lambdas, dtype=np.float64)
+        if len(lambdas) == len(self.names) and not self._plain:
+            lambdas = self._completed(lambdas)
         if len(lambdas) != self.space.dim:
             raise ValueError(f"expected {self.space.dim} λ, got {len(lambdas)}")
         return self.space.to_params(lambdas)
 
-    def to_lambdas(self, params: Mapping[str, float]) -> np.ndarray:
+    def to_lambdas(self, params: Mapping[str, Any]) -> np.ndarray:
         """Params dict (e.g. ``study.best_params``) → λ vector in feature order."""
+        if self._plain:
+            return self.space.to_vector(params)
+        missing = [n for n in self.names if n not in params]
+        if missing:
+            raise KeyError(f"params lack the λ of {missing}")
+        return np.array([float(params[n]) for n in self.names])
+
+    def to_point(self, params: Mapping[str, Any]) -> np.ndarray:
+        """Params dict → the point's vector (λ, transform indices, settings in search order); the
+        same as :meth:`to_lambdas` for the paper's space."""
         return self.space.to_vector(params)
 
-    def register(self, study: optuna.Study) -> None:
-        """Record the λ space in the study so samplers in every worker can find it, and what the
-        objective chose (:meth:`describe`, user attribute ``boxcox_evaluator``).
+    def configuration(self, point: Sequence[float] | Mapping[str, Any]) -> Configuration:
+        """What a point (vector, λ vector or params dict) makes of each feature and the classifier."""
+        x = self._checked(self._as_vector(point))
+        lambdas, choices = self._features_of(x, canonical=False)
+        transforms = (
+            (self.method,) * len(self.names)
+            if choices is None
+            else tuple(self.transforms[c] for c in choices)
+        )
+        return Configuration(lambdas.copy(), transforms, self._settings_dict(self._settings_of(x)))
 
-        Called automatically on the first trial; refuses a study that already holds another space.
+    def cache_key(self, point: Sequence[float] | Mapping[str, Any]) -> bytes:
+        """What identifies a point's score: equal keys, equal models (a λ a feature's transform
+        ignores does not count)."""
+        return self._key(self._checked(self._as_vector(point)))
+
+    def n_kept(self, point: Sequence[float] | Mapping[str, Any]) -> int:
+        """Features a point keeps (those not dropped), the second objective's value."""
+        _, choices = self._features_of(self._checked(self._as_vector(point)))
+        if choices is None or self._drop_choice < 0:
+            return len(self.names)
+        return int(np.count_nonzero(choices != self._drop_choice))
+
+    def register(self, study: optuna.Study) -> None:
+        """Record the search space in the study so samplers in every worker can find it, and what
+        the objective chose (:meth:`describe`, user attribute ``boxcox_evaluator``).
+
+        Called automatically on the first trial; refuses a study that already holds another space,
+        or has another number of objectives than ``objectives``.
         """
         key = (id(storage_of(study)), study_id_of(study))
         if key in self._registered:
             return
+        if len(study.directions) != len(self.objectives):
+            raise ValueError(
+                f"study {study.study_name!r} has {len(study.directions)} objective(s) and the "
+                f"objective returns {len(self.objectives)} ({', '.join(self.objectives)}): create "
+                f"it with directions={self.directions}"
+            )
         mine = self.space.to_attr()
         attrs = study.user_attrs
         theirs = attrs.get(SPACE_ATTR)
         if theirs is None:
             study.set_user_attr(SPACE_ATTR, mine)
-        elif theirs["names"] != mine["names"] or not (
-            np.allclose(theirs["low"], mine["low"]) and np.allclose(theirs["high"], mine["high"])
+        elif (
+            theirs["names"] != mine["names"]
+            or not (
+                np.allclose(theirs["low"], mine["low"])
+                and np.allclose(theirs["high"], mine["high"])
+            )
+            or theirs.get("distributions") != mine.get("distributions")
         ):
             raise ValueError(
                 f"study {study.study_name!r} was created for another λ search space "
                 f"({len(theirs['names'])} parameters {theirs['names'][:3]}…); "
                 "use a new study name for this data"
             )
+        if len(self.objectives) > 1 and study.metric_names is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                study.set_metric_names([self.metric_name, *self.objectives[1:]])
         # What this process's objective chose (evaluator, memory, subsample), for the dashboard.
         described = self.describe()
         if attrs.get(DESCRIPTION_ATTR) != described:
@@ -286,15 +466,23 @@ class BoxCoxObjective:
         self._registered.add(key)
 
     # -- evaluation ------------------------------------------------------------------------
-    def __call__(self, trial: optuna.Trial) -> float:
+    def __call__(self, trial: optuna.Trial) -> float | tuple[float, int]:
         self.register(trial.study)
-        lambdas = np.array(
-            [
-                trial.suggest_float(n, lo, hi)
-                for n, lo, hi in zip(self.space.names, self.space.low, self.space.high)
-            ]
-        )
-        return self.evaluate(lambdas)
+        if self._plain:
+            x = np.array(
+                [
+                    trial.suggest_float(n, lo, hi)
+                    for n, lo, hi in zip(self.space.names, self.space.low, self.space.high)
+                ]
+            )
+        else:
+            x = self.space.to_vector(
+                {n: _suggest(trial, n, d) for n, d in self.space.distributions().items()}
+            )
+        score = self.evaluate(x)
+        if len(self.objectives) == 1:
+            return score
+        return score, self.n_kept(x)
 
     @property
     def metric_name(self) -> str:
@@ -303,10 +491,15 @@ class BoxCoxObjective:
             return self.scoring
         return getattr(self.scoring, "__name__", "score")
 
-    def evaluate(self, lambdas: Sequence[float] | Mapping[str, float]) -> float:
-        """Score of one Λ (cached: a Λ scored before is not refitted)."""
+    def evaluate(self, lambdas: Sequence[float] | Mapping[str, Any]) -> float:
+        """Score of one Λ (cached: a Λ scored before is not refitted).
+
+        With transform or setting coordinates, a point is their whole vector (or a params dict);
+        a vector of one λ per feature stands for the point with those λ and the starting transform
+        and settings.
+        """
         lambdas = self._checked(self._as_vector(lambdas))
-        key = lambdas.tobytes()
+        key = self._key(lambdas)
         with self._lock:
             if key in self._cache:
                 return self._cache[key]
@@ -327,7 +520,7 @@ class BoxCoxObjective:
         the memory limit allows one state per thread; the rest one after another.
         """
         lambdas = [self._checked(self._as_vector(x)) for x in points]
-        keys = [x.tobytes() for x in lambdas]
+        keys = [self._key(x) for x in lambdas]
         scores: dict[bytes, float] = {}
         with self._lock:
             for key in keys:
@@ -336,8 +529,11 @@ class BoxCoxObjective:
         todo = list({key: x for key, x in zip(keys, lambdas) if key not in scores}.items())
         if len(todo) >= 2:
             column = _sweep_column(np.array([x for _, x in todo]))
-            if column is not None and self._shares_sweeps():
-                for (key, _), score in zip(todo, self._score_sweep([x for _, x in todo], column)):
+            swept = None
+            if column is not None and self._shares_sweeps() and self._feature_at[column] >= 0:
+                swept = self._score_sweep([x for _, x in todo], column)
+            if swept is not None:
+                for (key, _), score in zip(todo, swept):
                     scores[key] = self._store(key, score)
                 todo = []
             elif self._batch_threads > 1:
@@ -375,7 +571,7 @@ class BoxCoxObjective:
             "n_samples": int(self.n_samples),
             "n_scored": len(self.X),
             "subsample": None if self.subsample is None else int(self.subsample),
-            "n_features": int(self.space.dim),
+            "n_features": len(self.names),
             "n_threads": int(self.n_threads),
             "batch_threads": int(self._batch_threads),
             "cache_capacity": int(self._cache_capacity),
@@ -383,13 +579,13 @@ class BoxCoxObjective:
 
     def cached_score(self, lambdas: Sequence[float]) -> float | None:
         """The score of a Λ scored before (here or reported by :meth:`remember_score`), else None."""
-        key = self._checked(lambdas).tobytes()
+        key = self._key(self._checked(lambdas))
         with self._lock:
             return self._cache.get(key)
 
     def remember_score(self, lambdas: Sequence[float], score: float) -> None:
         """Record a score computed elsewhere (a worker process) as if evaluated here."""
-        key = self._checked(lambdas).tobytes()
+        key = self._key(self._checked(lambdas))
         with self._lock:
             if key in self._cache:
                 return
@@ -408,8 +604,80 @@ class BoxCoxObjective:
 
     def _as_vector(self, lambdas: Any) -> Any:
         if not isinstance(lambdas, np.ndarray) and hasattr(lambdas, "keys"):
-            return self.to_lambdas(lambdas)
+            return self.to_point(lambdas)
+        if not self._plain and np.shape(lambdas) == (len(self.names),):
+            return self._completed(np.asarray(lambdas, dtype=np.float64))
         return lambdas
+
+    def _completed(self, lambdas: np.ndarray) -> np.ndarray:
+        """The starting point with these λ (a λ vector in a space with more coordinates)."""
+        x = self.space.initial.copy()
+        x[self._lambda_at] = lambdas
+        return x
+
+    def _key(self, x: np.ndarray) -> bytes:
+        """The cache key of a checked point: the λ of a feature that is "identity" or "drop" do
+        not change its score, and are left out."""
+        if self._plain:
+            return x.tobytes()
+        lambdas, _ = self._features_of(x)
+        canonical = x.copy()
+        canonical[self._lambda_at] = lambdas
+        return canonical.tobytes()
+
+    def _features_of(
+        self, x: np.ndarray, *, canonical: bool = True
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The λ and the transform choice (an index into ``transforms``; None when there is one
+        transform) of every feature; ``canonical``: the λ of a feature whose transform ignores it
+        is 0."""
+        if self._plain:
+            return x, None
+        lambdas = x[self._lambda_at]
+        if not len(self._transform_at):
+            return lambdas, None
+        choices = np.rint(x[self._transform_at]).astype(np.intp)
+        if canonical and self._without_lambda:
+            lambdas = np.where(np.isin(choices, self._without_lambda), 0.0, lambdas)
+        return lambdas, choices
+
+    def _settings_of(self, x: np.ndarray) -> tuple:
+        """The classifier settings of a point, as a hashable tuple in ``estimator_params`` order."""
+        if not self._setting_at:
+            return ()
+        distributions = self.space.others
+        return tuple(
+            distributions[self.space.names[d]].to_external_repr(
+                float(round(x[d]))
+                if not isinstance(distributions[self.space.names[d]], FloatDistribution)
+                else float(x[d])
+            )
+            for d in self._setting_at
+        )
+
+    def _settings_dict(self, settings: tuple) -> dict[str, Any]:
+        return dict(zip(self.estimator_params, settings))
+
+    def _estimator_for(self, settings: tuple) -> Any:
+        """The estimator with these settings (made once per distinct settings)."""
+        estimator = self._estimators.get(settings)
+        if estimator is None:
+            estimator = clone(self.estimator).set_params(**self._settings_dict(settings))
+            with self._lock:
+                self._estimators[settings] = estimator
+        return estimator
+
+    def _generic_for(self, settings: tuple) -> Any:
+        """The estimator scikit-learn's path fits for these settings (within the memory)."""
+        if settings == self._own_settings:
+            return self._generic
+        generic = self._generics.get(settings)
+        if generic is None:
+            n, p = self.X.shape
+            generic = _within_memory(self._estimator_for(settings), self._generic_spare, n, p)
+            with self._lock:
+                self._generics[settings] = generic
+        return generic
 
     def warm_up(self) -> None:
         """Build this thread's transform and fast scorer and load its compiled kernels now.
@@ -419,52 +687,98 @@ class BoxCoxObjective:
         into the cache.
         """
         _, _, scaled = self._transformed(self._checked(self.space.initial))
-        scorer = None if self._is_criterion() else self._fast_scorer(scaled)
+        scorer = None if self._is_criterion() else self._fast_scorer(scaled, None, None)
         if scorer is not None:
             scorer.score()
             # A fast scorer may leave the kernel of a column change to the first update.
             scorer.warm_up()
 
     def transform(self, lambdas: Sequence[float]) -> np.ndarray:
-        """The standard-scaled transformed training data for ``lambdas`` (a copy)."""
-        return self._transformed(self._checked(lambdas))[2].copy()
+        """The standard-scaled transformed training data for ``lambdas`` (a copy), without the
+        features the point drops."""
+        x = self._checked(self._as_vector(lambdas))
+        scaled = self._transformed(x)[2]
+        kept = self._kept(x)
+        return scaled.copy() if kept is None else scaled[:, kept]
 
     def _checked(self, lambdas: Sequence[float]) -> np.ndarray:
         lambdas = np.asarray(lambdas, dtype=np.float64)
         if lambdas.shape != (self.space.dim,):
+            expected = (
+                "one per feature of X"
+                if self._plain
+                else f"one per parameter ({', '.join(self.space.names[:3])}, …)"
+            )
             raise ValueError(
-                f"expected {self.space.dim} λ, one per feature of X, got an array of shape {lambdas.shape}"
+                f"expected {self.space.dim} λ, {expected}, got an array of shape {lambdas.shape}"
             )
         if not np.isfinite(lambdas).all():
             raise ValueError(f"λ must be finite, got {lambdas.tolist()}")
+        if len(self._transform_at):
+            choices = lambdas[self._transform_at]
+            if np.any((choices != np.rint(choices)) | (choices < 0)) or np.any(
+                choices >= len(self.transforms)
+            ):
+                raise ValueError(
+                    f"transform entries must be indices into {list(self.transforms)}, got "
+                    f"{choices.tolist()}"
+                )
         return lambdas
 
+    def _kept(self, x: np.ndarray) -> np.ndarray | None:
+        """Which features a point keeps; None when it keeps them all."""
+        if self._drop_choice < 0:
+            return None
+        _, choices = self._features_of(x)
+        kept = choices != self._drop_choice
+        return None if kept.all() else kept
+
     def _transformed(self, lambdas: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per thread, keep the last transform and redo only the columns whose λ changed."""
+        """Per thread, keep the last transform and redo only the columns whose λ (or transform)
+        changed. A dropped feature's column holds zeros."""
         state = self._local
+        lambdas, choices = self._features_of(lambdas)
         if getattr(state, "lambdas", None) is None:
             # C order: scikit-learn copies (or slows down on) Fortran-ordered input.
-            state.lambdas = np.full(self.space.dim, np.nan)
+            state.lambdas = np.full(len(self.names), np.nan)
+            state.choices = np.full(len(self.names), -1)
             state.transformed = np.empty(self.values.shape)
             state.scaled = np.empty(self.values.shape)
             state.changed = set()  # columns the fast scorer has not seen yet
-        for j in np.flatnonzero(lambdas != state.lambdas):
+        changed = lambdas != state.lambdas
+        if choices is not None:
+            changed |= choices != state.choices
+            state.choices = choices.copy()
+        for j in np.flatnonzero(changed):
             state.changed.add(int(j))
-            column = self._power_column(int(j), float(lambdas[j]))
+            choice = -1 if choices is None else int(choices[j])
+            column = self._column(int(j), choice, float(lambdas[j]))
             state.transformed[:, j] = column
             state.scaled[:, j] = _numerics.scale_column(column)
         state.lambdas = lambdas.copy()
         return self.values, state.transformed, state.scaled
 
-    def _scaled_column(self, j: int, lam: float) -> np.ndarray:
-        """Column j of the scaled matrix for λ_j = `lam` (what :meth:`_transformed` stores)."""
-        return _numerics.scale_column(self._power_column(j, lam))
+    def _scaled_column(self, j: int, lam: float, choice: int = -1) -> np.ndarray:
+        """Column j of the scaled matrix for λ_j = `lam` and that transform choice (what
+        :meth:`_transformed` stores)."""
+        return _numerics.scale_column(self._column(j, choice, lam))
 
-    def _power_column(self, j: int, lam: float) -> np.ndarray:
-        if self.method != "box-cox":
-            return _numerics.power_column(self.values[:, j], lam, self.method)
+    def _column(self, j: int, choice: int, lam: float) -> np.ndarray:
+        """Feature j transformed before scaling: by ``method`` (choice -1) or ``transforms[choice]``;
+        a dropped feature is a column of zeros (its scaled column is zeros too)."""
+        transform = self.method if choice < 0 else self.transforms[choice]
+        if transform == "drop":
+            return np.zeros(len(self.X))
+        if transform == "identity":
+            return self.X[:, j].copy()
+        return self._power_column(j, lam, transform)
+
+    def _power_column(self, j: int, lam: float, method: str | None = None) -> np.ndarray:
+        method = self.method if method is None else method
+        if method != "box-cox":
+            return _numerics.power_column(self._power_inputs[method][:, j], lam, method)
         if self._log_columns is None:  # log Z per column, contiguous: searches revisit columns
-            self._log_columns = np.ascontiguousarray(np.log(self.values).T)
+            self._log_columns = np.ascontiguousarray(np.log(self._power_inputs["box-cox"]).T)
         return _numerics.boxcox_from_log(self._log_columns[j], lam)
 
     def _score(
@@ -476,25 +790,50 @@ class BoxCoxObjective:
     ) -> float:
         if self._is_criterion():
             return float(self._score_fn(values, transformed, scaled, lambdas))
-        fast = self._fast_scorer(scaled)
+        if self._plain:
+            settings, kept = (), None
+        else:
+            settings, kept = self._settings_of(lambdas), self._kept(lambdas)
+            if kept is not None and not kept.any():
+                return self._majority_score()
+        fast = self._fast_scorer(scaled, settings, kept)
         if fast is not None:
             score = fast.score()
             if score is not None:
                 return float(score)
-        return self.score_features(scaled)
+        return self._generic_score(scaled, settings, kept)
 
-    def _score_sweep(self, points: list[np.ndarray], j: int) -> list[float]:
-        """Scores of points that differ in column j only, through the fast scorer's sweep."""
+    def _score_sweep(self, points: list[np.ndarray], d: int) -> list[float] | None:
+        """Scores of points that differ in coordinate d only, which changes one column, through
+        the fast scorer's sweep; None when the fast scorer does not cover the points' settings."""
+        j = int(self._feature_at[d])
         _, _, scaled = self._transformed(points[0])
-        scorer = self._fast_scorer(scaled)
-        columns = [self._scaled_column(j, float(x[j])) for x in points]
-        scores = scorer.score_sweep(j, columns)
-        self.budget.reserve("evaluator", scorer.peak_bytes(self.space.dim))
+        settings = self._settings_of(points[0])
+        # A column of zeros is a dropped feature for k-NN, the one evaluator that shares sweeps.
+        scorer = self._fast_scorer(scaled, settings, None)
+        if scorer is None:
+            return None
+        features = [self._features_of(x) for x in points]
+        columns = [
+            self._scaled_column(j, float(lam[j]), -1 if ch is None else int(ch[j]))
+            for lam, ch in features
+        ]
+        kept = [self._kept(x) for x in points]
+        alive = [c for c in range(len(points)) if kept[c] is None or kept[c].any()]
+        scores: list[float | None] = [None] * len(points)
+        for c in range(len(points)):
+            if c not in alive:
+                scores[c] = self._majority_score()
+        if alive:
+            swept = scorer.score_sweep(j, [columns[c] for c in alive])
+            for c, score in zip(alive, swept):
+                scores[c] = score
+        self.budget.reserve("evaluator", scorer.peak_bytes(len(self.names)))
         for c, score in enumerate(scores):
             if score is None:  # a near-tie: scikit-learn decides
-                features = scaled.copy()
-                features[:, j] = columns[c]
-                scores[c] = self.score_features(features)
+                matrix = scaled.copy()
+                matrix[:, j] = columns[c]
+                scores[c] = self._generic_score(matrix, settings, kept[c])
         return [float(score) for score in scores]
 
     def _shares_sweeps(self) -> bool:
@@ -512,8 +851,12 @@ class BoxCoxObjective:
     def _is_criterion(self) -> bool:
         return isinstance(self.scoring, str) and self.scoring in CRITERIA
 
-    def _fast_scorer(self, scaled: np.ndarray) -> Any:
-        """This thread's exact specialised scorer, synced with ``scaled``, or None (generic path)."""
+    def _fast_scorer(
+        self, scaled: np.ndarray, settings: tuple | None = None, kept: np.ndarray | None = None
+    ) -> Any:
+        """This thread's exact specialised scorer, synced with ``scaled``, the classifier
+        ``settings`` (default: the starting ones) and the features ``kept``; or None (generic
+        path) when there is none, or it does not cover those settings or dropped features."""
         if self._scorer_limit is None:
             return None
         state = self._local
@@ -521,10 +864,17 @@ class BoxCoxObjective:
         if scorer is None:
             scorer = self._new_fast_scorer() or False
             state.fast = scorer
+            state.fast_settings = self._own_settings
             if scorer:
                 scorer.reset(scaled)
                 state.changed.clear()
         if not scorer:
+            return None
+        if settings is not None and settings != state.fast_settings:
+            if not scorer.adopt(self._estimator_for(settings)):
+                return None
+            state.fast_settings = settings
+        if not scorer.set_kept(kept):
             return None
         for j in sorted(state.changed):
             scorer.set_column(j, scaled[:, j])
@@ -533,10 +883,10 @@ class BoxCoxObjective:
 
     def _new_fast_scorer(self) -> Any:
         return make_fast_scorer(
-            self.estimator,
+            self._estimators[self._own_settings],
             self.y,
             self._score_fn,
-            n_features=self.space.dim,
+            n_features=len(self.names),
             memory_limit=self._scorer_limit,
             n_threads=self.n_threads,
         )
@@ -546,24 +896,29 @@ class BoxCoxObjective:
         n, p = self.X.shape
         matrix = n * p * 8
         self.budget.reserve("data", 3 * matrix)  # X, the [1, 2]-scaled values, their logarithms
+        if "box-cox" in self.transforms and self.method != "box-cox":
+            self.budget.reserve("second transform", 2 * matrix)
         self.budget.reserve("transform", 2 * matrix)  # one thread's transformed and scaled data
-        entry = p * 8 + _CACHE_ENTRY_BYTES
+        entry = self.space.dim * 8 + _CACHE_ENTRY_BYTES
         cache = max(entry, min(int(_CACHE_SHARE * self.budget.limit), _CACHE_CAP))
         self._cache_capacity = cache // entry
         self.budget.reserve("cache", self._cache_capacity * entry)
         self._scorer_limit: int | None = None
         self._batch_threads = 1
         self._generic = self.estimator
+        self._generic_spare = 0
         if self._is_criterion():
             self._evaluator = f"criterion:{self.scoring}"
             # 1NN-MM's blocks of distances and masks (see _criteria.nn_margin).
             self.budget.reserve("evaluator", _NN_BLOCK_ROWS * n * 40)
             return
         scorer = None
+        start = self._estimators[self._own_settings]
         if self.fast and self._splits is None:
             # scikit-learn's fit after a near-tie runs beside the fast scorer's state; a rare
             # event, so an SVC's kernel cache gets at most an eighth of the memory there.
-            self._generic = _within_memory(self.estimator, self.budget.remaining() // 8, n, p)
+            self._generic_spare = self.budget.remaining() // 8
+            self._generic = _within_memory(start, self._generic_spare, n, p)
             self.budget.reserve("near-tie fit", _generic_footprint(self._generic, n, p))
             self._scorer_limit = max(0, self.budget.remaining())
             scorer = self._new_fast_scorer()
@@ -571,7 +926,8 @@ class BoxCoxObjective:
             self._scorer_limit = None
             self._evaluator = GENERIC
             self.budget.release("near-tie fit")
-            self._generic = _within_memory(self.estimator, self.budget.remaining(), n, p)
+            self._generic_spare = self.budget.remaining()
+            self._generic = _within_memory(start, self._generic_spare, n, p)
             per_thread = _generic_footprint(self._generic, n, p)
         else:
             self._evaluator = scorer.name
@@ -599,14 +955,39 @@ class BoxCoxObjective:
             raise ValueError(f"scoring {self.scoring!r} scores Box-Cox λ, not arbitrary features")
         if self.rows is not None and len(features) == self.n_samples:
             features = features[self.rows]
+        return self._fit_score(features, self._generic)
+
+    def _fit_score(self, features: np.ndarray, estimator: Any) -> float:
+        """scikit-learn's fit and predict of ``estimator`` on the scored rows' features."""
         if self._splits is None:
-            model = clone(self._generic).fit(features, self.y)
+            model = clone(estimator).fit(features, self.y)
             return float(self._score_fn(self.y, model.predict(features)))
         scores = []
         for train, test in self._splits:
-            model = clone(self._generic).fit(features[train], self.y[train])
+            model = clone(estimator).fit(features[train], self.y[train])
             scores.append(self._score_fn(self.y[test], model.predict(features[test])))
         return float(np.mean(scores))
+
+    def _generic_score(
+        self, scaled: np.ndarray, settings: tuple, kept: np.ndarray | None
+    ) -> float:
+        """scikit-learn's score of the scaled matrix without the dropped features."""
+        features = scaled if kept is None else scaled[:, kept]
+        return self._fit_score(features, self._generic_for(settings))
+
+    def _majority_score(self) -> float:
+        """The score of predicting the most frequent class (of the training rows of each fold):
+        a point that drops every feature leaves the classifier nothing else."""
+        if self._splits is None:
+            return float(self._score_fn(self.y, np.full(len(self.y), _majority(self.y))))
+        return float(
+            np.mean(
+                [
+                    self._score_fn(self.y[test], np.full(len(test), _majority(self.y[train])))
+                    for train, test in self._splits
+                ]
+            )
+        )
 
     # -- argument resolution ---------------------------------------------------------------
     def _resolve_scoring(self, scoring: Any) -> Callable[..., float]:
@@ -664,6 +1045,104 @@ class BoxCoxObjective:
                 f"λ bounds must be given as (low, high) with low < high, got {bounds}"
             )
         return low, high
+
+
+def _resolve_transforms(transforms: Sequence[str] | None, method: str) -> tuple[str, ...]:
+    if transforms is None:
+        return (method,)
+    if isinstance(transforms, str):
+        transforms = [part.strip() for part in transforms.split(",")]
+    transforms = tuple(transforms)
+    unknown = [t for t in transforms if t not in TRANSFORMS]
+    if unknown or not transforms:
+        raise ValueError(f"transforms must be among {TRANSFORMS}, got {list(transforms)}")
+    if len(set(transforms)) != len(transforms):
+        raise ValueError(f"transforms must not repeat a choice, got {list(transforms)}")
+    if method not in transforms:
+        raise ValueError(
+            f"method {method!r} must be one of transforms {list(transforms)}: the search starts "
+            "from it"
+        )
+    return transforms
+
+
+def _resolve_estimator_params(
+    estimator_params: Mapping[str, BaseDistribution] | None, estimator: Any
+) -> dict[str, BaseDistribution]:
+    if not estimator_params:
+        return {}
+    own = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    unknown = [n for n in estimator_params if n not in own]
+    if unknown:
+        raise ValueError(
+            f"estimator_params {unknown} are not parameters of {type(estimator).__name__} "
+            f"(it has {sorted(own)[:8]}…)"
+        )
+    wrong = [
+        n
+        for n, d in estimator_params.items()
+        if not isinstance(d, (FloatDistribution, IntDistribution, CategoricalDistribution))
+    ]
+    if wrong:
+        raise ValueError(
+            f"estimator_params {wrong} must be Optuna distributions (FloatDistribution, "
+            "IntDistribution or CategoricalDistribution)"
+        )
+    return dict(estimator_params)
+
+
+def _resolve_objectives(objectives: Sequence[str], transforms: tuple[str, ...]) -> tuple[str, ...]:
+    if isinstance(objectives, str):
+        objectives = [part.strip() for part in objectives.split(",")]
+    objectives = tuple(objectives)
+    if objectives not in (("score",), ("score", "n_features")):
+        raise ValueError(
+            f"objectives must be ('score',) or ('score', 'n_features'), got {list(objectives)}"
+        )
+    if "n_features" in objectives and "drop" not in transforms:
+        raise ValueError(
+            "objectives 'n_features' needs 'drop' among transforms (else every point keeps all "
+            "features)"
+        )
+    return objectives
+
+
+def _starting_value(distribution: BaseDistribution, own: Any) -> Any:
+    """The estimator's own value of a setting if the distribution holds it, else its first."""
+    try:
+        if distribution._contains(distribution.to_internal_repr(own)):
+            return own
+    except (ValueError, TypeError):
+        pass
+    if isinstance(distribution, CategoricalDistribution):
+        return distribution.choices[0]
+    return distribution.low
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (ValueError, TypeError):
+        return False
+
+
+def _suggest(trial: optuna.Trial, name: str, distribution: BaseDistribution) -> Any:
+    """``trial.suggest_*`` for one distribution."""
+    if isinstance(distribution, CategoricalDistribution):
+        return trial.suggest_categorical(name, distribution.choices)
+    if isinstance(distribution, IntDistribution):
+        return trial.suggest_int(
+            name, distribution.low, distribution.high, step=distribution.step, log=distribution.log
+        )
+    return trial.suggest_float(
+        name, distribution.low, distribution.high, step=distribution.step, log=distribution.log
+    )
+
+
+def _majority(y: np.ndarray) -> Any:
+    """The most frequent label (the smallest among equally frequent ones)."""
+    labels, counts = np.unique(y, return_counts=True)
+    return labels[int(np.argmax(counts))]
 
 
 def _sweep_column(points: np.ndarray) -> int | None:
