@@ -12,7 +12,9 @@ returns a :class:`plotly.graph_objects.Figure`:
 - :func:`transform_curves`: each feature's Box-Cox curve at its λ over z ∈ [1, 2], min-max scaled;
 - :func:`criteria_sweep`: along the spherical sweep λ = c for every feature, the classifier's score
   beside the classifier-free criteria of Bicego & Baldo (2016, Figures 4-6), all scaled to [0, 1],
-  with each criterion's L∞ distance to the score.
+  with each criterion's L∞ distance to the score;
+- :func:`pareto_front`: a two-objective search's trials by features kept and score, its Pareto front
+  joined (``BoxCoxObjective(objectives=("score", "n_features"))``).
 
 :func:`search_figures` chooses the figures for one search and writes a note about it; a caller
 that holds the search's trials and result passes them, and nothing is read from the storage (on a
@@ -422,26 +424,32 @@ def transform_curves(
 
     The features whose λ differs from ``start``, where the search started (default: the
     objective's starting point, the Box-Cox MLE unless set), have colours of their own; the others
-    are grey and faint, toggled together by one legend entry.
+    are grey and faint, toggled together by one legend entry. Where the search chose each
+    feature's transform, an identity feature is a straight line and dropped features (and those
+    given the other power transform) are left out.
     """
     start = objective.initial_params if start is None else start
+    transforms = objective.configuration(params).transforms
     lines, moved = [], []
     for j, name in enumerate(objective.param_names):
+        if transforms[j] not in (objective.method, "identity"):
+            continue  # dropped, or the other power transform (on other input than the x axis)
         column = objective.values[:, j]
         low, high = float(np.min(column)), float(np.max(column))
         z = np.linspace(low, high, _CURVE_POINTS)
-        lam = float(params[name])
+        lam = float(params[name]) if transforms[j] == objective.method else 1.0
         curve = normalise(_numerics.power_column(z, lam, objective.method))
+        label = f"λ = {lam:.3g}" if transforms[j] == objective.method else "identity"
         lines.append(
             {
                 "x0": low,
                 "dx": (high - low) / (_CURVE_POINTS - 1),
                 "y": np.round(curve, _CURVE_DECIMALS).tolist(),
                 "mode": "lines",
-                "name": f"{name} (λ = {lam:.3g})",
+                "name": f"{name} ({label})",
             }
         )
-        moved.append(lam != float(start[name]))
+        moved.append(lam != float(start[name]) or transforms[j] != objective.method)
     figure = go.Figure(_feature_lines(lines, moved))
     x_title = "z (feature scaled into [1, 2])" if objective.method == "box-cox" else "x"
     figure.update_layout(
@@ -497,6 +505,107 @@ def criteria_sweep(
     return figure
 
 
+def pareto_front(
+    run: Run,
+    *,
+    trials: Sequence[FrozenTrial] | None = None,
+    title: str = "Pareto front: score against features kept",
+) -> go.Figure:
+    """A two-objective search (score, features kept) as the trade-off it found.
+
+    Every finished trial is a faint point at (features kept, score); the Pareto-optimal ones are
+    marked and joined by a step line. ``run`` is the study (its directions and metric names are
+    read) or its trials (then maximise the first objective, minimise the second); ``trials``, if
+    given, are the study's already read.
+    """
+    if isinstance(run, optuna.Study):
+        directions = run.directions
+        names = run.metric_names or ["score", "n_features"]
+        if trials is None:
+            trials = run.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    else:
+        directions = [StudyDirection.MAXIMIZE, StudyDirection.MINIMIZE]
+        names = ["score", "n_features"]
+        trials = run
+    finished = [t for t in _finished_trials(trials) if t.values and len(t.values) == 2]
+    front = _pareto_optimal(finished, directions)
+    score_name, kept_name = names[0], names[1]
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=[t.values[1] for t in finished],
+            y=[t.values[0] for t in finished],
+            text=[f"trial {t.number}" for t in finished],
+            mode="markers",
+            marker={"size": 6, "color": "#8C8C8C", "opacity": 0.45},
+            name="trials",
+        )
+    )
+    front = sorted(front, key=lambda t: (t.values[1], t.values[0]))
+    figure.add_trace(
+        go.Scatter(
+            x=[t.values[1] for t in front],
+            y=[t.values[0] for t in front],
+            text=[f"trial {t.number}: {t.values[0]:.4f} with {t.values[1]:g}" for t in front],
+            mode="lines+markers",
+            line={"shape": "hv", "color": "#D62728"},
+            marker={"size": 9, "color": "#D62728"},
+            name="Pareto front",
+        )
+    )
+    figure.update_layout(
+        title=title,
+        xaxis_title=f"{kept_name} (features kept)",
+        yaxis_title=score_name,
+        legend={"orientation": "h", "y": -0.2},
+        **_LAYOUT,
+    )
+    return figure
+
+
+def _pareto_optimal(
+    trials: Sequence[FrozenTrial], directions: Sequence[StudyDirection]
+) -> list[FrozenTrial]:
+    """The trials no other trial dominates (at least as good in both objectives, better in one);
+    of trials with equal values, the first."""
+    signs = np.array([-1.0 if d == StudyDirection.MAXIMIZE else 1.0 for d in directions])
+    values = np.array([t.values for t in trials], dtype=np.float64).reshape(-1, 2) * signs
+    front = []
+    for i, v in enumerate(values):
+        dominated = np.any(np.all(values <= v, axis=1) & np.any(values < v, axis=1))
+        repeated = np.any(np.all(values[:i] == v, axis=1))
+        if not dominated and not repeated:
+            front.append(trials[i])
+    return front
+
+
+def pareto_note(
+    study: optuna.Study,
+    objective: BoxCoxObjective,
+    *,
+    trials: Sequence[FrozenTrial] | None = None,
+    user_attrs: Mapping[str, Any] | None = None,
+) -> str:
+    """Markdown: the search (as :func:`search_note`) and its Pareto front, one row per point with
+    the features it keeps."""
+    if trials is None:
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    finished = [t for t in _finished_trials(trials) if t.values and len(t.values) == 2]
+    head = search_note(
+        study, objective, None, n_finished=len(finished), user_attrs=user_attrs
+    ).rstrip("\n")
+    front = sorted(
+        _pareto_optimal(finished, study.directions), key=lambda t: (t.values[1], -t.values[0])
+    )
+    lines = [head, "", "| features kept | score | trial | kept |", "| ---: | ---: | ---: | --- |"]
+    for t in front:
+        transforms = objective.configuration(t.params).transforms
+        kept = [n for n, tr in zip(objective.param_names, transforms) if tr != "drop"]
+        shown = ", ".join(kept[:6]) + (f", … ({len(kept) - 6} more)" if len(kept) > 6 else "")
+        lines.append(f"| {t.values[1]:g} | {t.values[0]:.4f} | {t.number} | {shown} |")
+    return "\n".join(lines) + "\n"
+
+
 # -- one search ---------------------------------------------------------------------------------
 def search_figures(
     study: optuna.Study,
@@ -514,7 +623,8 @@ def search_figures(
     The λ trajectory when the search is one of the paper's (it has a history), the best-so-far
     curve, the transform at the chosen λ, and the grid heatmap when there are two features. The
     trajectory and the transform colour the features whose λ moved from the objective's starting
-    point (:attr:`~optuna_boxcox.BoxCoxObjective.initial_params`).
+    point (:attr:`~optuna_boxcox.BoxCoxObjective.initial_params`). A two-objective study gets its
+    Pareto front (:func:`pareto_front`, id ``"pareto-front"``) and :func:`pareto_note`.
 
     The search that wrote the study passes what it holds, and nothing is read from the storage:
     its ``result`` (:class:`~optuna_boxcox.samplers.SearchResult`), every trial it wrote
@@ -522,23 +632,32 @@ def search_figures(
     otherwise computed again. Anything not given is read from the study once: ``result`` from
     ``sampler`` when it is a :class:`~optuna_boxcox.samplers.PlanSampler`.
     """
-    if result is None and isinstance(sampler, PlanSampler):
-        result = sampler.result(study)
     if trials is None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if len(study.directions) > 1:
+        return {"pareto-front": pareto_front(study, trials=trials)}, pareto_note(
+            study, objective, trials=trials, user_attrs=user_attrs
+        )
+    if result is None and isinstance(sampler, PlanSampler):
+        result = sampler.result(study)
     finished = _finished_trials(trials)
     params, chosen_score = _chosen(result, finished, study.direction)
     figures: dict[str, go.Figure] = {}
     start = objective.initial_params
     if result is not None and result.history:
-        figures["lambda-trajectory"] = lambda_trajectory(result.history, start=start)
+        # The λ only: transform choices and settings are no line on a λ axis.
+        lambdas = objective.param_names
+        figures["lambda-trajectory"] = lambda_trajectory(
+            [{n: h[n] for n in lambdas} for h in result.history],
+            start={n: start[n] for n in lambdas},
+        )
     if finished:
         figures["best-so-far"] = best_so_far(
             {study.study_name: finished}, direction=study.direction
         )
     if params is not None:
         figures["transform"] = transform_curves(objective, params, start=start)
-    if objective.space.dim == 2:
+    if objective.space.dim == 2 and objective.space.lambdas_only:
         markers = {"MLE": objective.mle_params}
         if params is not None:
             markers["chosen Λ"] = params
@@ -603,29 +722,42 @@ def search_note(
         "",
         "| | |",
         "| --- | --- |",
-        f"| data set | {recorded.get('dataset', '—')} ({n_samples} samples × {objective.space.dim} features) |",
+        f"| data set | {recorded.get('dataset', '—')} ({n_samples} samples × {len(objective.param_names)} features) |",
         f"| classifier | {recorded.get('classifier', type(objective.estimator).__name__)} |",
         f"| scoring | {scoring}, {cv} |",
-        f"| sampler | {sampler.get('name', '—')} |",
+        f"| sampler | {sampler.get('name', recorded.get('sampler', '—'))} |",
         f"| settings | {', '.join(f'{k} = {v}' for k, v in settings.items()) or '—'} |",
         f"| trials | {n_finished} finished |",
     ]
     if params is not None:
         base = (
-            objective.evaluate(np.ones(objective.space.dim)) if base_score is None else base_score
+            objective.evaluate(np.ones(len(objective.param_names)))
+            if base_score is None
+            else base_score
         )
         mle = objective.evaluate(objective.mle_lambdas) if mle_score is None else mle_score
         chosen = (
-            objective.evaluate(objective.to_lambdas(params))
+            objective.evaluate(objective.to_point(params))
             if chosen_score is None
             else chosen_score
         )
         lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
-        lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
+        configuration = objective.configuration(params)
+        if configuration.settings:
+            settings = ", ".join(f"{k} = {v}" for k, v in configuration.settings.items())
+            lines.append(f"| classifier settings | {settings} |")
         mle_params = objective.mle_params
-        lines += [
-            f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names
-        ]
+        if len(objective.transforms) > 1:
+            lines += ["", "| feature | transform | λ | λ_MLE |", "| --- | --- | ---: | ---: |"]
+            lines += [
+                f"| {n} | {t} | {params[n]:.3f} | {mle_params[n]:.3f} |"
+                for n, t in zip(objective.param_names, configuration.transforms)
+            ]
+        else:
+            lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
+            lines += [
+                f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names
+            ]
     return "\n".join(lines) + "\n"
 
 

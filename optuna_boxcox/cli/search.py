@@ -93,6 +93,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         help="one trial at a time through study.optimize (to share a study with other workers); "
         "by default the paper's samplers run batch by batch with one write per batch",
     )
+    add_space_arguments(parser)
 
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -151,6 +152,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         random_state=args.seed,
         memory_limit=getattr(args, "max_memory", None),
         subsample=getattr(args, "subsample", None),
+        **space_options(args),
     )
     study_name = args.study_name or f"{data_name}/{args.classifier}/{args.sampler}"
     storage = open_storage(args.storage)
@@ -158,7 +160,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         storage=storage,
         study_name=study_name,
         sampler=sampler,
-        direction="maximize",
+        directions=objective.directions,
         load_if_exists=True,
     )
     # A study made for another λ space is refused before anything is written.
@@ -181,6 +183,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "csv": str(args.csv) if args.csv is not None else None,
         "label": args.label,
+        **space_spec(args),
     }
     if study.user_attrs.get("objective") != spec:
         study.set_user_attr("objective", spec)
@@ -205,6 +208,8 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     elapsed = time.perf_counter() - started
     written_at = time.time()
     trials = study.get_trials(deepcopy=False)
+    if len(study.directions) > 1:
+        return pareto_search(args, study, objective, sampler, trials, elapsed, written_at, stats)
     params, best = result.params, result.best_value
     if params is None:
         raise UsageError(f"study {study_name!r} has no finished trial to report")
@@ -246,6 +251,9 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
 def print_search(found: dict[str, Any]) -> None:
     from optuna_boxcox.storage import redact
 
+    if "front" in found:
+        print_pareto_search(found)
+        return
     objective = found["objective"]
     result = found["result"]
     if found["new_trials"] == 0 and result.finished:
@@ -274,6 +282,201 @@ def print_search(found: dict[str, Any]) -> None:
     print(f"  {'feature':<{width}}  {'λ':>8}  {'λ_MLE':>8}")
     for name in objective.param_names:
         print(f"  {name:<{width}}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
+    print_choices(objective, found["params"])
+
+
+# -- issue #20: per-feature transforms, classifier settings, two objectives ----------------------
+#: What --transforms offers (BoxCoxObjective's transforms).
+TRANSFORM_CHOICES = ("box-cox", "yeo-johnson", "identity", "drop")
+
+
+def add_space_arguments(parser: argparse.ArgumentParser) -> None:
+    """--transforms, --objectives and --estimator-param: what else the search chooses."""
+    space = parser.add_argument_group(
+        "what the search chooses besides λ (recorded in the study's search space)"
+    )
+    space.add_argument(
+        "--transforms",
+        default=None,
+        metavar="LIST",
+        help=f"comma-separated choices per feature among {', '.join(TRANSFORM_CHOICES)}, e.g. "
+        "box-cox,identity,drop (default: box-cox only, the paper's search)",
+    )
+    space.add_argument(
+        "--objectives",
+        default=None,
+        metavar="LIST",
+        help="score, or score,n_features for a two-objective study whose Pareto front is "
+        "attached to it (default: score,n_features with --sampler nsga2 and drop among "
+        "--transforms, else score)",
+    )
+    space.add_argument(
+        "--estimator-param",
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="a classifier setting to search, repeatable: NAME=int:LOW:HIGH, "
+        "NAME=float:LOW:HIGH (add :log for a log scale) or NAME=cat:A,B,… "
+        "(e.g. n_neighbors=int:1:21, weights=cat:uniform,distance)",
+    )
+
+
+def space_options(args: argparse.Namespace) -> dict[str, Any]:
+    """BoxCoxObjective's transforms, estimator_params and objectives from the command line."""
+    transforms = getattr(args, "transforms", None)
+    if transforms is not None:
+        transforms = tuple(part.strip() for part in transforms.split(",") if part.strip())
+        unknown = [t for t in transforms if t not in TRANSFORM_CHOICES]
+        if unknown:
+            raise UsageError(
+                f"--transforms: unknown {', '.join(unknown)}; choose among "
+                f"{', '.join(TRANSFORM_CHOICES)}"
+            )
+    objectives = getattr(args, "objectives", None)
+    if objectives is None:
+        nsga2 = args.sampler.strip().lower() == "nsga2"
+        objectives = "score,n_features" if nsga2 and "drop" in (transforms or ()) else "score"
+    objectives = tuple(part.strip() for part in objectives.split(",") if part.strip())
+    if objectives not in (("score",), ("score", "n_features")):
+        raise UsageError(f"--objectives must be score or score,n_features, got {args.objectives}")
+    if "n_features" in objectives and "drop" not in (transforms or ()):
+        raise UsageError("--objectives score,n_features needs drop among --transforms")
+    estimator_params = dict(
+        parse_estimator_param(text) for text in getattr(args, "estimator_param", None) or ()
+    )
+    options: dict[str, Any] = {}
+    if transforms is not None:
+        options["transforms"] = transforms
+    if estimator_params:
+        options["estimator_params"] = estimator_params
+    if objectives != ("score",):
+        options["objectives"] = objectives
+    return options
+
+
+def parse_estimator_param(text: str) -> tuple[str, Any]:
+    """``NAME=int:LOW:HIGH``, ``NAME=float:LOW:HIGH[:log]`` or ``NAME=cat:A,B,…`` as
+    (name, Optuna distribution); categorical values that read as numbers become numbers."""
+    from optuna.distributions import CategoricalDistribution
+    from optuna.distributions import FloatDistribution
+    from optuna.distributions import IntDistribution
+
+    name, _, spec = text.partition("=")
+    kind, _, rest = spec.partition(":")
+    name, kind = name.strip(), kind.strip().lower()
+    try:
+        if kind == "cat":
+            choices = [_number_or_text(c.strip()) for c in rest.split(",") if c.strip()]
+            if not choices:
+                raise ValueError("no choices")
+            return name, CategoricalDistribution(choices)
+        parts = rest.split(":")
+        log = parts[2:] == ["log"]
+        if kind in ("int", "float") and len(parts) in (2, 3) and (len(parts) == 2 or log):
+            number = int if kind == "int" else float
+            low, high = number(parts[0]), number(parts[1])
+            make = IntDistribution if kind == "int" else FloatDistribution
+            return name, make(low, high, log=log)
+    except ValueError as error:
+        raise UsageError(f"--estimator-param {text!r}: {error}") from None
+    raise UsageError(
+        f"--estimator-param {text!r}: expected NAME=int:LOW:HIGH, NAME=float:LOW:HIGH[:log] or "
+        "NAME=cat:A,B,…"
+    )
+
+
+def _number_or_text(value: str) -> Any:
+    for number in (int, float):
+        try:
+            return number(value)
+        except ValueError:
+            pass
+    return {"None": None, "True": True, "False": False}.get(value, value)
+
+
+def space_spec(args: argparse.Namespace) -> dict[str, Any]:
+    """What the study's ``objective`` record says of these options (nothing when not given, so
+    the paper's searches record what they always did)."""
+    spec: dict[str, Any] = {}
+    for name in ("transforms", "objectives"):
+        if getattr(args, name, None) is not None:
+            spec[name] = getattr(args, name)
+    if getattr(args, "estimator_param", None):
+        spec["estimator_params"] = list(args.estimator_param)
+    return spec
+
+
+def pareto_search(
+    args: argparse.Namespace,
+    study: Any,
+    objective: Any,
+    sampler: Any,
+    trials: list[Any],
+    elapsed: float,
+    written_at: float,
+    stats: Any,
+) -> dict[str, Any]:
+    """What a two-objective search found: its Pareto front, attached to the study as a figure."""
+    from optuna.trial import TrialState
+
+    finished = [t for t in trials if t.state == TrialState.COMPLETE]
+    if not finished:
+        raise UsageError(f"study {study.study_name!r} has no finished trial to report")
+    if not getattr(args, "no_figures", False):
+        from optuna_boxcox.figures import attach_figures
+        from optuna_boxcox.figures import search_figures
+
+        figures, note = search_figures(
+            study, objective, sampler, trials=finished, user_attrs=study.user_attrs
+        )
+        attach_figures(study, figures, note)
+    front = sorted(study.best_trials, key=lambda t: (t.values[1], -t.values[0]))
+    return {
+        "study": study,
+        "study_name": study.study_name,
+        "storage": args.storage,
+        "objective": objective,
+        "sampler": sampler,
+        "front": front,
+        "elapsed": elapsed,
+        "n_trials": len(trials),
+        "new_trials": stats.trials if not args.no_batch else None,
+        "written_at": written_at,
+    }
+
+
+def print_pareto_search(found: dict[str, Any]) -> None:
+    from optuna_boxcox.storage import redact
+
+    objective = found["objective"]
+    print(
+        f"study      {found['study_name']}  ({found['n_trials']} trials, {found['elapsed']:.1f} s)"
+    )
+    print(f"storage    {redact(found['storage'])}")
+    print(f"Pareto front of {objective.metric_name} and features kept:")
+    print(f"  {'kept':>4}  {objective.metric_name:>10}  trial  features")
+    for trial in found["front"]:
+        transforms = objective.configuration(trial.params).transforms
+        kept = [n for n, t in zip(objective.param_names, transforms) if t != "drop"]
+        shown = ", ".join(kept[:4]) + (f", … ({len(kept) - 4} more)" if len(kept) > 4 else "")
+        print(f"  {trial.values[1]:4g}  {trial.values[0]:10.4f}  {trial.number:5d}  {shown}")
+
+
+def print_choices(objective: Any, params: dict[str, Any]) -> None:
+    """The transform chosen for each feature and the classifier settings, where searched."""
+    configuration = objective.configuration(params)
+    if len(objective.transforms) > 1:
+        chosen = dict(zip(objective.param_names, configuration.transforms))
+        by_kind = {t: [n for n, c in chosen.items() if c == t] for t in objective.transforms}
+        for kind, names in by_kind.items():
+            if names:
+                print(f"{kind:<12} {len(names)} feature(s): {', '.join(names)}")
+    if configuration.settings:
+        settings = ", ".join(f"{k} = {v!r}" for k, v in configuration.settings.items())
+        print(f"settings   {settings}")
+
+
+# -- end of issue #20's block -------------------------------------------------------------------
 
 
 def dashboard_hint(storage: str) -> str:
