@@ -2,7 +2,8 @@
 
 Blum, Elgendi & Menon (2022), "Impact of Box-Cox Transformation on Machine-Learning Algorithms",
 Algorithms 3 (fit) and 4 (prediction), with the λ search of their Algorithms 5–8 run as an Optuna
-study.
+study. Optionally each feature's transform and the classifier's settings are searched with the λ,
+and the ℓ best configurations of the study vote (the ensembles of kernel model selection, seed 004).
 """
 
 from __future__ import annotations
@@ -11,14 +12,18 @@ from contextlib import contextmanager
 import copy
 from numbers import Integral
 from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 import optuna
 from optuna.study import StudyDirection
+from optuna.trial import TrialState
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
 from sklearn.base import clone
+from sklearn.dummy import DummyClassifier
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -28,6 +33,7 @@ from sklearn.utils.validation import validate_data
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._objective import Configuration
 from optuna_boxcox._optimize import optimize
 from optuna_boxcox._sklearn_compat import HasMethods
 from optuna_boxcox._sklearn_compat import Interval
@@ -49,6 +55,8 @@ DEFAULT_SAMPLER = "coordinate"
 
 def _estimator_has(attr: str):
     def check(self: BoxCoxClassifier) -> bool:
+        if hasattr(self, "ensemble_"):
+            return all(hasattr(member.estimator, attr) for member in self.ensemble_)
         inner = self.estimator_ if hasattr(self, "estimator_") else self._inner()
         return hasattr(inner, attr)
 
@@ -91,7 +99,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
           ``"spherical"`` (Algorithm 7), ``"diagonal"`` (Algorithm 8), ``"mle"`` (per-feature
           maximum-likelihood λ, one trial);
         - ``"nelder-mead"``: Nelder and Mead's downhill simplex in the λ domain, with restarts;
-        - Optuna's ``"tpe"``, ``"random"``, ``"cmaes"``, ``"qmc"`` and ``"gp"`` (needs PyTorch).
+        - Optuna's ``"tpe"``, ``"random"``, ``"cmaes"``, ``"qmc"``, ``"nsga2"`` and ``"gp"``
+          (needs PyTorch).
+
+        With ``transforms`` or ``estimator_params``, the coordinate search and Optuna's samplers
+        (the other paper samplers search λ only).
 
         Or a sampler instance, deep-copied at every fit. A sampler cannot be combined with a
         study given as ``storage``: that study searches with its own sampler.
@@ -136,19 +148,47 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         on all rows.
     verbose : int, default=0
         0 silences Optuna's per-trial log lines during ``fit``.
+    transforms : tuple of str or None, default=None
+        What each feature may be given, searched per feature with its λ when there are several:
+        ``"box-cox"``, ``"yeo-johnson"``, ``"identity"`` (the standardized raw feature) and
+        ``"drop"`` (left out). ``None`` is ``(method,)``, the paper's search. See
+        :class:`BoxCoxObjective`.
+    estimator_params : dict or None, default=None
+        Settings of ``estimator`` searched with the transform: name → Optuna distribution, e.g.
+        ``{"n_neighbors": IntDistribution(1, 21)}``. With the paper's resubstitution score,
+        settings that memorise the training data (k = 1, distance weights) score perfectly:
+        search them with ``cv``.
+    ensemble : int or None, default=None
+        ``None``: predict with the single configuration the search chose. ℓ: predict by majority
+        vote of the ℓ best distinct configurations of the study (the chosen one first, then the
+        trials by decreasing score, the earliest first among equal scores), each fitted on all
+        the training data. A tie in the vote goes to the tied class with the highest mean
+        ``predict_proba`` of the members, else the highest mean ``decision_function`` (squashed
+        into (0, 1) by the logistic function), else the class of the best-ranked member among
+        those voting for a tied class. ``predict_proba`` is then the vote shares with that tie
+        breaker (votes plus the mean member probability, normalised), ``decision_function`` the
+        votes plus the tie breaker (binary: class 1's minus class 0's), so both always agree
+        with ``predict``. Fewer configurations than ℓ (a small study) make a smaller ensemble;
+        other configurations that drop every feature are left out.
 
     Attributes
     ----------
     lambdas_ : ndarray of shape (n_features,)
         The chosen λ, in feature order.
+    best_params_ : dict
+        The chosen configuration as the study's parameters (λ, transforms and settings).
     best_score_ : float
         The search score of ``lambdas_`` on the training data.
     study_ : optuna.Study
         The study that chose them.
     transformer_ : BoxCoxTransformer
-        The fitted transform.
+        The fitted transform (with ``transforms``, a feature map that applies each feature's own
+        transform and leaves out the dropped ones).
     estimator_ : classifier
-        The classifier fitted on transformed training data.
+        The classifier fitted on transformed training data (with the chosen settings).
+    ensemble_ : list of Member
+        With ``ensemble``: the voting configurations, best first, each with its ``params``,
+        ``score``, fitted ``transformer`` and ``estimator``.
     classes_ : ndarray
     n_features_in_ : int
     feature_names_in_ : ndarray of str
@@ -207,6 +247,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "memory_limit": [Interval(Integral, 1, None, closed="left"), str, None],
         "subsample": [Interval(Integral, 2, None, closed="left"), None],
         "verbose": ["verbose"],
+        "transforms": [tuple, list, None],
+        "estimator_params": [dict, None],
+        "ensemble": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -227,6 +270,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         memory_limit: int | str | None = None,
         subsample: int | None = None,
         verbose: int = 0,
+        transforms: tuple[str, ...] | None = None,
+        estimator_params: dict[str, Any] | None = None,
+        ensemble: int | None = None,
     ) -> None:
         self.estimator = estimator
         self.sampler = sampler
@@ -243,6 +289,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.memory_limit = memory_limit
         self.subsample = subsample
         self.verbose = verbose
+        self.transforms = transforms
+        self.estimator_params = estimator_params
+        self.ensemble = ensemble
 
     def _inner(self) -> Any:
         # break_ties: SVC's predict otherwise settles a one-vs-one vote tie by class order while
@@ -294,6 +343,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             random_state=seed,
             memory_limit=self.memory_limit,
             subsample=self.subsample,
+            transforms=self.transforms,
+            estimator_params=self.estimator_params,
         )
         with _optuna_verbosity(self.verbose):
             study = self._study(seed)
@@ -311,12 +362,54 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             params, best = study.best_params, study.best_value
         self.study_ = study
         self.lambdas_ = objective.to_lambdas(params)
+        self.best_params_ = dict(params)
         self.best_score_ = float(best)
-        self.transformer_ = BoxCoxTransformer(
-            lambdas=self.lambdas_, method=self.method, extrapolation=self.extrapolation
-        ).fit(X)
-        self.estimator_ = clone(self._inner()).fit(self.transformer_.transform(X), y)
+        chosen = self._member(objective, params, best, X, y)
+        self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
+        if self.ensemble is not None:
+            self.ensemble_ = self._members(objective, study, chosen, X, y)
+        elif hasattr(self, "ensemble_"):
+            del self.ensemble_  # from an earlier fit with an ensemble
         return self
+
+    def _member(
+        self, objective: BoxCoxObjective, params: dict, score: float, X: np.ndarray, y: np.ndarray
+    ) -> Member:
+        """The configuration ``params`` fitted on (X, y)."""
+        configuration = objective.configuration(params)
+        transformer = _feature_map(configuration, self.method, self.extrapolation).fit(X)
+        estimator = clone(self._inner()).set_params(**configuration.settings)
+        if "drop" in configuration.transforms and set(configuration.transforms) == {"drop"}:
+            estimator = DummyClassifier(strategy="most_frequent")
+        return Member(
+            dict(params), float(score), transformer, estimator.fit(transformer.transform(X), y)
+        )
+
+    def _members(
+        self,
+        objective: BoxCoxObjective,
+        study: optuna.Study,
+        chosen: Member,
+        X: np.ndarray,
+        y: np.ndarray,
+    ) -> list[Member]:
+        """The ``ensemble`` best distinct configurations of the study, ``chosen`` first."""
+        members = [chosen]
+        seen = {objective.cache_key(chosen.params)}
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        ranked = sorted(trials, key=lambda t: (-t.value, t.number))
+        for trial in ranked:
+            if len(members) >= self.ensemble:
+                break
+            try:
+                key = objective.cache_key(trial.params)
+            except (KeyError, ValueError):
+                continue  # a trial of other parameters (an enqueued one, say)
+            if key in seen or objective.n_kept(trial.params) == 0:
+                continue
+            seen.add(key)
+            members.append(self._member(objective, trial.params, trial.value, X, y))
+        return members
 
     def _study(self, seed: int) -> optuna.Study:
         """The study fit searches in: the user's own, or a new (or resumed) one with our sampler."""
@@ -359,33 +452,149 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         return study
 
-    def _transform(self, X: Any) -> np.ndarray:
+    def _validated(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
         _check_features(X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def _transform(self, X: Any) -> np.ndarray:
+        X = self._validated(X)
         return self.transformer_.transform(X)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Class labels of X: transform with the fitted parts, then the classifier (Algorithm 4)."""
+        """Class labels of X: transform with the fitted parts, then the classifier (Algorithm 4);
+        with ``ensemble``, the vote of its configurations."""
+        if hasattr(self, "ensemble_"):
+            return self.classes_[np.argmax(self._ballot(self._validated(X)), axis=1)]
         Xt = self._transform(X)
         return self.estimator_.predict(Xt)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> np.ndarray:
+        if hasattr(self, "ensemble_"):
+            ballot = self._ballot(self._validated(X))
+            return ballot / ballot.sum(axis=1, keepdims=True)
         Xt = self._transform(X)
         return self.estimator_.predict_proba(Xt)
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X: Any) -> np.ndarray:
+        if hasattr(self, "ensemble_"):
+            with np.errstate(divide="ignore"):
+                return np.log(self.predict_proba(X))
         Xt = self._transform(X)
         return self.estimator_.predict_log_proba(Xt)
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: Any) -> np.ndarray:
+        if hasattr(self, "ensemble_"):
+            ballot = self._ballot(self._validated(X))
+            return ballot[:, 1] - ballot[:, 0] if len(self.classes_) == 2 else ballot
         Xt = self._transform(X)
         return self.estimator_.decision_function(Xt)
+
+    def _ballot(self, X: np.ndarray) -> np.ndarray:
+        """Per sample and class, the ensemble's votes plus a tie breaker in [0, 1) (see
+        ``ensemble``): its argmax is the prediction."""
+        n, n_classes = len(X), len(self.classes_)
+        votes = np.zeros((n, n_classes))
+        rows = np.arange(n)
+        outputs = [member.transformer.transform(X) for member in self.ensemble_]
+        predicted = []
+        for member, Xt in zip(self.ensemble_, outputs):
+            codes = np.searchsorted(self.classes_, member.estimator.predict(Xt))
+            votes[rows, codes] += 1
+            predicted.append(codes)
+        # Scaled below 1, the tie breaker orders only classes with equal votes.
+        return votes + _BELOW_ONE * _tie_breaker(self.ensemble_, outputs, predicted, n_classes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+class Member(NamedTuple):
+    """One configuration of an ensemble, fitted: its study params and score, its feature map and
+    its classifier."""
+
+    params: dict[str, Any]
+    score: float
+    transformer: Any
+    estimator: Any
+
+
+def _tie_breaker(
+    members: list[Member], outputs: list[np.ndarray], predicted: list[np.ndarray], n_classes: int
+) -> np.ndarray:
+    """Per sample and class, a number in [0, 1) that orders the classes tied in the vote: the
+    members' mean probability, else their mean logistic decision value, else the weight
+    Σ 2^-(rank + 1) of the members voting for the class."""
+    n = len(predicted[0])
+    estimators = [member.estimator for member in members]
+    if all(hasattr(e, "predict_proba") for e in estimators):
+        return np.mean([e.predict_proba(Xt) for e, Xt in zip(estimators, outputs)], axis=0)
+    if all(hasattr(e, "decision_function") for e in estimators):
+        decisions = [np.asarray(e.decision_function(Xt)) for e, Xt in zip(estimators, outputs)]
+        if n_classes == 2 and all(d.ndim == 1 for d in decisions):
+            positive = np.mean([_logistic(d) for d in decisions], axis=0)
+            return np.column_stack([1.0 - positive, positive])
+        if all(d.shape == (n, n_classes) for d in decisions):
+            return np.mean([_logistic(d) for d in decisions], axis=0)
+    weights = np.zeros((n, n_classes))
+    for rank, codes in enumerate(predicted):
+        weights[np.arange(n), codes] += 0.5 ** (rank + 1)
+    return weights
+
+
+#: Scales the tie breaker below 1: one vote more always wins over it.
+_BELOW_ONE = 1.0 - 2.0**-20
+
+
+def _logistic(values: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * values))
+
+
+def _feature_map(configuration: Configuration, method: str, extrapolation: str) -> Any:
+    """The transform a configuration gives the features: the paper's BoxCoxTransformer when every
+    feature has the same power transform, else a :class:`_FeatureMap`."""
+    if set(configuration.transforms) == {method}:
+        return BoxCoxTransformer(
+            lambdas=configuration.lambdas, method=method, extrapolation=extrapolation
+        )
+    return _FeatureMap(configuration, extrapolation)
+
+
+class _FeatureMap:
+    """Each feature's own transform: the Box-Cox and the Yeo-Johnson features by a
+    :class:`BoxCoxTransformer` each (with their λ), the identity ones standard scaled, the dropped
+    ones left out; the output keeps the features' order. With every feature dropped, one column of
+    zeros (the classifier is then the most frequent class)."""
+
+    def __init__(self, configuration: Configuration, extrapolation: str) -> None:
+        self.configuration = configuration
+        self.extrapolation = extrapolation
+
+    def fit(self, X: np.ndarray) -> _FeatureMap:
+        transforms, lambdas = self.configuration.transforms, self.configuration.lambdas
+        self.parts_ = []
+        for kind in ("box-cox", "yeo-johnson", "identity"):
+            columns = [j for j, t in enumerate(transforms) if t == kind]
+            if not columns:
+                continue
+            if kind == "identity":
+                part = StandardScaler()
+            else:
+                part = BoxCoxTransformer(
+                    lambdas=lambdas[columns], method=kind, extrapolation=self.extrapolation
+                )
+            self.parts_.append((columns, part.fit(X[:, columns])))
+        placed = [j for columns, _ in self.parts_ for j in columns]
+        self.order_ = np.argsort(placed, kind="stable")
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        if not self.parts_:
+            return np.zeros((len(X), 1))
+        blocks = [part.transform(X[:, columns]) for columns, part in self.parts_]
+        return np.hstack(blocks)[:, self.order_]

@@ -1,4 +1,5 @@
-"""scikit-learn's own estimator checks for BoxCoxClassifier: its default and every sampler name.
+"""scikit-learn's own estimator checks for BoxCoxClassifier: its default, every sampler name, and
+ensembles (also of configurations with transforms and classifier settings).
 
 The checks fit the estimator hundreds of times on tiny data sets. The default configuration runs
 with its own budget; the named samplers run with a few trials per fit, since the checks test the
@@ -12,7 +13,9 @@ import importlib.util
 import inspect
 
 import numpy as np
+from optuna.distributions import CategoricalDistribution
 import pytest
+from sklearn.naive_bayes import GaussianNB
 from sklearn.utils.estimator_checks import check_dataframe_column_names_consistency
 from sklearn.utils.estimator_checks import check_param_validation
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -51,6 +54,15 @@ _STRICT = (
     [
         BoxCoxClassifier(),
         *(BoxCoxClassifier(sampler=name, n_trials=CHECK_TRIALS) for name in SAMPLER_NAMES),
+        # The vote's tie breaker from decision_function (the default SVC) and predict_proba.
+        BoxCoxClassifier(ensemble=5),
+        BoxCoxClassifier(
+            GaussianNB(),
+            transforms=("box-cox", "identity", "drop"),
+            estimator_params={"var_smoothing": CategoricalDistribution([1e-9, 1e-3])},
+            n_trials=3 * CHECK_TRIALS,
+            ensemble=5,
+        ),
     ],
     expected_failed_checks=_expected_failures,
     **_STRICT,
