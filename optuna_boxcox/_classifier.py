@@ -379,7 +379,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         configuration = objective.configuration(params)
         transformer = _feature_map(configuration, self.method, self.extrapolation).fit(X)
         estimator = clone(self._inner()).set_params(**configuration.settings)
-        if "drop" in configuration.transforms and set(configuration.transforms) == {"drop"}:
+        if set(configuration.transforms) == {"drop"}:
             estimator = DummyClassifier(strategy="most_frequent")
         return Member(
             dict(params), float(score), transformer, estimator.fit(transformer.transform(X), y)
