@@ -36,6 +36,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
+import os
 import re
 import time
 from typing import TYPE_CHECKING
@@ -459,6 +460,14 @@ def run_problems(
         if n_jobs == 1 and not hasattr(storage, "get_all_trials")
         else storage
     )
+    opened: dict[int, BaseStorage] = {}
+
+    def worker_storage() -> BaseStorage:
+        # One storage per worker process, opened there (an engine must not cross a fork).
+        if os.getpid() not in opened:
+            opened[os.getpid()] = open_storage(storage)
+        return opened[os.getpid()]
+
     metric_name, metric = held_out_metric(scoring)
     scoring_name = scoring if isinstance(scoring, str) else held_out_metric(scoring)[0]
     tasks: list[tuple] = []
@@ -509,7 +518,7 @@ def run_problems(
             null_seed=problem.null_seed,
             fold=split.fold,
         )
-        target = store if n_jobs == 1 else open_storage(storage)
+        target = store if n_jobs == 1 else worker_storage()
         test = None
         if split.test is not None:
             X_train, y_train = problem.rows(split.train)

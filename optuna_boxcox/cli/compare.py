@@ -122,7 +122,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     X, y, data_name = load_data(args)
     started = time.perf_counter()
     print(
-        f"comparing {', '.join(names)} on {data_name} with {args.classifier}, {args.seeds} seeds",
+        f"comparing {', '.join(names)} on {data_name} with {args.classifier}, "
+        f"{args.seeds} seed{'s' if args.seeds > 1 else ''}",
         flush=True,
     )
     runs, references = compare(
