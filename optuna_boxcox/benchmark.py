@@ -82,7 +82,8 @@ from optuna_boxcox.datasets import DATASETS
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.datasets import load_csv
 from optuna_boxcox.datasets import load_dataset
-from optuna_boxcox.experiments._names import SYNTHETIC_NAMES
+from optuna_boxcox.experiments import SYNTHETIC
+from optuna_boxcox.experiments import synthetic
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
@@ -93,7 +94,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 #: Data sets offered by name (besides ``csv:<path>``), in ``--help`` order.
-NAMED_DATASETS = (*DATASETS, "digits", *SYNTHETIC_NAMES)
+NAMED_DATASETS = (*DATASETS, "digits", *SYNTHETIC)
 #: Study user attribute of the summary study: the settings, the scores, the ranks, the p-values.
 SUMMARY_ATTR = "benchmark"
 #: Graph id of the rank plot in the summary study, and the file name of its HTML and PNG.
@@ -115,15 +116,11 @@ def load_benchmark_data(
         name = path.stem
     elif spec == "digits":
         name, (X, y) = spec, _pooled_digits()
-    elif spec.split(":")[0] in SYNTHETIC_NAMES:
-        from optuna_boxcox.experiments._data import FIGURE1_SEED
-        from optuna_boxcox.experiments._data import synthetic
-
+    elif spec.split(":")[0] in SYNTHETIC:
         key, _, seed = spec.partition(":")
-        try:
-            values, y = synthetic(key, int(seed) if seed else FIGURE1_SEED)
-        except ValueError as error:
-            raise DataError(f"{spec!r}: the seed after ':' must be an integer") from error
+        if seed and not seed.isdigit():
+            raise DataError(f"{spec!r}: the seed after ':' must be a whole number")
+        values, y = synthetic(key, int(seed)) if seed else synthetic(key)
         X, name = pd.DataFrame(values, columns=["x0", "x1"]), spec
     elif spec in DATASETS:
         name, (X, y) = spec, load_dataset(spec)

@@ -57,9 +57,9 @@ def register(subparsers: Any) -> None:
         default=None,
         metavar="RxK",
         help="repeated stratified K-fold with R repeats (e.g. 5x2; random_state 0) instead of "
-        "--test-size: every fold's training part is searched by every sampler × seed (studies "
-        ".../outer5x2/fold<k>), its test part scores the chosen Λ (user attribute held_out); the "
-        "table gives mean ± sd over seeds × folds",
+        "--test-size: every fold's training part is searched by every sampler × seed (study "
+        "names end in outer5x2/fold<k>), its test part scores the chosen Λ (user attribute "
+        "held_out); the table gives mean ± sd over seeds × folds",
     )
     parser.add_argument(
         "--null",
