@@ -32,8 +32,8 @@ Protocol:
 
 Everything lives in one storage: a finished study is read back (a second run does no search), and
 a summary study ``benchmark/<settings>`` holds the table (user attributes, a note) and the rank plot
-(``optuna_dashboard.save_plotly_graph_object``), shown by optuna-dashboard. Fixed transforms are
-scored again on every run (one fit per fold, deterministic).
+(``optuna_dashboard.save_plotly_graph_object``), shown by optuna-dashboard. The fixed transforms'
+scores are kept as ``compare`` keeps them (a study ``<dataset>/<classifier>/fixed/<tags>``).
 
 Data sets by name (all but sonar work offline):
 
@@ -394,8 +394,10 @@ def rank_figure(result: BenchmarkResult) -> go.Figure:
             )
         )
     figure.update_layout(
-        title=f"Average rank over {len(result.datasets)} data sets (1 = best): held-out "
-        f"{result.metric}, {result.protocol}",
+        title={
+            "text": f"Average rank over {len(result.datasets)} data sets (1 = best)<br>"
+            f"<sup>held-out {result.metric}, {result.protocol}</sup>"
+        },
         xaxis_title="method",
         yaxis_title="average rank",
         yaxis={"range": [len(order) + 0.5, 0.5], "dtick": 1},

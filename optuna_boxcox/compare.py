@@ -27,7 +27,9 @@ resubstitution rewards memorising noise — but held-out scores must sit at chan
 the gap between inner best and held-out on real and on permuted labels.
 
 Fixed transforms (:data:`FIXED_TRANSFORMS`) are scored on the same splits as reference rows: what a
-user would otherwise put in front of the classifier.
+user would otherwise put in front of the classifier. Their scores are kept in a study of their own,
+``<dataset>/<classifier>/fixed/<tags>`` (no trials; one user attribute per fold), so a second run
+reads them back too.
 """
 
 from __future__ import annotations
@@ -84,10 +86,13 @@ REFERENCE_SAMPLER = "coordinate"
 #: Trials an Optuna sampler runs in memory between two writes to the storage.
 _CHUNK = 200
 #: Study user attributes: seconds the sampler ran (summed over runs that did work), the
-#: comparison's settings, and the chosen Λ's held-out score.
+#: comparison's settings, and the chosen Λ's held-out score (a dict: score, metric, fold, rows).
 WALL_ATTR = "wall_seconds"
 SETTINGS_ATTR = "compare"
 HELD_OUT_ATTR = "held_out"
+#: User attribute (per fold: ``fixed_scores:fold<k>``) of the fixed transforms' study: transform →
+#: {"inner": …, "held_out": …}.
+FIXED_ATTR = "fixed_scores"
 #: Seed of the outer splits (holdout and repeated k-fold).
 OUTER_SEED = 0
 
@@ -272,7 +277,7 @@ def study_name(
     dataset: str,
     classifier: str,
     sampler: str,
-    seed: int,
+    seed: int | None,
     *,
     n_trials: int | None = None,
     scoring: Any = "accuracy",
@@ -283,7 +288,11 @@ def study_name(
     fold: int | None = None,
 ) -> str:
     """``<dataset>/<classifier>/<sampler>/seed<k>``, tagged with the non-default settings, and
-    ``/fold<k>`` for a fold of an outer cross-validation."""
+    ``/fold<k>`` for a fold of an outer cross-validation.
+
+    The fixed transforms' scores live in the study ``<dataset>/<classifier>/fixed/<tags>`` (``seed``
+    None, no budget tag), one user attribute per fold.
+    """
     tags = []
     if n_trials is not None:
         tags.append(f"n{n_trials}")
@@ -302,7 +311,7 @@ def study_name(
             dataset,
             classifier,
             sampler,
-            f"seed{seed}",
+            *([f"seed{seed}"] if seed is not None else []),
             *(["-".join(tags)] if tags else []),
             *([f"fold{fold}"] if fold is not None else []),
         ]
@@ -490,42 +499,47 @@ def run_problems(
 
     def work(task: tuple) -> Any:
         problem, split = problems[task[1]], problems[task[1]].splits[task[2]]
-        objective = objective_of(task[1], task[2])
-        if task[0] == "fixed":
-            return _fixed_scores(problem, split, objective, transforms, metric)
-        sampler_name, seed = task[3], task[4]
-        budget = n_trials or make_sampler(REFERENCE_SAMPLER).budget(objective.space.dim)
-        settings: dict[str, Any] = {
-            "budget": budget,
-            "scoring": scoring_name,
-            "cv": cv,
-            "test_size": test_size,
-        }
+        target = store if n_jobs == 1 else worker_storage()
+        objective = lambda: objective_of(task[1], task[2])  # built only if something is scored
+        names = dict(
+            scoring=scoring,
+            cv=cv,
+            test_size=test_size,
+            outer_cv=outer_cv,
+            null_seed=problem.null_seed,
+        )
+        settings: dict[str, Any] = {"scoring": scoring_name, "cv": cv, "test_size": test_size}
         if outer_cv is not None:
-            settings.update(outer_cv=outer_tag(outer_cv)[len("outer") :], fold=split.fold)
+            settings["outer_cv"] = outer_tag(outer_cv)[len("outer") :]
         if problem.null_seed is not None:
             settings["null_seed"] = problem.null_seed
+        if task[0] == "fixed":
+            name = study_name(problem.dataset, problem.classifier, "fixed", None, **names)
+            return _fixed_scores(
+                target, name, settings, problem, split, objective, transforms, metric
+            )
+        sampler_name, seed = task[3], task[4]
+        dim = np.shape(problem.X)[1]
+        budget = n_trials or make_sampler(REFERENCE_SAMPLER).budget(dim)
+        settings = {"budget": budget, **settings}
+        if outer_cv is not None:
+            settings["fold"] = split.fold
         name = study_name(
             problem.dataset,
             problem.classifier,
             sampler_name,
             seed,
             n_trials=n_trials,
-            scoring=scoring,
-            cv=cv,
-            test_size=test_size,
-            outer_cv=outer_cv,
-            null_seed=problem.null_seed,
             fold=split.fold,
+            **names,
         )
-        target = store if n_jobs == 1 else worker_storage()
         test = None
         if split.test is not None:
             X_train, y_train = problem.rows(split.train)
             X_test, y_test = problem.rows(split.test)
             test = (X_train, y_train, X_test, y_test, problem.estimator, metric)
         return _run_one(
-            target, name, objective, sampler_name, seed, budget, settings, test, metric_name
+            target, name, objective, dim, sampler_name, seed, budget, settings, test, metric_name
         )
 
     if n_jobs != 1 and tasks:
@@ -543,6 +557,40 @@ def run_problems(
 
 
 def _fixed_scores(
+    store: Any,
+    name: str,
+    settings: dict[str, Any],
+    problem: Problem,
+    split: Split,
+    objective: Callable[[], BoxCoxObjective],
+    transforms: Sequence[str],
+    metric: Callable[[np.ndarray, np.ndarray], float],
+) -> dict[str, tuple[float, float | None]]:
+    """The fixed transforms' (inner, held-out) scores on one split: read from the study ``name``
+    (user attribute ``fixed_scores:fold<k>``, or ``fixed_scores`` for a single split), the
+    transforms it lacks scored and added."""
+    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    attrs = study.user_attrs
+    record_settings(
+        study,
+        SETTINGS_ATTR,
+        settings,
+        recorded=attrs,
+        hint="use another --storage, or delete the study to score them again",
+    )
+    key = FIXED_ATTR if split.fold is None else f"{FIXED_ATTR}:fold{split.fold}"
+    known = dict(attrs.get(key, {}))
+    missing = [t for t in transforms if t not in known]
+    if missing:
+        for t, (inner, outer) in _score_fixed(
+            problem, split, objective(), missing, metric
+        ).items():
+            known[t] = {"inner": inner, "held_out": outer}
+        study.set_user_attr(key, known)
+    return {t: (float(known[t]["inner"]), known[t]["held_out"]) for t in transforms}
+
+
+def _score_fixed(
     problem: Problem,
     split: Split,
     objective: BoxCoxObjective,
@@ -576,7 +624,8 @@ def _fixed_scores(
 def _run_one(
     store: Any,
     name: str,
-    objective: BoxCoxObjective,
+    objective: Callable[[], BoxCoxObjective],
+    dim: int,
     sampler_name: str,
     seed: int,
     budget: int,
@@ -589,6 +638,8 @@ def _run_one(
     With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
     metric) the chosen Λ is scored on the test rows and the score recorded in the study's user
     attribute ``held_out`` (with ``metric_name``); a finished study's recorded score is read back.
+    ``objective()`` gives the fold's objective (of ``dim`` λ), built only when there is scoring
+    to do.
     """
     # Nelder–Mead's plan has no natural end: give it the shared budget. The paper's grid samplers
     # keep their own (fixed) plans, stopped at the budget when longer.
@@ -611,15 +662,15 @@ def _run_one(
     )
     target = budget
     if isinstance(sampler, PlanSampler):
-        target = min(budget, sampler.budget(objective.space.dim))
+        target = min(budget, sampler.budget(dim))
     done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
     started = time.perf_counter()
     ran = done < target
     if ran:
         if isinstance(sampler, PlanSampler):
-            optimize(study, objective, n_trials=target - done)
+            optimize(study, objective(), n_trials=target - done)
         else:
-            _run_in_memory(study, objective, sampler, target - done)
+            _run_in_memory(study, objective(), sampler, target - done)
         study.set_user_attr(WALL_ATTR, attrs.get(WALL_ATTR, 0.0) + time.perf_counter() - started)
         attrs = study.user_attrs
     trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))[:target]
@@ -634,7 +685,7 @@ def _run_one(
                 params = sampler.result(study).params
             else:
                 params = max(trials, key=lambda t: t.value).params  # the first best, as Optuna's
-            held_out = _held_out(*test, objective.to_lambdas(params))
+            held_out = _held_out(*test, objective().to_lambdas(params))
             study.set_user_attr(
                 HELD_OUT_ATTR,
                 {

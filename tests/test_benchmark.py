@@ -139,6 +139,8 @@ def read_back(ci_run):
     patch.setattr(compare_module, "optimize", no_search)
     patch.setattr(compare_module, "_run_in_memory", no_search)
     patch.setattr(compare_module, "_held_out", no_search)
+    patch.setattr(compare_module, "_score_fixed", no_search)
+    patch.setattr(compare_module, "BoxCoxObjective", no_search)
     try:
         return benchmark(datasets, CLASSIFIERS, SAMPLERS, TRANSFORMS, **settings)
     finally:

@@ -63,10 +63,19 @@ def test_compare_command_writes_all_studies_to_one_file_and_resumes(tmp_path):
     assert (tmp_path / "plot.html").stat().st_size > 10_000
     names = sorted(s.study_name for s in optuna.get_all_study_summaries(url))
     assert names == sorted(
-        f"breast_cancer/knn/{s}/seed{k}"
-        for s in ("coordinate", "tpe", "nelder-mead", "random")
-        for k in (0, 1)
+        [
+            *(
+                f"breast_cancer/knn/{s}/seed{k}"
+                for s in ("coordinate", "tpe", "nelder-mead", "random")
+                for k in (0, 1)
+            ),
+            "breast_cancer/knn/fixed",
+        ]
     )
+    fixed = optuna.load_study(
+        study_name=names.pop(names.index("breast_cancer/knn/fixed")), storage=url
+    )
+    assert len(fixed.user_attrs["fixed_scores"]) == 7 and not fixed.trials
     counts = {n: len(optuna.load_study(study_name=n, storage=url).trials) for n in names}
     assert set(counts.values()) == {4 * 3 * 11}, (
         "every sampler gets the coordinate search's E·p·L budget"
@@ -191,7 +200,15 @@ def test_null_check_repeats_every_search_on_permuted_labels(outer_and_null):
         assert run.null_held_out == pytest.approx([h for _, h in expected], abs=1e-12)
     names = {s.study_name for s in optuna.get_all_study_summaries(url)}
     assert "bc/knn/random/seed0/n20-balanced_accuracy-outer2x2-null0/fold2" in names
-    assert len(names) == 2 * 2 * 4, "2 samplers × real and permuted labels × 4 folds"
+    assert len(names) == 2 * 2 * 4 + 2, "2 samplers × real and permuted labels × 4 folds, and the"
+    " fixed transforms' study for either labelling"
+    fixed = optuna.load_study(
+        study_name="bc/knn/fixed/balanced_accuracy-outer2x2-null0", storage=url
+    ).user_attrs
+    assert (
+        fixed["fixed_scores:fold3"]["box-cox"]["held_out"]
+        == references[FIXED_TRANSFORMS["box-cox"]].null_held_out[3]
+    )
     text = format_table(runs, references, metric="balanced_accuracy")
     header = next(line for line in text.splitlines() if line.startswith("method"))
     for column in ("inner best", "held-out", "gap", "inner (perm.)", "held-out (perm.)"):
@@ -202,7 +219,7 @@ def test_null_check_repeats_every_search_on_permuted_labels(outer_and_null):
 
 
 def test_outer_folds_are_read_back_not_rerun(outer_and_null, breast_cancer, monkeypatch):
-    X, y, url, settings, runs, _ = outer_and_null
+    X, y, url, settings, runs, references = outer_and_null
     before = {
         s.study_name: s.n_trials
         for s in optuna.get_all_study_summaries(url, include_best_trial=False)
@@ -215,9 +232,12 @@ def test_outer_folds_are_read_back_not_rerun(outer_and_null, breast_cancer, monk
     monkeypatch.setattr(module, "optimize", no_search)
     monkeypatch.setattr(module, "_run_in_memory", no_search)
     monkeypatch.setattr(module, "_held_out", no_search)
-    again, _ = compare(X, y, KNeighborsClassifier(), **settings)
+    monkeypatch.setattr(module, "_score_fixed", no_search)
+    monkeypatch.setattr(module, "BoxCoxObjective", no_search)
+    again, again_references = compare(X, y, KNeighborsClassifier(), **settings)
     assert [r.held_out for r in again] == [r.held_out for r in runs]
     assert [r.null_held_out for r in again] == [r.null_held_out for r in runs]
+    assert again_references == references
     after = {
         s.study_name: s.n_trials
         for s in optuna.get_all_study_summaries(url, include_best_trial=False)
@@ -269,3 +289,31 @@ def test_command_refuses_honest_score_options_that_do_not_fit(arguments, message
 
     assert main(["compare", "--features", "2", *arguments]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_null_check_on_breast_cancer_sits_at_chance_for_every_sampler(breast_cancer, tmp_path):
+    """Issue #20's acceptance: held-out balanced accuracy on permuted labels within 0.5 ± 0.08."""
+    runs, references = compare(
+        breast_cancer.data,
+        breast_cancer.target,
+        KNeighborsClassifier(),
+        dataset="breast_cancer",
+        classifier="knn",
+        samplers=["coordinate", "tpe", "nelder-mead", "random"],
+        seeds=1,
+        n_trials=330,
+        scoring="balanced_accuracy",
+        outer_cv="5x2",
+        null=True,
+        storage=f"sqlite:///{tmp_path / 'null.db'}",
+        n_jobs=2,
+    )
+    for run in runs:
+        assert abs(np.mean(run.null_held_out) - 0.5) <= 0.08, run.name
+        assert np.mean(run.held_out) > 0.9, f"{run.name} learns the real labels"
+        assert np.mean(run.null_best) - np.mean(run.null_held_out) > 0.1, (
+            f"{run.name}: resubstitution on noise should look better than chance"
+        )
+    text = format_table(runs, references, metric="balanced_accuracy")
+    assert "gap (perm.)" in text
