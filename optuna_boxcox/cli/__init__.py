@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "optuna_boxcox.cli.search",
     "optuna_boxcox.cli.dashboard",
     "optuna_boxcox.cli.compare",
+    "optuna_boxcox.cli.benchmark",
     "optuna_boxcox.cli.reproduce",
     "optuna_boxcox.cli.meta",
     "optuna_boxcox.cli.bench",
