@@ -14,6 +14,7 @@ import warnings
 
 from optuna_boxcox._version import __version__
 from optuna_boxcox.cli._args import UsageError
+from optuna_boxcox.cli._args import attach_signed_values
 
 #: Modules that add sub-commands (each defines ``register(subparsers)``), in ``--help`` order.
 COMMAND_MODULES = (
@@ -43,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_signed_values(sys.argv[1:] if argv is None else list(argv)))
     if args.command is None:
         parser.print_help()
         return 2
