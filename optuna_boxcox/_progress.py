@@ -50,6 +50,7 @@ class Progress:
         self.every = float(LOG_EVERY if every is None else every)
         self.started = time.perf_counter()
         self._last_line = self.started
+        self._logged = self.done  # units done at the last log line
         self._bar: Any = None
         self._closed = False
         if enabled and _is_terminal(self.stream):
@@ -118,10 +119,11 @@ class Progress:
         self._closed = True
         if self._bar is not None:
             self._bar.close()
-        elif self.enabled and self.done > self.initial and not _interrupted():
+        elif self.enabled and self.done > self._logged and not _interrupted():
             self._write(self.line())
 
     def _write(self, text: str) -> None:
+        self._logged = self.done
         print(text, file=self.stream, flush=True)
 
 
