@@ -8,6 +8,7 @@ this process. Each runs in a temporary folder of its own, so the default ``studi
 from __future__ import annotations
 
 import argparse
+import io
 import math
 import os
 from pathlib import Path
@@ -443,6 +444,16 @@ def test_demo_run_twice_says_it_finished_earlier(tmp_path, monkeypatch, capsys):
         study_name="demo/wine/knn/coordinate", storage="sqlite:///studies/optuna-boxcox.db"
     )
     assert study.metric_names == ["accuracy"]
+
+
+def test_the_last_progress_line_is_not_repeated_when_the_work_ends():
+    log = io.StringIO()
+    with _progress.Progress(2, unit="study", label="compare", stream=log, every=0) as progress:
+        progress.update()
+        progress.update()
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 2, lines
+    assert lines[-1].startswith("compare: 2/2 studies (100 %)"), lines
 
 
 def test_log_lines_count_studies_and_folds_in_plain_words():
