@@ -215,6 +215,7 @@ def test_dashboard_on_a_busy_port_refuses_in_one_line_without_starting(tmp_path)
     line = _one_line(run.stderr)
     assert f"port {port}" in line, line
     assert run.stdout == "", f"a server was announced: {run.stdout}"
+    assert not (tmp_path / "artifacts").exists(), "the refused dashboard made its artifact folder"
     assert seconds < 20, f"the refusal took {seconds:.1f} s"
 
 
