@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import copy
 from numbers import Integral
 from typing import Any
+import warnings
 
 import numpy as np
 import optuna
@@ -25,6 +26,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
@@ -312,9 +314,12 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.study_ = study
         self.lambdas_ = objective.to_lambdas(params)
         self.best_score_ = float(best)
-        self.transformer_ = BoxCoxTransformer(
-            lambdas=self.lambdas_, method=self.method, extrapolation=self.extrapolation
-        ).fit(X)
+        with warnings.catch_warnings():
+            # The objective has said it already, about the same columns.
+            warnings.simplefilter("ignore", ExtremeValueWarning)
+            self.transformer_ = BoxCoxTransformer(
+                lambdas=self.lambdas_, method=self.method, extrapolation=self.extrapolation
+            ).fit(X)
         self.estimator_ = clone(self._inner()).fit(self.transformer_.transform(X), y)
         return self
 

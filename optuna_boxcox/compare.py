@@ -546,7 +546,7 @@ def run_problems(
         # Compiled kernels loaded once here, inherited by every forked worker.
         objective_of(tasks[0][1], tasks[0][2]).warm_up()
     found: dict[tuple, dict[str, Any]] = {}
-    with Progress(len(tasks), unit="task", label=label, enabled=progress) as bar:
+    with Progress(len(tasks), unit="study", label=label, enabled=progress) as bar:
 
         def collect(task: tuple, summary: Any) -> None:
             found[task] = summary

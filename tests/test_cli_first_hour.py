@@ -279,10 +279,6 @@ def test_reproduce_writes_to_its_own_default_storage(tmp_path, monkeypatch, caps
 # -- 10. extreme values: the search warns as the transformer does -----------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BoxCoxObjective does not call _numerics.warn_crowded_columns yet (issue #19)",
-)
 def test_search_warns_in_one_line_naming_a_column_squeezed_by_one_extreme_value(tmp_path):
     rng = np.random.default_rng(0)
     data = pd.DataFrame(rng.lognormal(size=(200, 3)), columns=["a", "income", "c"])

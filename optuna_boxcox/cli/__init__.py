@@ -93,7 +93,10 @@ def run() -> None:
     exits without Python's finalisation, which takes over half a second with scikit-learn, SciPy,
     pandas and Numba loaded — a tenth of a typical search command. Tests call :func:`main`.
     """
-    status = main()
+    try:
+        status = main()
+    except BrokenPipeError:  # the reader went away (… | head): nothing left to say
+        status = 0
     _close_and_exit(status)
 
 
