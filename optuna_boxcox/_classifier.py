@@ -13,6 +13,7 @@ import copy
 from numbers import Integral
 from typing import Any
 from typing import NamedTuple
+import warnings
 
 import numpy as np
 import optuna
@@ -30,6 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
@@ -377,7 +379,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ) -> Member:
         """The configuration ``params`` fitted on (X, y)."""
         configuration = objective.configuration(params)
-        transformer = _feature_map(configuration, self.method, self.extrapolation).fit(X)
+        with warnings.catch_warnings():
+            # The objective has said it already, about the same columns.
+            warnings.simplefilter("ignore", ExtremeValueWarning)
+            transformer = _feature_map(configuration, self.method, self.extrapolation).fit(X)
         estimator = clone(self._inner()).set_params(**configuration.settings)
         if set(configuration.transforms) == {"drop"}:
             estimator = DummyClassifier(strategy="most_frequent")

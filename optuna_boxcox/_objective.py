@@ -262,6 +262,8 @@ class BoxCoxObjective:
 
         boxcox_values = None
         if "box-cox" in self.transforms:
+            # One line naming a column whose few extreme values would squeeze the rest together.
+            _numerics.warn_crowded_columns(self.X, self.names, stacklevel=2)
             # From all rows: with a subsample, a λ still means the transform of all the data.
             self.data_min, self.data_range = _numerics.fit_range(self.X)
             boxcox_values = _numerics.range_standardise(self.X, self.data_min, self.data_range)

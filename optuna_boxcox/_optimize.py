@@ -502,6 +502,9 @@ class _Cooperation:
     CHECK_EVERY = 1.0
     #: Seconds between two refreshes of this worker's announcement.
     ANNOUNCE_EVERY = 5.0
+    #: What sharing a batch costs, in seconds (claims, completions, reading back; a database
+    #: server's round trips): a batch whose scoring saves less stays whole.
+    COORDINATION = 0.02
 
     def __init__(self, study: optuna.Study, run: PlanRun, objective: Any, trials: _Trials) -> None:
         from optuna_boxcox._optuna import _claims
@@ -515,6 +518,9 @@ class _Cooperation:
         self.heartbeat = getattr(backend, "get_heartbeat_interval", lambda: None)() is not None
         _claims.announce(study, self.identity)
         self.announced = self.checked = self.reaped = time.perf_counter()
+        #: Seconds a new point costs this worker to score (a running mean; optimistic at first,
+        #: so that the first batches are shared until measured).
+        self.seconds_per_point = 1.0
         self.others = _claims.other_workers(study, self.identity)
         self.shared = bool(self.others)
 
@@ -554,8 +560,7 @@ class _Cooperation:
         while any(h == "" for h in how):
             if claiming:
                 free = [k for k in range(n) if how[k] == ""]
-                chunk = free[: max(1, -(-len(free) // (1 + len(self.others))))]
-                claimed = self._claim(points, chunk)
+                claimed = self._claim(points, free[: self._chunk(len(free))])
                 if claimed:
                     self._score_claimed(points, claimed, index, team, values, starts, ends, how)
                     continue
@@ -584,9 +589,22 @@ class _Cooperation:
             heartbeat=self.heartbeat,
         )
 
+    def _chunk(self, free: int) -> int:
+        """How many of ``free`` positions to claim: a share among the workers when scoring them
+        outweighs what sharing costs (a claim, a completion and reading back, ~COORDINATION
+        seconds), else all of them — a batch too cheap to split goes to one worker whole."""
+        share = -(-free // (1 + len(self.others)))
+        if self.seconds_per_point * (free - share) < self.COORDINATION:
+            return free
+        return max(1, share)
+
     def _score_claimed(self, points, claimed, index, team, values, starts, ends, how) -> None:
         ks = [index[c.position] for c in claimed]
+        tick = time.perf_counter()
         scored, s, e = team.score([points.points[k] for k in ks])
+        # A running mean of what a point costs this worker, for the next batches' chunks.
+        spent = (time.perf_counter() - tick) / len(ks)
+        self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
         done = []
         scores = dict(self.run.scores)
         for c, k, value, start, end in zip(claimed, ks, scored, s, e):

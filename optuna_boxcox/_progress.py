@@ -26,7 +26,8 @@ class Progress:
         enabled: False shows nothing.
         initial: Units already done before this run (not counted in the rate).
         stream: Where to write (default stderr).
-        every: Seconds between log lines when ``stream`` is not a terminal.
+        every: Seconds between log lines when ``stream`` is not a terminal (default
+            :data:`LOG_EVERY`, read when the progress starts).
     """
 
     def __init__(
@@ -38,7 +39,7 @@ class Progress:
         enabled: bool = True,
         initial: int = 0,
         stream: IO[str] | None = None,
-        every: float = LOG_EVERY,
+        every: float | None = None,
     ) -> None:
         self.total = total
         self.unit = unit
@@ -46,9 +47,10 @@ class Progress:
         self.enabled = enabled
         self.initial = self.done = int(initial)
         self.stream = stream if stream is not None else sys.stderr
-        self.every = float(every)
+        self.every = float(LOG_EVERY if every is None else every)
         self.started = time.perf_counter()
         self._last_line = self.started
+        self._logged = self.done  # units done at the last log line
         self._bar: Any = None
         self._closed = False
         if enabled and _is_terminal(self.stream):
@@ -99,10 +101,11 @@ class Progress:
         now = time.perf_counter() if now is None else now
         elapsed = max(now - self.started, 1e-9)
         rate = (self.done - self.initial) / elapsed
-        parts = [f"{self.done:,}" + (f"/{self.total:,}" if self.total else "") + f" {self.unit}s"]
+        units = plural(self.unit)
+        parts = [f"{self.done:,}" + (f"/{self.total:,}" if self.total else "") + f" {units}"]
         if self.total:
             parts[0] += f" ({100 * self.done / self.total:.0f} %)"
-        parts.append(f"{rate:,.1f} {self.unit}s/s")
+        parts.append(f"{rate:,.1f} {units}/s")
         if self.total and rate > 0 and self.done < self.total:
             parts.append(f"about {format_seconds((self.total - self.done) / rate)} left")
         elif self.total is None or self.done >= (self.total or 0):
@@ -116,11 +119,19 @@ class Progress:
         self._closed = True
         if self._bar is not None:
             self._bar.close()
-        elif self.enabled and self.done > self.initial:
+        elif self.enabled and self.done > self._logged and not _interrupted():
             self._write(self.line())
 
     def _write(self, text: str) -> None:
+        self._logged = self.done
         print(text, file=self.stream, flush=True)
+
+
+def plural(unit: str) -> str:
+    """``trial`` → ``trials``, ``study`` → ``studies``, ``λ row`` → ``λ rows``."""
+    if unit.endswith("y") and unit[-2:-1] not in ("a", "e", "o", "u"):
+        return unit[:-1] + "ies"
+    return unit + "s"
 
 
 def format_seconds(seconds: float) -> str:
@@ -133,6 +144,12 @@ def format_seconds(seconds: float) -> str:
         return f"{minutes} min {rest} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
+
+
+def _interrupted() -> bool:
+    """Whether Ctrl-C is on its way out through the caller's ``finally``: the command then says
+    how far it got, and a last line with a time left would contradict it."""
+    return isinstance(sys.exc_info()[1], KeyboardInterrupt)
 
 
 def _is_terminal(stream: IO[str]) -> bool:

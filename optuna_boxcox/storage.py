@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 import re
 import sqlite3
@@ -69,7 +70,8 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
         if str(path) != ":memory:":
             _check_file(path, f"SQLite storage {url}", create=create)
             try:
-                with sqlite3.connect(path, timeout=60) as connection:
+                # sqlite3's context manager commits but does not close: closing() does.
+                with contextlib.closing(sqlite3.connect(path, timeout=60)) as connection:
                     connection.execute("PRAGMA journal_mode=WAL")
             except (OSError, sqlite3.Error) as error:
                 raise StorageError(

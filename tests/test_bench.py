@@ -91,3 +91,35 @@ def test_the_peak_memory_reported_is_the_childs_own_not_its_parents():
     )
     assert parent.sum() == 100_000_000
     assert child_kib < 500 * 1024  # the imports take ~200 MiB; Linux's ru_maxrss said 763+ here
+
+
+@pytest.mark.timeout(600)
+def test_scale_bench_reports_the_evaluator_and_the_ratio_per_size(tmp_path, capsys):
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "scale",
+            "--sizes",
+            "300",
+            "--scale-classifiers",
+            "bayes,knn",
+            "--scale-trials",
+            "11",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("300 ")]
+    assert {row[1]: row[2] for row in rows[-2:]} == {
+        "bayes": "gaussian-nb",
+        "knn": "knn:incremental",
+    }
+    assert all(float(row[5]) > 0 and float(row[7]) > 0 for row in rows[-2:])
+
+
+def test_the_parallel_bench_ceiling_is_measured_with_two_independent_processes(tmp_path):
+    from optuna_boxcox.bench.parallel import ceiling
+
+    # Its value is a timing (not asserted beyond being one): two processes did two units of work.
+    assert ceiling(200_000, cwd=tmp_path) > 0

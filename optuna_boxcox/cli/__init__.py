@@ -10,15 +10,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from optuna_boxcox._version import __version__
 from optuna_boxcox.cli._args import UsageError
+from optuna_boxcox.cli._args import attach_signed_values
 
 #: Modules that add sub-commands (each defines ``register(subparsers)``), in ``--help`` order.
 COMMAND_MODULES = (
     "optuna_boxcox.cli.search",
     "optuna_boxcox.cli.dashboard",
     "optuna_boxcox.cli.compare",
+    "optuna_boxcox.cli.benchmark",
     "optuna_boxcox.cli.reproduce",
     "optuna_boxcox.cli.meta",
     "optuna_boxcox.cli.bench",
@@ -42,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(attach_signed_values(sys.argv[1:] if argv is None else list(argv)))
     if args.command is None:
         parser.print_help()
         return 2
@@ -50,7 +53,10 @@ def main(argv: list[str] | None = None) -> int:
         import optuna
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
-        return args.func(args)
+        with warnings.catch_warnings():
+            if not args.debug:
+                warnings.showwarning = _show_warning
+            return args.func(args)
     except KeyboardInterrupt as interrupt:
         if args.debug:
             raise
@@ -65,9 +71,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from optuna_boxcox.storage import redact
 
-        if isinstance(error, (UsageError, ValueError, KeyError, _data_error())):
-            message = str(error).strip("'\"")
-            print(f"optuna-boxcox: error: {redact(message)}", file=sys.stderr)
+        if isinstance(error, (UsageError, ValueError, KeyError)) or _is_data_error(error):
+            # str(KeyError("x")) is "'x'"; other messages may end in a quoted value of their own.
+            message = str(error.args[0]) if isinstance(error, KeyError) and error.args else error
+            print(f"optuna-boxcox: error: {redact(str(message))}", file=sys.stderr)
             return 2
         # Storage unreachable and other environment failures.
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
@@ -86,7 +93,10 @@ def run() -> None:
     exits without Python's finalisation, which takes over half a second with scikit-learn, SciPy,
     pandas and Numba loaded — a tenth of a typical search command. Tests call :func:`main`.
     """
-    status = main()
+    try:
+        status = main()
+    except BrokenPipeError:  # the reader went away (… | head): nothing left to say
+        status = 0
     _close_and_exit(status)
 
 
@@ -108,10 +118,18 @@ def _close_and_exit(status: int) -> None:
         os._exit(status)
 
 
-def _data_error() -> type:
-    from optuna_boxcox.datasets import DataError
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    # One line, as the errors: the file and source line of a warning raised inside the package
+    # say nothing to someone running a command.
+    text = " ".join(str(message).split())
+    print(f"optuna-boxcox: {category.__name__}: {text}", file=file or sys.stderr)
 
-    return DataError
+
+def _is_data_error(error: Exception) -> bool:
+    # Only a command that loaded data can fail on it; importing the module to ask would import
+    # scikit-learn, seconds on a refusal that is otherwise instant.
+    datasets = sys.modules.get("optuna_boxcox.datasets")
+    return datasets is not None and isinstance(error, datasets.DataError)
 
 
 __all__ = ["INTERRUPTED", "UsageError", "build_parser", "main", "run"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+import re
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -18,6 +19,8 @@ __all__ = ["DEFAULT_STORAGE", "REPRODUCE_STORAGE"]
 DATASETS = ("breast_cancer", "iris", "wine", "sonar")
 CLASSIFIERS = ("linear", "knn", "bayes", "svc", "nn")
 SCORINGS = ("accuracy", "balanced_accuracy", "f1", "mcc", "ml", "pcml", "fisher", "1nn-mm")
+#: Options whose value may start with a minus sign: "--grid-range -5,5".
+SIGNED_VALUE_OPTIONS = ("--grid-range",)
 
 
 class UsageError(Exception):
@@ -134,3 +137,22 @@ def positive(kind: type = int) -> Any:
 
     parse.__name__ = f"positive {kind.__name__}"
     return parse
+
+
+def attach_signed_values(argv: list[str]) -> list[str]:
+    """``--grid-range -5,5`` → ``--grid-range=-5,5``: before Python 3.13 argparse takes "-5,5" for
+    an option and answers "expected one argument", and the paper's own range starts with a minus."""
+    joined: list[str] = []
+    i = 0
+    while i < len(argv):
+        if (
+            argv[i] in SIGNED_VALUE_OPTIONS
+            and i + 1 < len(argv)
+            and re.match(r"-[\d.]", argv[i + 1])
+        ):
+            joined.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            joined.append(argv[i])
+            i += 1
+    return joined

@@ -7,7 +7,11 @@ Sections (``--sections``, in this order by default):
   included (:mod:`optuna_boxcox.bench.end_to_end`);
 - ``components``: inside one process, the plain loop, ``study.optimize`` and the batched path,
   with one and two jobs beside the machine's own two-process speed-up
-  (:mod:`optuna_boxcox.bench.components`).
+  (:mod:`optuna_boxcox.bench.components`);
+- ``scale`` (not run by default): 1k–50k rows × 30 features, each classifier, per evaluation
+  against the plain loop, peak memory and the evaluator chosen (:mod:`optuna_boxcox.bench.scale`);
+- ``parallel`` (not run by default): reproduce, compare and a search with two jobs against one,
+  as a fraction of the machine's own two-process ceiling (:mod:`optuna_boxcox.bench.parallel`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
-SECTIONS = ("end-to-end", "components")
+SECTIONS = ("end-to-end", "components", "scale", "parallel")
+DEFAULT_SECTIONS = ("end-to-end", "components")
 
 
 def register(subparsers: Any) -> None:
@@ -33,8 +38,36 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--label", default="y", help="the class column of --csv (default y)")
     parser.add_argument(
         "--sections",
-        default=",".join(SECTIONS),
-        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all, in this order)",
+        default=",".join(DEFAULT_SECTIONS),
+        help=f"comma-separated, of {', '.join(SECTIONS)} (default: {','.join(DEFAULT_SECTIONS)})",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="1000,5000,20000,50000",
+        help="scale: rows of the synthetic data sets (default 1000,5000,20000,50000)",
+    )
+    parser.add_argument(
+        "--scale-classifiers",
+        default="bayes,linear,knn,svc",
+        help="scale: comma-separated classifiers (default bayes,linear,knn,svc)",
+    )
+    parser.add_argument(
+        "--scale-trials",
+        type=int,
+        default=22,
+        help="scale: trials of each search, two sweeps by default (cut at --scale-cap)",
+    )
+    parser.add_argument(
+        "--scale-cap",
+        type=float,
+        default=300.0,
+        help="scale: seconds after which a search starts no new trial, and the plain loop is "
+        "stopped (default 300)",
+    )
+    parser.add_argument(
+        "--parallel-cases",
+        default="reproduce,compare,search",
+        help="parallel: comma-separated, of reproduce, compare, search",
     )
     parser.add_argument(
         "--cases",
@@ -101,7 +134,55 @@ def cmd_bench(args: argparse.Namespace) -> int:
             ok = _end_to_end(args, Path(tmp)) and ok
         if "components" in sections:
             ok = _components(args, Path(tmp)) and ok
+        if "scale" in sections:
+            _scale(args, Path(tmp))
+        if "parallel" in sections:
+            _parallel(args, Path(tmp))
     return 0 if ok else 1
+
+
+def _scale(args: argparse.Namespace, workdir: Path) -> None:
+    from optuna_boxcox.bench import scale
+    from optuna_boxcox.cli._args import split_names
+
+    print(
+        "scale: make_classification(n, 30 features, 10 informative), exp(X / 2); the first "
+        f"{args.scale_trials} trials of the iterative search on SQLite, default memory budget; "
+        "ms per new evaluation (search) and per evaluation of the paper's plain loop on the "
+        "search's first Λ; peak MiB of the search process; * = cut at the time cap",
+        flush=True,
+    )
+    rows = []
+    for n in (int(v) for v in split_names(args.sizes) or []):
+        for classifier in split_names(args.scale_classifiers) or []:
+            rows.append(
+                scale.scale_row(
+                    n, classifier, workdir, trials=args.scale_trials, cap=args.scale_cap
+                )
+            )
+            print(scale.format_scale_rows(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(scale.format_scale_rows(rows))
+    print()
+
+
+def _parallel(args: argparse.Namespace, workdir: Path) -> None:
+    from optuna_boxcox.bench import parallel
+    from optuna_boxcox.cli._args import split_names
+
+    print(
+        f"parallel: --n-jobs 2 against 1 (medians of {args.e2e_repeats} alternating runs); "
+        "'machine': two independent processes side by side against one after the other, "
+        "measured beside each pair; 'fraction': speed-up / machine",
+        flush=True,
+    )
+    rows = []
+    for case in split_names(args.parallel_cases) or []:
+        rows.append(parallel.measure(case, workdir, repeats=args.e2e_repeats))
+        print(parallel.format_parallel_rows(rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(parallel.format_parallel_rows(rows))
+    print()
 
 
 def _end_to_end(args: argparse.Namespace, workdir: Path) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+import time
 from typing import Any
 
 from optuna_boxcox.cli._args import UsageError
@@ -14,10 +15,20 @@ from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import split_names
 
+#: The fixed transforms' keys, as optuna_boxcox.compare.FIXED_TRANSFORMS has them (not imported:
+#: ``--help`` would pay for scikit-learn); a test checks the two agree.
+FIXED_TRANSFORMS = ("raw", "standard", "minmax", "maxabs", "quantile", "yeo-johnson", "box-cox")
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "compare", help="several samplers × seeds on one data set, as one table"
+        "compare",
+        help="several samplers × seeds on one data set, as one table",
+        description="Every sampler × seed is a study in one storage (resumable: a finished study "
+        "is read back). The table gives each sampler's inner best (the score it maximises), with "
+        "--test-size or --outer-cv the chosen Λ's held-out score and the gap between the two, and "
+        "reference rows for fixed transforms (raw, StandardScaler, MinMaxScaler, MaxAbsScaler, "
+        "QuantileTransformer, Yeo-Johnson MLE, Box-Cox MLE) followed by the same classifier.",
     )
     add_data_arguments(parser, default="breast_cancer")
     add_objective_arguments(parser)
@@ -38,7 +49,33 @@ def register(subparsers: Any) -> None:
         "--test-size",
         type=float,
         default=None,
-        help="hold out this fraction of the data and score each chosen Λ on it",
+        help="hold out this fraction of the data (stratified, random_state 0) and score each "
+        "chosen Λ on it",
+    )
+    parser.add_argument(
+        "--outer-cv",
+        default=None,
+        metavar="RxK",
+        help="repeated stratified K-fold with R repeats (e.g. 5x2; random_state 0) instead of "
+        "--test-size: every fold's training part is searched by every sampler × seed (study "
+        "names end in outer5x2/fold<k>), its test part scores the chosen Λ (user attribute "
+        "held_out); the table gives mean ± sd over seeds × folds",
+    )
+    parser.add_argument(
+        "--null",
+        action="store_true",
+        help="also run every sampler on randomly permuted labels (studies tagged null<seed>): "
+        "held-out scores must sit at chance; the table shows the gap between inner best and "
+        "held-out for real and permuted labels (needs --test-size or --outer-cv)",
+    )
+    parser.add_argument(
+        "--null-seed", type=int, default=0, help="seed of the label permutation (default 0)"
+    )
+    parser.add_argument(
+        "--transforms",
+        default=",".join(FIXED_TRANSFORMS),
+        help=f"fixed transforms scored as reference rows (default {','.join(FIXED_TRANSFORMS)}; "
+        "box-cox is this package's BoxCoxTransformer with MLE λ after the [1,2] scaling)",
     )
     add_storage_argument(parser)
     add_jobs_argument(parser, "studies run at once, each in its own process")
@@ -55,7 +92,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from optuna_boxcox.compare import compare
     from optuna_boxcox.compare import format_table
     from optuna_boxcox.compare import held_out_metric
-    from optuna_boxcox.compare import study_name
     from optuna_boxcox.figures import best_so_far
     from optuna_boxcox.samplers import SAMPLERS
     from optuna_boxcox.storage import open_storage
@@ -73,9 +109,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError(f"--n-trials must be at least 1, got {args.n_trials}")
     if args.test_size is not None and not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
+    check_holdout(args)
+    transforms = split_names(args.transforms) or []
+    unknown = [t for t in transforms if t not in FIXED_TRANSFORMS]
+    if unknown:
+        raise UsageError(
+            f"unknown fixed transform(s) {', '.join(unknown)}; choose from "
+            f"{', '.join(FIXED_TRANSFORMS)}"
+        )
+    if args.null and not (args.test_size or args.outer_cv):
+        raise UsageError("--null needs held-out scores: add --outer-cv 5x2 or --test-size 0.3")
     X, y, data_name = load_data(args)
+    started = time.perf_counter()
     print(
-        f"comparing {', '.join(names)} on {data_name} with {args.classifier}, {args.seeds} seeds",
+        f"comparing {', '.join(names)} on {data_name} with {args.classifier}, "
+        f"{args.seeds} seed{'s' if args.seeds > 1 else ''}",
         flush=True,
     )
     runs, references = compare(
@@ -91,26 +139,37 @@ def cmd_compare(args: argparse.Namespace) -> int:
         scoring=args.scoring,
         cv=args.cv,
         test_size=args.test_size,
+        outer_cv=args.outer_cv,
+        null=args.null,
+        null_seed=args.null_seed,
+        transforms=transforms,
         n_jobs=args.n_jobs,
         progress=True,
     )
     print(format_table(runs, references, metric=held_out_metric(args.scoring)[0]))
+    print(f"wall time {time.perf_counter() - started:.1f} s")
     plot = args.plot or Path("studies") / f"compare-{data_name}-{args.classifier}.html"
     plot.parent.mkdir(parents=True, exist_ok=True)
     store = open_storage(args.storage)
-    settings = dict(
-        n_trials=args.n_trials, scoring=args.scoring, cv=args.cv, test_size=args.test_size
-    )
     studies = {
-        r.name: [
-            optuna.load_study(
-                study_name=study_name(data_name, args.classifier, r.name, k, **settings),
-                storage=store,
-            )
-            for k in range(args.seeds)
-        ]
+        r.name: [optuna.load_study(study_name=name, storage=store) for name in r.study_names]
         for r in runs
     }
     best_so_far(studies).write_html(str(plot), include_plotlyjs=True)
     print(f"best-so-far plot: {plot}")
     return 0
+
+
+def check_holdout(args: argparse.Namespace) -> None:
+    """--test-size and --outer-cv are two ways to hold data out: one at a time, and well formed."""
+    if args.test_size and args.outer_cv:
+        raise UsageError(
+            "give --test-size (one holdout) or --outer-cv (repeated k-fold), not both"
+        )
+    if args.outer_cv:
+        from optuna_boxcox.compare import parse_outer_cv
+
+        try:
+            parse_outer_cv(args.outer_cv)
+        except ValueError as error:
+            raise UsageError(f"--outer-cv: {error}") from None

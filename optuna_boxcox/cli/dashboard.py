@@ -31,6 +31,30 @@ def port_in_use(host: str, port: int) -> str | None:
     return None
 
 
+#: The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def storage_url(text: str) -> str:
+    """The storage to open for ``text``: a plain path to a SQLite file (optuna-dashboard accepts
+    one too) as its sqlite:/// URL; a plain path to nothing is refused, naming it."""
+    from optuna_boxcox.storage import StorageError
+
+    if "://" in text:
+        return text
+    path = Path(text)
+    if not path.exists():
+        raise StorageError(
+            f"no study storage at {path} (looked in {Path.cwd()}); check the path, or run a "
+            "search first"
+        )
+    if path.is_file():
+        with path.open("rb") as file:
+            if file.read(len(SQLITE_HEADER)) == SQLITE_HEADER:
+                return f"sqlite:///{path}"
+    return text
+
+
 def artifact_dir(storage: str) -> Path:
     """Where figures uploaded to a study go: beside a SQLite or journal file, else studies/."""
     from optuna_boxcox.storage import sqlite_path
@@ -46,18 +70,18 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     from optuna_boxcox.storage import redact
 
     # A misspelt path must not become an empty database served as an empty list.
-    storage = open_storage(args.storage, create=False)
+    url = storage_url(args.storage)
+    storage = open_storage(url, create=False)
     problem = port_in_use(args.host, args.port)
     if problem is not None:
         raise UsageError(f"{problem}; choose another with --port")
     from optuna.artifacts import FileSystemArtifactStore
     import optuna_dashboard
 
-    artifacts = Path(args.artifact_dir) if args.artifact_dir else artifact_dir(args.storage)
+    artifacts = Path(args.artifact_dir) if args.artifact_dir else artifact_dir(url)
     artifacts.mkdir(parents=True, exist_ok=True)
     print(
-        f"optuna-dashboard on {redact(args.storage)}: http://{args.host}:{args.port}/  "
-        "(Ctrl-C stops it)",
+        f"optuna-dashboard on {redact(url)}: http://{args.host}:{args.port}/  (Ctrl-C stops it)",
         flush=True,
     )
     optuna_dashboard.run_server(
@@ -77,7 +101,8 @@ def register(subparsers: Any) -> None:
         "storage",
         nargs="?",
         default=DEFAULT_STORAGE,
-        help=f"storage URL or journal file (default {DEFAULT_STORAGE}); it must exist",
+        help=f"storage URL, SQLite file or journal file (default {DEFAULT_STORAGE}); it must "
+        "exist",
     )
     dash.add_argument("--host", default="127.0.0.1", help="address to listen on")
     dash.add_argument("--port", type=int, default=8080, help="port to listen on")

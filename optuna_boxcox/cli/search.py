@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 import time
 from typing import Any
@@ -106,22 +107,29 @@ def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             given[name] = value
     if "grid_range" in given:
-        parts = given["grid_range"].replace(":", ",").split(",")
-        try:
-            low, high = (float(p) for p in parts)
-        except ValueError:
-            raise UsageError(
-                f"--grid-range must be LOW,HIGH (e.g. -5,5), got {given['grid_range']!r}"
-            ) from None
-        given["grid_range"] = (low, high)
+        given["grid_range"] = parse_grid_range(given["grid_range"])
     name = args.sampler.strip().lower().removeprefix("coordinate:")
     coordinate = name == "coordinate" or name in PRESETS
     grid = coordinate or name in ("spherical", "diagonal", "grid")
     wrong = [k for k in given if not grid or (k in COORDINATE_SETTINGS and not coordinate)]
     if wrong:
         options = ", ".join("--" + k.replace("_", "-") for k in wrong)
-        raise UsageError(f"{options} do not apply to the {args.sampler!r} sampler")
+        verb = "does" if len(wrong) == 1 else "do"
+        raise UsageError(f"{options} {verb} not apply to the {args.sampler!r} sampler")
     return given
+
+
+def parse_grid_range(text: str) -> tuple[float, float]:
+    """``"-5,5"`` (or ``"-5:5"``) → (-5.0, 5.0): two finite numbers, the first below the second."""
+    try:
+        low, high = (float(p) for p in text.replace(":", ",").split(","))
+    except ValueError:
+        raise UsageError(f"--grid-range must be LOW,HIGH (e.g. -5,5), got {text!r}") from None
+    if not (math.isfinite(low) and math.isfinite(high) and low < high):
+        raise UsageError(
+            f"--grid-range must be two finite numbers LOW,HIGH with LOW < HIGH, got {text!r}"
+        )
+    return low, high
 
 
 def run_search(args: argparse.Namespace) -> dict[str, Any]:

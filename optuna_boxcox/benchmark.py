@@ -1,0 +1,488 @@
+"""Many data sets: every (data set, classifier, method) scored on held-out data, then ranked.
+
+``optuna-boxcox benchmark`` asks, across many data sets, whether a per-feature Box-Cox search beats
+the fixed transforms a user would otherwise put in front of the classifier, the way Ortiz-Bejar,
+Tellez & Graff compare model-selection schemes over many benchmarks: held-out scores, average ranks
+and Wilcoxon signed-rank tests. Methods are fixed transforms
+(:data:`~optuna_boxcox.compare.FIXED_TRANSFORMS`) and samplers (each a search of one Λ, scored with
+the search's own metric on the training part only).
+
+Protocol:
+
+- **Held-out scores.** Each data set is split by repeated stratified k-fold (default 5×2:
+  ``RepeatedStratifiedKFold(n_splits=2, n_repeats=5, random_state=0)``) or by one seeded stratified
+  holdout (``test_size``). Every sampler searches each fold's training part (one study per
+  data set × classifier × sampler × fold, named as :func:`~optuna_boxcox.compare.study_name` names
+  them, so ``compare`` with the same settings reads the same studies); the chosen Λ — and each
+  fixed transform — is fitted on the training part and scored on the test part. A method's score
+  on a data set is the mean over the folds.
+- **Average ranks.** Per classifier and data set the methods are ranked by that score (rank 1 =
+  best, tied methods share the mean of their ranks: ``scipy.stats.rankdata(-scores)``); a method's
+  average rank is the mean over the data sets. The row ``all`` averages over every (data set,
+  classifier) pair.
+- **Wilcoxon signed-rank tests.** Per classifier, the *best fixed transform* is the fixed transform
+  with the lowest average rank (ties: the higher mean score, then the earlier in the list). Each
+  other method is paired with it data set by data set and tested two-sided with
+  ``scipy.stats.wilcoxon(method, best, zero_method="zsplit")``: a data set where both score the
+  same counts half for and half against (it is evidence of no difference, not dropped), and scipy
+  picks the exact distribution, or an exact permutation distribution when there are ties or zeros
+  (n ≤ 13). A method equal to the best fixed transform on every data set gets p = 1. The best fixed
+  transform is chosen after seeing the scores, so its p-values lean towards it; with n data sets the
+  smallest two-sided p is 2/2ⁿ (0.0625 for five).
+
+Everything lives in one storage: a finished study is read back (a second run does no search), and
+a summary study ``benchmark/<settings>`` holds the table (user attributes, a note) and the rank plot
+(``optuna_dashboard.save_plotly_graph_object``), shown by optuna-dashboard. The fixed transforms'
+scores are kept as ``compare`` keeps them (a study ``<dataset>/<classifier>/fixed/<tags>``).
+
+Data sets by name (all but sonar work offline):
+
+- ``breast_cancer``, ``iris``, ``wine`` (scikit-learn), ``sonar`` (OpenML):
+  :func:`optuna_boxcox.datasets.load_dataset`;
+- ``digits``: scikit-learn's ``load_digits`` (1,797 images of 8 × 8 pixels, 10 classes) with each
+  image summed over 2 × 2 pixel blocks: 16 features ``block<r><c>`` instead of 64, of which many
+  are constant;
+- ``gaussian_quantiles``, ``moons``, ``blobs``, ``random``: the paper's Figure 1 sets (1,000 × 2,
+  binary, seed 1; ``random`` is ``make_classification``), ``moons:7`` for another seed;
+- ``csv:path/to/file.csv``: a CSV with a header row and the class in column ``label`` (default
+  ``y``), named after the file.
+
+Example::
+
+    from optuna_boxcox.benchmark import benchmark, format_benchmark
+    result = benchmark(["iris", "wine", "moons"], ["knn", "bayes"], n_trials=50)
+    print(format_benchmark(result))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+from scipy import stats
+
+from optuna_boxcox.classifiers import CLASSIFIERS
+from optuna_boxcox.classifiers import make_classifier
+from optuna_boxcox.compare import FIXED_TRANSFORMS
+from optuna_boxcox.compare import Problem
+from optuna_boxcox.compare import held_out_metric
+from optuna_boxcox.compare import outer_splits
+from optuna_boxcox.compare import outer_tag
+from optuna_boxcox.compare import parse_outer_cv
+from optuna_boxcox.compare import run_problems
+from optuna_boxcox.compare import text_table
+from optuna_boxcox.datasets import DATASETS
+from optuna_boxcox.datasets import DataError
+from optuna_boxcox.datasets import load_csv
+from optuna_boxcox.datasets import load_dataset
+from optuna_boxcox.experiments import SYNTHETIC
+from optuna_boxcox.experiments import synthetic
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import DEFAULT_STORAGE
+from optuna_boxcox.storage import open_storage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import plotly.graph_objects as go
+
+#: Data sets offered by name (besides ``csv:<path>``), in ``--help`` order.
+NAMED_DATASETS = (*DATASETS, "digits", *SYNTHETIC)
+#: Study user attribute of the summary study: the settings, the scores, the ranks, the p-values.
+SUMMARY_ATTR = "benchmark"
+#: Graph id of the rank plot in the summary study, and the file name of its HTML and PNG.
+RANK_PLOT = "benchmark-ranks"
+
+
+def load_benchmark_data(
+    spec: str, *, label: str = "y", features: int | None = None
+) -> tuple[str, pd.DataFrame, np.ndarray]:
+    """The name, features and labels of one data set of a benchmark (see the module's list).
+
+    ``features`` keeps the first N columns (quick runs); the name then ends in ``-f<N>``, so its
+    studies never meet those of the whole data set.
+    """
+    spec = spec.strip()
+    if spec.startswith("csv:"):
+        path = Path(spec[len("csv:") :])
+        X, y = load_csv(path, label)
+        name = path.stem
+    elif spec == "digits":
+        name, (X, y) = spec, _pooled_digits()
+    elif spec.split(":")[0] in SYNTHETIC:
+        key, _, seed = spec.partition(":")
+        if seed and not seed.isdigit():
+            raise DataError(f"{spec!r}: the seed after ':' must be a whole number")
+        values, y = synthetic(key, int(seed)) if seed else synthetic(key)
+        X, name = pd.DataFrame(values, columns=["x0", "x1"]), spec
+    elif spec in DATASETS:
+        name, (X, y) = spec, load_dataset(spec)
+    else:
+        raise DataError(
+            f"unknown data set {spec!r}; choose from {', '.join(NAMED_DATASETS)} or csv:<path>"
+        )
+    if features is not None:
+        if features < 1:
+            raise ValueError(f"features must be at least 1, got {features}")
+        X, name = X.iloc[:, :features], f"{name}-f{features}"
+    return name, X, np.asarray(y)
+
+
+def _pooled_digits() -> tuple[pd.DataFrame, np.ndarray]:
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    blocks = digits.images.reshape(-1, 4, 2, 4, 2).sum(axis=(2, 4)).reshape(-1, 16)
+    columns = [f"block{r}{c}" for r in range(4) for c in range(4)]
+    return pd.DataFrame(blocks.astype(np.float64), columns=columns), digits.target
+
+
+@dataclass
+class BenchmarkResult:
+    """What :func:`benchmark` found.
+
+    ``scores[(dataset, classifier, method)]`` is the mean held-out score over the folds (the folds'
+    own in ``fold_scores``); ``ranks[classifier][method]`` the average rank (and ``ranks["all"]``
+    over every pair); ``best_fixed[classifier]`` the reference of ``p_values[classifier][method]``
+    (None for the reference itself, or without a fixed transform).
+    """
+
+    datasets: list[str]
+    classifiers: list[str]
+    methods: list[str]
+    fixed: list[str]
+    metric: str
+    protocol: str
+    scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    fold_scores: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    ranks: dict[str, dict[str, float]] = field(default_factory=dict)
+    best_fixed: dict[str, str | None] = field(default_factory=dict)
+    p_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    studies_run: int = 0
+    studies_read: int = 0
+    wall_seconds: float = 0.0
+    summary_study: str = ""
+    figure: go.Figure | None = None
+
+    def score_table(self, classifier: str) -> np.ndarray:
+        """Scores as a (data sets × methods) array for one classifier."""
+        return np.array(
+            [[self.scores[(d, classifier, m)] for m in self.methods] for d in self.datasets]
+        )
+
+
+def average_ranks(table: np.ndarray) -> np.ndarray:
+    """Mean over rows (data sets) of each column's (method's) rank within the row: 1 = the highest
+    score, ties share the mean of the ranks they span."""
+    table = np.atleast_2d(np.asarray(table, dtype=float))
+    return np.mean([stats.rankdata(-row, method="average") for row in table], axis=0)
+
+
+def wilcoxon_p(scores: Sequence[float], reference: Sequence[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired scores against a reference's; 1 when
+    every pair is equal (see the module's notes on zero differences)."""
+    differences = np.subtract(scores, reference)
+    if np.all(differences == 0):
+        return 1.0
+    return float(stats.wilcoxon(scores, reference, zero_method="zsplit").pvalue)
+
+
+def benchmark(
+    datasets: Sequence[str],
+    classifiers: Sequence[str],
+    samplers: Sequence[str] = ("coordinate", "tpe"),
+    transforms: Sequence[str] | None = None,
+    *,
+    label: str = "y",
+    features: int | None = None,
+    n_trials: int | None = None,
+    scoring: str = "accuracy",
+    cv: int | None = None,
+    outer_cv: str | None = "5x2",
+    test_size: float | None = None,
+    seed: int = 0,
+    storage: str | Any = DEFAULT_STORAGE,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> BenchmarkResult:
+    """Run (or read back) every (data set, classifier, sampler, fold) study, score every method on
+    held-out data, rank the methods per classifier and test them against the best fixed transform.
+
+    Args:
+        datasets: Data set names or ``csv:<path>`` (see the module's list); at least two.
+        classifiers: The paper's classifiers by name (``linear``, ``knn``, ``bayes``, ``svc``,
+            ``nn``).
+        samplers: Registry names of the searches (:func:`~optuna_boxcox.make_sampler`).
+        transforms: Keys of :data:`~optuna_boxcox.compare.FIXED_TRANSFORMS` (default all).
+        label: The class column of the ``csv:`` data sets.
+        features: Use only the first N features of every data set (quick runs).
+        n_trials: Trials per study (default: the coordinate search's E·p·L of each data set); every
+            sampler gets the same budget, a paper sampler whose plan is longer stops there.
+        scoring, cv: The searches' score (see :class:`~optuna_boxcox.BoxCoxObjective`); held-out
+            scores use the same metric (accuracy for a classifier-free criterion).
+        outer_cv: Repeated stratified k-fold as ``"RxK"`` (default ``"5x2"``); ignored when
+            ``test_size`` is given.
+        test_size: One seeded stratified holdout of this fraction instead.
+        seed: The samplers' seed.
+        storage: Where the studies live (URL).
+        n_jobs: Studies run at once, each in a process of its own (-1: one per CPU).
+        progress: Show progress over the studies, with the time left.
+    """
+    started = time.perf_counter()
+    fixed = list(FIXED_TRANSFORMS) if transforms is None else list(transforms)
+    unknown = [t for t in fixed if t not in FIXED_TRANSFORMS]
+    if unknown:
+        raise ValueError(
+            f"unknown fixed transform(s) {unknown}; choose from {list(FIXED_TRANSFORMS)}"
+        )
+    for name in classifiers:
+        if name not in CLASSIFIERS:
+            raise ValueError(
+                f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}"
+            )
+    for name in samplers:
+        make_sampler(name)  # an unknown name fails here, before any study is made
+    if len(datasets) < 2:
+        raise ValueError("a benchmark ranks methods across data sets: give at least two")
+    if test_size:
+        outer_cv = None
+    elif outer_cv is None:
+        raise ValueError("a benchmark needs held-out scores: give outer_cv or test_size")
+    if n_jobs == 1 and not hasattr(storage, "get_all_trials"):
+        storage = open_storage(storage)  # once, for the studies and the summary
+    loaded = [load_benchmark_data(spec, label=label, features=features) for spec in datasets]
+    names = [name for name, _, _ in loaded]
+    if len(set(names)) != len(names):
+        raise ValueError(f"data sets named twice: {names}")
+    problems = [
+        Problem(
+            name,
+            classifier,
+            X,
+            y,
+            make_classifier(classifier),
+            outer_splits(y, outer_cv=outer_cv, test_size=test_size),
+        )
+        for name, X, y in loaded
+        for classifier in classifiers
+    ]
+    found = run_problems(
+        problems,
+        samplers=samplers,
+        seeds=[seed],
+        transforms=fixed,
+        n_trials=n_trials,
+        scoring=scoring,
+        cv=cv,
+        test_size=test_size,
+        outer_cv=outer_cv,
+        storage=storage,
+        n_jobs=n_jobs,
+        progress=progress,
+        label="benchmark",
+    )
+    result = BenchmarkResult(
+        datasets=names,
+        classifiers=list(classifiers),
+        methods=[*fixed, *samplers],
+        fixed=fixed,
+        metric=held_out_metric(scoring)[0],
+        protocol=_protocol(outer_cv, test_size),
+    )
+    for p, problem in enumerate(problems):
+        splits = range(len(problem.splits))
+        for key in fixed:
+            folds = [found[("fixed", p, s)][key][1] for s in splits]
+            result.fold_scores[(problem.dataset, problem.classifier, key)] = folds
+        for sampler in samplers:
+            summaries = [found[("search", p, s, sampler, seed)] for s in splits]
+            folds = [summary["held_out"] for summary in summaries]
+            result.fold_scores[(problem.dataset, problem.classifier, sampler)] = folds
+            result.studies_run += sum(summary["ran"] for summary in summaries)
+            result.studies_read += sum(not summary["ran"] for summary in summaries)
+    result.scores = {key: float(np.mean(folds)) for key, folds in result.fold_scores.items()}
+    _rank_and_test(result)
+    result.figure = rank_figure(result)
+    result.summary_study = _save_summary(
+        result,
+        storage,
+        tags=[
+            str(scoring),
+            *([f"cv{cv}"] if cv else []),
+            f"test{test_size:g}" if test_size else outer_tag(outer_cv),
+            *([f"n{n_trials}"] if n_trials else []),
+            f"seed{seed}",
+            *([f"f{features}"] if features else []),
+        ],
+    )
+    result.wall_seconds = time.perf_counter() - started
+    return result
+
+
+def _protocol(outer_cv: str | None, test_size: float | None) -> str:
+    """How held-out scores were made, in words for the table and the plot."""
+    if test_size:
+        return f"one stratified holdout of {test_size:g} (random_state 0)"
+    repeats, folds = parse_outer_cv(outer_cv)
+    return (
+        f"mean over the {repeats * folds} folds of {repeats}×{folds} stratified CV "
+        "(random_state 0)"
+    )
+
+
+def _rank_and_test(result: BenchmarkResult) -> None:
+    """Average ranks per classifier and over all pairs; p-values against the best fixed one."""
+    tables = {c: result.score_table(c) for c in result.classifiers}
+    for classifier, table in tables.items():
+        result.ranks[classifier] = dict(zip(result.methods, average_ranks(table)))
+    result.ranks["all"] = dict(
+        zip(result.methods, average_ranks(np.vstack(list(tables.values()))))
+    )
+    for classifier, table in tables.items():
+        ranks = result.ranks[classifier]
+        means = dict(zip(result.methods, table.mean(axis=0)))
+        best = min(result.fixed, key=lambda m: (ranks[m], -means[m]), default=None)
+        result.best_fixed[classifier] = best
+        column = {m: table[:, j] for j, m in enumerate(result.methods)}
+        result.p_values[classifier] = {
+            m: None if best is None or m == best else wilcoxon_p(column[m], column[best])
+            for m in result.methods
+        }
+
+
+def rank_figure(result: BenchmarkResult) -> go.Figure:
+    """Average rank of every method (x, best overall on the left) per classifier (one colour each,
+    ``all`` as black diamonds) on the scale of all ranks, 1 at the top. Hovering a point shows its
+    p-value against the classifier's best fixed transform."""
+    import plotly.graph_objects as go
+
+    order = sorted(result.methods, key=lambda m: result.ranks["all"][m])
+    figure = go.Figure()
+    for classifier in [*result.classifiers, "all"]:
+        ranks = result.ranks[classifier]
+        p_values = result.p_values.get(classifier, {})
+        best = result.best_fixed.get(classifier)
+        hover = [
+            f"{classifier}: {m} average rank {ranks[m]:.2f}"
+            + (
+                f"<br>Wilcoxon p vs {best}: {p_values[m]:.3f}"
+                if p_values.get(m) is not None
+                else ("<br>best fixed transform" if m == best else "")
+            )
+            for m in order
+        ]
+        figure.add_trace(
+            go.Scatter(
+                x=order,
+                y=[ranks[m] for m in order],
+                mode="markers",
+                name=classifier if classifier != "all" else "all classifiers",
+                text=hover,
+                hoverinfo="text",
+                marker=(
+                    {"size": 14, "color": "black", "symbol": "diamond"}
+                    if classifier == "all"
+                    else {"size": 10, "opacity": 0.85}
+                ),
+            )
+        )
+    figure.update_layout(
+        title={
+            "text": f"Average rank over {len(result.datasets)} data sets (1 = best)<br>"
+            f"<sup>held-out {result.metric}, {result.protocol}</sup>"
+        },
+        xaxis_title="method",
+        yaxis_title="average rank",
+        yaxis={"range": [len(order) + 0.5, 0.5], "dtick": 1},
+        template="plotly_white",
+    )
+    return figure
+
+
+def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) -> str:
+    """The summary study: the table as user attributes and a note, the rank plot as a graph."""
+    from optuna_boxcox.figures import attach_figures
+
+    name = "benchmark/" + "-".join(tags)
+    store = storage if hasattr(storage, "get_all_trials") else open_storage(storage)
+    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    study.set_user_attr(
+        SUMMARY_ATTR,
+        {
+            "datasets": result.datasets,
+            "classifiers": result.classifiers,
+            "methods": result.methods,
+            "metric": result.metric,
+            "protocol": result.protocol,
+            "held_out": {
+                c: {
+                    d: {m: result.scores[(d, c, m)] for m in result.methods}
+                    for d in result.datasets
+                }
+                for c in result.classifiers
+            },
+            "average_ranks": result.ranks,
+            "best_fixed": result.best_fixed,
+            "wilcoxon_p": result.p_values,
+        },
+    )
+    note = f"# Benchmark\n\n```\n{format_benchmark(result)}\n```\n"
+    attach_figures(study, {RANK_PLOT: result.figure}, note)
+    return name
+
+
+def format_benchmark(result: BenchmarkResult) -> str:
+    """The held-out scores, the average ranks and the Wilcoxon p-values as text tables."""
+    methods = result.methods
+    scores = [
+        [d, c, *(f"{result.scores[(d, c, m)]:.4f}" for m in methods)]
+        for c in result.classifiers
+        for d in result.datasets
+    ]
+    ranks = [
+        [c, *(f"{result.ranks[c][m]:.2f}" for m in methods)] for c in [*result.classifiers, "all"]
+    ]
+    p_values = [
+        [
+            c,
+            result.best_fixed[c] or "—",
+            *(
+                "—" if result.p_values[c][m] is None else f"{result.p_values[c][m]:.3f}"
+                for m in methods
+            ),
+        ]
+        for c in result.classifiers
+    ]
+    n = len(result.datasets)
+    return "\n".join(
+        [
+            f"held-out {result.metric}, {result.protocol}",
+            *text_table(["data set", "classifier", *methods], scores),
+            "",
+            f"average rank over {n} data sets (1 = best, ties share their mean rank)",
+            *text_table(["classifier", *methods], ranks),
+            "",
+            f"Wilcoxon signed-rank p (two-sided, zero_method='zsplit', {n} data sets) against the "
+            "best fixed transform (lowest average rank)",
+            *text_table(["classifier", "best fixed", *methods], p_values),
+        ]
+    )
+
+
+__all__ = [
+    "NAMED_DATASETS",
+    "BenchmarkResult",
+    "average_ranks",
+    "benchmark",
+    "format_benchmark",
+    "load_benchmark_data",
+    "rank_figure",
+    "wilcoxon_p",
+]

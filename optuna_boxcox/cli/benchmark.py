@@ -1,0 +1,174 @@
+"""``benchmark``: many data sets × classifiers × methods, held-out scores, ranks and tests."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+import time
+from typing import Any
+
+from optuna_boxcox.cli._args import CLASSIFIERS
+from optuna_boxcox.cli._args import SCORINGS
+from optuna_boxcox.cli._args import UsageError
+from optuna_boxcox.cli._args import add_jobs_argument
+from optuna_boxcox.cli._args import add_storage_argument
+from optuna_boxcox.cli._args import split_names
+from optuna_boxcox.cli.compare import FIXED_TRANSFORMS
+from optuna_boxcox.cli.compare import check_holdout
+
+DEFAULT_DATASETS = "breast_cancer,wine,iris,digits,moons,blobs"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "benchmark",
+        help="many data sets × classifiers × methods: held-out scores, average ranks, Wilcoxon",
+        description="Every (data set, classifier, sampler, outer fold) is a study in one storage "
+        "(resumable: a finished study is read back). Each method — a fixed transform or a "
+        "sampler's chosen Λ — is fitted on each fold's training part and scored on its test part; "
+        "the table gives the mean held-out score per data set, the average rank of each method per "
+        "classifier (1 = best, ties share their mean rank) and the two-sided Wilcoxon signed-rank "
+        "p-value of each method against the best fixed transform across the data sets "
+        "(zero_method='zsplit'). The rank plot is attached to a summary study "
+        "benchmark/<settings> and written as HTML (and PNG with kaleido and Chromium).",
+    )
+    parser.add_argument(
+        "--datasets",
+        default=DEFAULT_DATASETS,
+        help="comma-separated: breast_cancer, iris, wine, sonar (OpenML), digits (load_digits "
+        "pooled over 2×2 pixel blocks: 16 features), gaussian_quantiles, moons, blobs, random "
+        "(the paper's Figure 1 sets, seed 1; moons:7 for seed 7), csv:PATH "
+        f"(default {DEFAULT_DATASETS})",
+    )
+    parser.add_argument(
+        "--label", default="y", help="the class column of csv: data sets (default y)"
+    )
+    parser.add_argument(
+        "--features",
+        type=int,
+        default=None,
+        help="use only the first N features of every data set",
+    )
+    parser.add_argument(
+        "--classifiers",
+        default="knn,bayes,linear",
+        help=f"comma-separated, of {', '.join(CLASSIFIERS)} (default knn,bayes,linear)",
+    )
+    parser.add_argument(
+        "--samplers",
+        default="coordinate,tpe",
+        help="comma-separated samplers (default coordinate,tpe)",
+    )
+    parser.add_argument(
+        "--transforms",
+        default=",".join(FIXED_TRANSFORMS),
+        help=f"comma-separated fixed transforms (default {','.join(FIXED_TRANSFORMS)}; box-cox is "
+        "this package's BoxCoxTransformer with MLE λ after the [1,2] scaling)",
+    )
+    parser.add_argument(
+        "--n-trials",
+        type=int,
+        default=None,
+        help="trials per study, the same for every sampler (default: the coordinate search's "
+        "E·p·L of each data set)",
+    )
+    parser.add_argument(
+        "--scoring",
+        default="accuracy",
+        help=f"what the searches maximise and the held-out metric: {', '.join(SCORINGS)} "
+        "(default accuracy; accuracy is held out for the classifier-free criteria)",
+    )
+    parser.add_argument(
+        "--cv", type=int, default=None, help="inner stratified k-fold instead of resubstitution"
+    )
+    parser.add_argument(
+        "--outer-cv",
+        default=None,
+        metavar="RxK",
+        help="held-out scores from repeated stratified K-fold with R repeats (default 5x2, "
+        "random_state 0)",
+    )
+    parser.add_argument(
+        "--test-size",
+        type=float,
+        default=None,
+        help="held-out scores from one stratified holdout of this fraction instead (random_state 0)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="the samplers' seed (default 0)")
+    add_storage_argument(parser)
+    add_jobs_argument(parser, "studies run at once, each in its own process")
+    parser.add_argument(
+        "--plot-dir",
+        type=Path,
+        default=Path("studies"),
+        help="where the rank plot is written as benchmark-ranks.html/.png (default studies/)",
+    )
+    parser.set_defaults(func=cmd_benchmark)
+
+
+def cmd_benchmark(args: argparse.Namespace) -> int:
+    from optuna_boxcox.benchmark import RANK_PLOT
+    from optuna_boxcox.benchmark import benchmark
+    from optuna_boxcox.benchmark import format_benchmark
+    from optuna_boxcox.figures import write_figures
+    from optuna_boxcox.samplers import SAMPLERS
+    from optuna_boxcox.storage import redact
+
+    datasets = split_names(args.datasets) or []
+    classifiers = split_names(args.classifiers) or []
+    samplers = split_names(args.samplers) or []
+    transforms = split_names(args.transforms) or []
+    for option, names, known in (
+        ("--classifiers", classifiers, CLASSIFIERS),
+        ("--samplers", samplers, tuple(SAMPLERS)),
+        ("--transforms", transforms, FIXED_TRANSFORMS),
+    ):
+        unknown = [n for n in names if n not in known and not n.startswith("coordinate:")]
+        if unknown:
+            raise UsageError(
+                f"{option}: unknown {', '.join(unknown)}; choose from {', '.join(known)}"
+            )
+    if not classifiers or (not samplers and not transforms):
+        raise UsageError("give at least one classifier and one method (sampler or transform)")
+    if len(datasets) < 2:
+        raise UsageError("--datasets: give at least two (methods are ranked across data sets)")
+    if args.n_trials is not None and args.n_trials < 1:
+        raise UsageError(f"--n-trials must be at least 1, got {args.n_trials}")
+    if args.test_size is not None and not 0 < args.test_size < 1:
+        raise UsageError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
+    check_holdout(args)
+    started = time.perf_counter()
+    print(
+        f"benchmark: {len(datasets)} data sets × {len(classifiers)} classifiers × "
+        f"{len(transforms) + len(samplers)} methods",
+        flush=True,
+    )
+    result = benchmark(
+        datasets,
+        classifiers,
+        samplers,
+        transforms,
+        label=args.label,
+        features=args.features,
+        n_trials=args.n_trials,
+        scoring=args.scoring,
+        cv=args.cv,
+        outer_cv=args.outer_cv or (None if args.test_size else "5x2"),
+        test_size=args.test_size,
+        seed=args.seed,
+        storage=args.storage,
+        n_jobs=args.n_jobs,
+        progress=True,
+    )
+    print(format_benchmark(result))
+    written = write_figures({RANK_PLOT: result.figure}, args.plot_dir, include_plotlyjs=True)
+    print(
+        f"\nstudies: {result.studies_run} run, {result.studies_read} read back; "
+        f"wall time {time.perf_counter() - started:.1f} s"
+    )
+    print(f"rank plot: {', '.join(map(str, written))}")
+    print(
+        f"summary study {result.summary_study!r} in {redact(args.storage)} "
+        f"(optuna-boxcox dashboard {redact(args.storage)})"
+    )
+    return 0

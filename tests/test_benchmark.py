@@ -1,0 +1,246 @@
+"""`benchmark`: many data sets × classifiers × methods in one storage, ranked and tested, resumable."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.datasets import make_classification
+from sklearn.metrics import accuracy_score
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import PowerTransformer
+from sklearn.preprocessing import StandardScaler
+
+from optuna_boxcox.benchmark import RANK_PLOT
+from optuna_boxcox.benchmark import SUMMARY_ATTR
+from optuna_boxcox.benchmark import average_ranks
+from optuna_boxcox.benchmark import benchmark
+from optuna_boxcox.benchmark import format_benchmark
+from optuna_boxcox.benchmark import load_benchmark_data
+from optuna_boxcox.benchmark import wilcoxon_p
+from optuna_boxcox.classifiers import make_classifier
+from optuna_boxcox.datasets import DataError
+
+CLASSIFIERS = ["knn", "bayes", "linear"]
+TRANSFORMS = ["standard", "yeo-johnson"]
+SAMPLERS = ["coordinate", "tpe"]
+#: The plot's key in the summary study (optuna-dashboard's system attribute for a plotly graph).
+PLOT_KEY = f"dashboard:plot_data:{RANK_PLOT}:"
+
+
+@pytest.fixture(scope="module")
+def ci_run(tmp_path_factory):
+    """The CI-sized benchmark through the command line: 5 data sets (one a CSV) × 3 classifiers ×
+    4 methods, 2 features each, 10 trials per study, one seeded holdout."""
+    directory = tmp_path_factory.mktemp("benchmark")
+    X, y = make_classification(
+        n_samples=120, n_features=3, n_informative=2, n_redundant=0, random_state=3
+    )
+    csv = directory / "made.csv"
+    pd.DataFrame({"a": np.exp(X[:, 0]), "b": X[:, 1], "c": X[:, 2], "cls": y}).to_csv(
+        csv, index=False
+    )
+    url = f"sqlite:///{directory / 'bench.db'}"
+    datasets = ["iris", "wine", "breast_cancer", "moons", f"csv:{csv}"]
+    arguments = [
+        "--datasets",
+        ",".join(datasets),
+        "--label",
+        "cls",
+        "--features",
+        "2",
+        "--classifiers",
+        ",".join(CLASSIFIERS),
+        "--samplers",
+        ",".join(SAMPLERS),
+        "--transforms",
+        ",".join(TRANSFORMS),
+        "--n-trials",
+        "10",
+        "--test-size",
+        "0.3",
+        "--n-jobs",
+        "2",
+        "--storage",
+        url,
+        "--plot-dir",
+        str(directory),
+    ]
+    run = subprocess.run(
+        [sys.executable, "-m", "optuna_boxcox.cli", "benchmark", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    settings = dict(
+        label="cls",
+        features=2,
+        n_trials=10,
+        test_size=0.3,
+        storage=url,
+    )
+    return directory, url, datasets, arguments, settings, run.stdout
+
+
+def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_run):
+    directory, url, _, _, _, out = ci_run
+    assert "benchmark: 5 data sets × 3 classifiers × 4 methods" in out
+    for heading in (
+        "held-out accuracy",
+        "average rank over 5 data sets",
+        "Wilcoxon signed-rank p",
+    ):
+        assert heading in out
+    for name in ("iris-f2", "wine-f2", "breast_cancer-f2", "moons-f2", "made-f2"):
+        assert out.count(name) == len(CLASSIFIERS), f"{name}: one row per classifier"
+    assert "studies: 30 run, 0 read back" in out
+    assert (directory / f"{RANK_PLOT}.html").stat().st_size > 10_000
+    studies = {s.study_name for s in optuna.get_all_study_summaries(url)}
+    assert "made-f2/linear/tpe/seed0/n10-test0.3" in studies
+    summary = optuna.load_study(study_name="benchmark/accuracy-test0.3-n10-seed0-f2", storage=url)
+    system_attrs = summary._storage.get_study_system_attrs(summary._study_id)
+    assert any(key.startswith(PLOT_KEY) for key in system_attrs), "rank plot not attached"
+    assert summary.user_attrs[SUMMARY_ATTR]["methods"] == TRANSFORMS + SAMPLERS
+
+
+def _oracle_scores(dataset: str, classifier: str, settings: dict) -> dict[str, float]:
+    """Held-out accuracy of the fixed transforms, as a user would compute it with scikit-learn."""
+    _, X, y = load_benchmark_data(dataset, label="cls", features=2)
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=settings["test_size"], stratify=y, random_state=0
+    )
+    pipelines = {
+        "standard": make_pipeline(StandardScaler(), make_classifier(classifier)),
+        "yeo-johnson": make_pipeline(PowerTransformer(), make_classifier(classifier)),
+    }
+    return {
+        name: accuracy_score(y_test, model.fit(X_train, y_train).predict(X_test))
+        for name, model in pipelines.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def read_back(ci_run):
+    """The same benchmark from Python, after the command: every study must be read, none run."""
+    _, _, datasets, _, settings, _ = ci_run
+    patch = pytest.MonkeyPatch()
+    import optuna_boxcox.compare as compare_module
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("a finished study was searched again")
+
+    patch.setattr(compare_module, "optimize", no_search)
+    patch.setattr(compare_module, "_run_in_memory", no_search)
+    patch.setattr(compare_module, "_held_out", no_search)
+    patch.setattr(compare_module, "_score_fixed", no_search)
+    patch.setattr(compare_module, "BoxCoxObjective", no_search)
+    try:
+        return benchmark(datasets, CLASSIFIERS, SAMPLERS, TRANSFORMS, **settings)
+    finally:
+        patch.undo()
+
+
+def test_second_run_reads_every_study_back(ci_run, read_back):
+    out = ci_run[-1]
+    assert read_back.studies_run == 0 and read_back.studies_read == 30
+    table = format_benchmark(read_back)
+    assert table in out, "the read-back tables equal the first run's"
+
+
+def test_held_out_scores_are_the_pipelines_and_the_studies_own(ci_run, read_back):
+    url = ci_run[1]
+    studies = {s.study_name: s for s in optuna.get_all_study_summaries(url)}
+    for dataset, name in zip(ci_run[2], read_back.datasets):
+        for classifier in CLASSIFIERS:
+            for method, score in _oracle_scores(dataset, classifier, ci_run[4]).items():
+                assert read_back.scores[(name, classifier, method)] == pytest.approx(score)
+            for sampler in SAMPLERS:
+                study = studies[f"{name}/{classifier}/{sampler}/seed0/n10-test0.3"]
+                assert (
+                    read_back.scores[(name, classifier, sampler)]
+                    == (study.user_attrs["held_out"]["score"])
+                )
+                assert study.n_trials == 10
+
+
+def test_average_ranks_are_scipy_rankdata_over_data_sets(read_back):
+    methods = read_back.methods
+    for classifier in CLASSIFIERS:
+        per_data_set = [
+            stats.rankdata([-read_back.scores[(d, classifier, m)] for m in methods])
+            for d in read_back.datasets
+        ]
+        expected = np.mean(per_data_set, axis=0)
+        assert [read_back.ranks[classifier][m] for m in methods] == pytest.approx(expected)
+        assert sum(read_back.ranks[classifier].values()) == pytest.approx(
+            len(methods) * (len(methods) + 1) / 2
+        ), "ranks of one data set add up to 1 + 2 + … + m, ties included"
+
+
+def test_p_values_are_scipy_wilcoxon_against_the_best_fixed_transform(read_back):
+    for classifier in CLASSIFIERS:
+        ranks = read_back.ranks[classifier]
+        best = read_back.best_fixed[classifier]
+        assert ranks[best] == min(ranks[t] for t in TRANSFORMS)
+        reference = [read_back.scores[(d, classifier, best)] for d in read_back.datasets]
+        for method in read_back.methods:
+            p = read_back.p_values[classifier][method]
+            if method == best:
+                assert p is None
+                continue
+            scores = [read_back.scores[(d, classifier, method)] for d in read_back.datasets]
+            if np.array_equal(scores, reference):
+                assert p == 1.0
+            else:
+                expected = stats.wilcoxon(scores, reference, zero_method="zsplit").pvalue
+                assert p == pytest.approx(expected), f"{classifier}/{method}"
+
+
+def test_ties_share_their_mean_rank():
+    table = np.array([[0.9, 0.8, 0.8, 0.7], [0.5, 0.6, 0.7, 0.7]])
+    assert average_ranks(table).tolist() == [
+        (1 + 4) / 2,
+        (2.5 + 3) / 2,
+        (2.5 + 1.5) / 2,
+        (4 + 1.5) / 2,
+    ]
+
+
+def test_wilcoxon_of_equal_scores_is_one_and_of_a_clear_winner_small():
+    assert wilcoxon_p([0.8, 0.9, 0.7], [0.8, 0.9, 0.7]) == 1.0
+    better = [0.91, 0.82, 0.93, 0.74, 0.95, 0.86]
+    assert wilcoxon_p(better, np.subtract(better, 0.05)) == pytest.approx(2 / 2**6)
+
+
+def test_digits_are_pooled_into_sixteen_blocks():
+    name, X, y = load_benchmark_data("digits")
+    assert name == "digits" and X.shape == (1797, 16) and len(np.unique(y)) == 10
+    from sklearn.datasets import load_digits
+
+    image = load_digits().images[0]
+    assert X.iloc[0]["block00"] == image[:2, :2].sum()
+
+
+def test_figure_one_sets_take_a_seed_after_a_colon():
+    assert load_benchmark_data("moons")[1].shape == (1000, 2)
+    first, second = load_benchmark_data("moons")[1], load_benchmark_data("moons:7")[1]
+    assert not np.allclose(first, second)
+
+
+def test_unknown_data_set_names_the_choices():
+    with pytest.raises(DataError, match="digits"):
+        load_benchmark_data("mnist")
+
+
+def test_command_refuses_a_single_data_set(capsys):
+    from optuna_boxcox.cli import main
+
+    assert main(["benchmark", "--datasets", "iris"]) == 2
+    assert "at least two" in capsys.readouterr().err
