@@ -62,6 +62,8 @@ from optuna_boxcox import _neighbors
 from optuna_boxcox._jit import compiled
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import single_threaded_blas
+from optuna_boxcox._sklearn_compat import fitted_rbf_gamma
+from optuna_boxcox._sklearn_compat import validate_estimator_params
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -995,7 +997,7 @@ class BlockwiseRBFSVCScorer(RBFSVCScorer):
             model.fit(self.S, self.codes)
         weights = model.dual_coef_[0]  # scikit-learn's sign: positive means classes_[1]
         decision, bound = _rbf_decision(
-            self.S, model.support_vectors_, weights, model._gamma, self.n_threads
+            self.S, model.support_vectors_, weights, fitted_rbf_gamma(model), self.n_threads
         )
         decision += model.intercept_[0]
         codes = (decision > 0).astype(np.intp)
@@ -1136,7 +1138,7 @@ def _valid_parameters(estimator: Any) -> bool:
     """Whether scikit-learn's fit would accept the parameters; if not, the generic path raises the
     user's error instead of a fast path silently ignoring, say, an invalid leaf_size."""
     try:
-        estimator._validate_params()
+        validate_estimator_params(estimator)
     except Exception:
         return False
     return True

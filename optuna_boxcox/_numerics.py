@@ -19,9 +19,9 @@ from scipy import stats
 #: Z values below this are raised to it before Box-Cox ("extrapolate" mode): Box-Cox needs Z > 0.
 Z_FLOOR = 1e-6
 #: ``λ·log z`` is saturated here so that no finite input and λ overflows to inf (exp(700) is finite).
-_MAX_EXPONENT = 700.0
+MAX_EXPONENT = 700.0
 #: Below this |λ| the Box-Cox limit log(z) (Yeo-Johnson: log1p) is used; expm1 keeps the rest exact.
-_LAMBDA_ZERO = 1e-12
+LAMBDA_ZERO = 1e-12
 _EPS = float(np.finfo(np.float64).eps)
 
 METHODS = ("box-cox", "yeo-johnson")
@@ -123,9 +123,9 @@ def boxcox_column(z: np.ndarray, lam: float) -> np.ndarray:
 
 def boxcox_from_log(log_z: np.ndarray, lam: float) -> np.ndarray:
     """:func:`boxcox_column` given ``log z`` (a search re-transforms a column for many λ)."""
-    if abs(lam) < _LAMBDA_ZERO:
+    if abs(lam) < LAMBDA_ZERO:
         return log_z.copy()
-    return np.expm1(np.clip(lam * log_z, -_MAX_EXPONENT, _MAX_EXPONENT)) / lam
+    return np.expm1(np.clip(lam * log_z, -MAX_EXPONENT, MAX_EXPONENT)) / lam
 
 
 def yeojohnson_column(x: np.ndarray, lam: float) -> np.ndarray:
@@ -133,16 +133,16 @@ def yeojohnson_column(x: np.ndarray, lam: float) -> np.ndarray:
     out = np.empty_like(x, dtype=np.float64)
     pos = x >= 0
     lp = np.log1p(x[pos])
-    if abs(lam) < _LAMBDA_ZERO:
+    if abs(lam) < LAMBDA_ZERO:
         out[pos] = lp
     else:
-        out[pos] = np.expm1(np.clip(lam * lp, -_MAX_EXPONENT, _MAX_EXPONENT)) / lam
+        out[pos] = np.expm1(np.clip(lam * lp, -MAX_EXPONENT, MAX_EXPONENT)) / lam
     ln = np.log1p(-x[~pos])
     two_minus = 2.0 - lam
-    if abs(two_minus) < _LAMBDA_ZERO:
+    if abs(two_minus) < LAMBDA_ZERO:
         out[~pos] = -ln
     else:
-        out[~pos] = -np.expm1(np.clip(two_minus * ln, -_MAX_EXPONENT, _MAX_EXPONENT)) / two_minus
+        out[~pos] = -np.expm1(np.clip(two_minus * ln, -MAX_EXPONENT, MAX_EXPONENT)) / two_minus
     return out
 
 

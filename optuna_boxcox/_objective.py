@@ -33,6 +33,7 @@ from optuna_boxcox._evaluators import svc_cache_bytes
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import resolve_threads
 from optuna_boxcox._memory import MemoryBudget
+from optuna_boxcox._optuna import distribution_contains
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._space import LAMBDA
@@ -1111,11 +1112,8 @@ def _resolve_objectives(objectives: Sequence[str], transforms: tuple[str, ...]) 
 
 def _starting_value(distribution: BaseDistribution, own: Any) -> Any:
     """The estimator's own value of a setting if the distribution holds it, else its first."""
-    try:
-        if distribution._contains(distribution.to_internal_repr(own)):
-            return own
-    except (ValueError, TypeError):
-        pass
+    if distribution_contains(distribution, own):
+        return own
     if isinstance(distribution, CategoricalDistribution):
         return distribution.choices[0]
     return distribution.low

@@ -57,6 +57,12 @@ def validate_estimator_params(estimator: Any) -> None:
     estimator._validate_params()
 
 
+def fitted_rbf_gamma(model: Any) -> float:
+    """The γ a fitted RBF ``SVC`` used (``gamma="scale"`` resolved on its training data): the
+    private ``_gamma`` it keeps, there since scikit-learn 0.20 and in every supported release."""
+    return float(model._gamma)
+
+
 __all__ = [
     "PLAIN_SGD_PORT_MATCHES",
     "PLAIN_SGD_STOPS_ON_OBJECTIVE",
@@ -67,6 +73,7 @@ __all__ = [
     "Interval",
     "StrOptions",
     "fit_context",
+    "fitted_rbf_gamma",
     "validate_estimator_params",
     "validate_params",
 ]

@@ -397,12 +397,12 @@ def _inverse_power_column(b: np.ndarray, lam: float, method: str) -> np.ndarray:
 
 def _inverse_log_branch(b: np.ndarray, lam: float) -> np.ndarray:
     """log of ``(1 + λ·b)^(1/λ)`` (b for λ = 0), saturated like the forward map so exp stays finite."""
-    if abs(lam) < _numerics._LAMBDA_ZERO:
+    if abs(lam) < _numerics.LAMBDA_ZERO:
         log_z = b
     else:
         # 1 + λ·b ≤ 0 lies outside the image of the forward map; send it to the end of the domain.
         log_z = np.log1p(np.maximum(lam * b, -1.0)) / lam
-    return np.clip(log_z, -_numerics._MAX_EXPONENT, _numerics._MAX_EXPONENT)
+    return np.clip(log_z, -_numerics.MAX_EXPONENT, _numerics.MAX_EXPONENT)
 
 
 @validate_params({"X": ["array-like"]}, prefer_skip_nested_validation=False)

@@ -123,3 +123,30 @@ def test_the_parallel_bench_ceiling_is_measured_with_two_independent_processes(t
 
     # Its value is a timing (not asserted beyond being one): two processes did two units of work.
     assert ceiling(200_000, cwd=tmp_path) > 0
+
+
+@pytest.mark.timeout(600)
+def test_end_to_end_bench_takes_a_csv_path_relative_to_where_it_is_run(
+    sonar, tmp_path, monkeypatch, capsys
+):
+    # The timed processes run in a scratch folder; the user's relative path still names the file.
+    sonar.frame.iloc[:, [0, 1, 2, -1]].to_csv(tmp_path / "small.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "end-to-end",
+            "--csv",
+            "small.csv",
+            "--cases",
+            "sonar:bayes:iterative",
+            "--e2e-repeats",
+            "1",
+            "--script-trials",
+            "0",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert [line for line in out.splitlines() if line.startswith("sonar")][-1].endswith("True")

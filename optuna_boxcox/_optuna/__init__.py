@@ -95,6 +95,16 @@ def optimize_loop(study: Study) -> Iterator[Any]:
 
 
 # -- datetimes as RDB storages keep them -----------------------------------------------------
+def distribution_contains(distribution: Any, value: Any) -> bool:
+    """Whether ``value`` (external representation) lies in ``distribution``: Optuna's private
+    ``BaseDistribution._contains`` on its internal representation (there in every supported
+    version); a value it cannot even represent is not contained."""
+    try:
+        return bool(distribution._contains(distribution.to_internal_repr(value)))
+    except (ValueError, TypeError):
+        return False
+
+
 def to_stored_datetime(moment: datetime.datetime) -> datetime.datetime:
     """A FrozenTrial datetime (naive local time) as this Optuna's RDB storage stores it."""
     if STORES_UTC:
@@ -161,6 +171,7 @@ __all__ = [
     "OPTUNA_VERSION",
     "STORES_UTC",
     "SUPPORTED",
+    "distribution_contains",
     "from_stored_datetime",
     "heartbeat_stale_trial_callback",
     "optimize_loop",

@@ -128,6 +128,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown or not sections:
         raise UsageError(f"unknown section(s) {unknown or sections}; choose from {SECTIONS}")
+    if args.csv is not None:
+        # The timed processes run in a scratch folder: a relative path would not be found there.
+        args.csv = args.csv.resolve()
+        if not args.csv.is_file():
+            raise UsageError(f"CSV file not found: {args.csv}")
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         if "end-to-end" in sections:

@@ -1,0 +1,54 @@
+"""Private members stay in their module: a module of the package reaches into another class's
+``_name`` only in the two modules that exist for it — :mod:`optuna_boxcox._optuna` (Optuna's
+internals) and :mod:`optuna_boxcox._sklearn_compat` (scikit-learn's)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import optuna_boxcox
+
+PACKAGE = Path(optuna_boxcox.__file__).parent
+#: Where the internals of Optuna and scikit-learn may be used.
+COMPAT = ("_optuna", "_sklearn_compat.py")
+#: Private members used outside ``self``/``cls`` on purpose, with the class's own module: each is
+#: a class of that same module (``_Team`` in ``_optimize``, ``PlanSampler`` in ``samplers/_plan``),
+#: or the standard library's documented ``os._exit``.
+SAME_MODULE = {
+    "_optimize.py": {"team"},
+    "samplers/_plan.py": {"sampler", "self.sampler"},
+    "cli/__init__.py": {"os"},
+}
+
+
+def _private_uses(path: Path, root: Path = PACKAGE) -> list[str]:
+    allowed = SAME_MODULE.get(path.relative_to(root).as_posix(), set())
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute):
+            continue
+        name = node.attr
+        if not name.startswith("_") or name.startswith("__"):
+            continue
+        base = ast.unparse(node.value)
+        if base in ("self", "cls", "super()") or base in allowed:
+            continue
+        found.append(f"{path.relative_to(root)}:{node.lineno}: {base}.{name}")
+    return found
+
+
+def test_no_module_reaches_into_another_modules_private_members():
+    uses = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.relative_to(PACKAGE).parts[0] in COMPAT:
+            continue
+        uses += _private_uses(path)
+    assert uses == []
+
+
+def test_the_check_finds_a_private_use(tmp_path):
+    # The test above could pass by finding nothing at all: it must see one when there is one.
+    module = tmp_path / "probe.py"
+    module.write_text("def f(study):\n    return study._storage, self._own\n", encoding="utf-8")
+    assert _private_uses(module, tmp_path) == ["probe.py:2: study._storage"]
