@@ -280,6 +280,13 @@ class BoxCoxObjective:
         self._power_inputs = {"box-cox": boxcox_values, "yeo-johnson": self.X}
         self._splits = self._resolve_cv(cv, random_state)
         self.cv = cv
+        if self.estimator_params and (cv is None or cv == "resubstitution"):
+            warnings.warn(
+                "classifier settings searched by resubstitution favour the ones that memorise the "
+                "training data (k-NN with n_neighbors=1 scores 1.0): pass cv=k",
+                UserWarning,
+                stacklevel=2,
+            )
         start = (
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )

@@ -8,6 +8,8 @@ the same scores; the command line takes ``--estimator-param NAME=SPEC``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import optuna
 from optuna.distributions import CategoricalDistribution
@@ -195,3 +197,13 @@ def test_estimator_param_specs_of_the_command_line(text, expected):
 def test_a_bad_estimator_param_spec_says_what_is_expected(text):
     with pytest.raises(UsageError, match="--estimator-param"):
         parse_estimator_param(text)
+
+
+def test_settings_searched_by_resubstitution_are_warned_about(wine4):
+    X, y = wine4
+    with pytest.warns(UserWarning, match="pass cv=k"):
+        BoxCoxObjective(X, y, KNeighborsClassifier(), estimator_params=KNN_PARAMS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        BoxCoxObjective(X, y, KNeighborsClassifier(), estimator_params=KNN_PARAMS, cv=3)
+        BoxCoxObjective(X, y, KNeighborsClassifier())

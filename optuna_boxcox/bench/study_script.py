@@ -29,13 +29,12 @@ def main(argv: list[str] | None = None) -> None:
     from sklearn.naive_bayes import GaussianNB
 
     import optuna_boxcox
-    from optuna_boxcox.storage import open_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     objective = optuna_boxcox.BoxCoxObjective(X, y, GaussianNB())
     study = optuna.create_study(
-        storage=open_storage(args.storage),
+        storage=args.storage,  # a URL, as the README's Quickstart passes it: Optuna's RDBStorage
         study_name=args.study_name,
         direction="maximize",
         sampler=optuna_boxcox.CoordinateGridSampler.from_preset("iterative"),
