@@ -150,3 +150,21 @@ def test_end_to_end_bench_takes_a_csv_path_relative_to_where_it_is_run(
     out = capsys.readouterr().out
     assert status == 0, out
     assert [line for line in out.splitlines() if line.startswith("sonar")][-1].endswith("True")
+
+
+@pytest.mark.timeout(600)
+def test_read_bench_reads_the_study_back_equal_with_both_readers(capsys):
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "read",
+            "--read-case",
+            "breast_cancer[:4]:bayes:iterative",
+            "--e2e-repeats",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "(176 trials)" in out and "equal trials: True" in out

@@ -11,7 +11,9 @@ Sections (``--sections``, in this order by default):
 - ``scale`` (not run by default): 1k–50k rows × 30 features, each classifier, per evaluation
   against the plain loop, peak memory and the evaluator chosen (:mod:`optuna_boxcox.bench.scale`);
 - ``parallel`` (not run by default): reproduce, compare and a search with two jobs against one,
-  as a fraction of the machine's own two-process ceiling (:mod:`optuna_boxcox.bench.parallel`).
+  as a fraction of the machine's own two-process ceiling (:mod:`optuna_boxcox.bench.parallel`);
+- ``read`` (not run by default): a finished study read back cold by Optuna's reader and by the
+  package's bulk reader (:mod:`optuna_boxcox.bench.read`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
-SECTIONS = ("end-to-end", "components", "scale", "parallel")
+SECTIONS = ("end-to-end", "components", "scale", "parallel", "read")
 DEFAULT_SECTIONS = ("end-to-end", "components")
 
 
@@ -68,6 +70,12 @@ def register(subparsers: Any) -> None:
         "--parallel-cases",
         default="reproduce,compare,search",
         help="parallel: comma-separated, of reproduce, compare, search",
+    )
+    parser.add_argument(
+        "--read-case",
+        default="sonar:bayes:combined2",
+        help="read: DATA:CLASSIFIER:PRESET of the study searched, then read back "
+        "(default sonar:bayes:combined2, 20,160 trials)",
     )
     parser.add_argument(
         "--cases",
@@ -143,6 +151,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _scale(args, Path(tmp))
         if "parallel" in sections:
             _parallel(args, Path(tmp))
+        if "read" in sections:
+            ok = _read(args, Path(tmp)) and ok
     return 0 if ok else 1
 
 
@@ -169,6 +179,23 @@ def _scale(args: argparse.Namespace, workdir: Path) -> None:
     print()
     print(scale.format_scale_rows(rows))
     print()
+
+
+def _read(args: argparse.Namespace, workdir: Path) -> bool:
+    from optuna_boxcox.bench import read
+    from optuna_boxcox.cli._args import UsageError
+
+    parts = args.read_case.rsplit(":", 2)
+    data, classifier, preset = parts if len(parts) == 3 else ("", "", "")
+    if not (data and classifier and preset):
+        raise UsageError(f"--read-case takes DATA:CLASSIFIER:PRESET, got {args.read_case!r}")
+    if data == "sonar" and args.csv is None:
+        raise UsageError("the read section on sonar needs --csv sonar.csv")
+    row = read.compare_readers(
+        data, classifier, preset, sonar_csv=args.csv, workdir=workdir, repeats=args.e2e_repeats
+    )
+    print(read.format_read_row(row), flush=True)
+    return row["equal"]
 
 
 def _parallel(args: argparse.Namespace, workdir: Path) -> None:
