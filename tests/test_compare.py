@@ -317,3 +317,38 @@ def test_null_check_on_breast_cancer_sits_at_chance_for_every_sampler(breast_can
         )
     text = format_table(runs, references, metric="balanced_accuracy")
     assert "gap (perm.)" in text
+
+
+def test_compare_scores_the_holdout_with_f1_as_scikit_learn_does(tmp_path):
+    # An independent oracle: StandardScaler + k-NN fitted on the same stratified 75 % and scored
+    # with f1_score on the other 25 %, as a plain scikit-learn script would.
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from optuna_boxcox.classifiers import make_classifier
+
+    command = [
+        *[sys.executable, "-m", "optuna_boxcox.cli", "compare", "--dataset", "breast_cancer"],
+        *["--features", "3", "--classifier", "knn", "--samplers", "coordinate", "--seeds", "1"],
+        *["--scoring", "f1", "--test-size", "0.25", "--storage", f"sqlite:///{tmp_path / 'c.db'}"],
+        *["--plot", str(tmp_path / "plot.html")],
+    ]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert "held-out: f1 of the chosen Λ" in first.stdout
+    X, y = load_breast_cancer(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(
+        X[:, :3], y, test_size=0.25, stratify=y, random_state=0
+    )
+    model = make_pipeline(StandardScaler(), make_classifier("knn")).fit(X_train, y_train)
+    expected = f1_score(y_test, model.predict(X_test))
+    row = next(line for line in first.stdout.splitlines() if line.startswith("StandardScaler"))
+    assert float(row.split()[4]) == pytest.approx(expected, abs=5e-5)  # name, inner ± sd, held-out
+
+    second = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    table = lambda out: [line for line in out.splitlines() if line.startswith("coordinate")]
+    assert table(second.stdout) == table(first.stdout), "wall time and scores read back"
