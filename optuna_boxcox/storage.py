@@ -70,9 +70,7 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
         if str(path) != ":memory:":
             _check_file(path, f"SQLite storage {url}", create=create)
             try:
-                # sqlite3's context manager commits but does not close: closing() does.
-                with contextlib.closing(sqlite3.connect(path, timeout=60)) as connection:
-                    connection.execute("PRAGMA journal_mode=WAL")
+                _write_ahead_logging(path)
             except (OSError, sqlite3.Error) as error:
                 raise StorageError(
                     f"cannot open SQLite storage {url}: {_os_reason(error)}"
@@ -92,6 +90,28 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
     return _cached(
         _rdb(url, heartbeat_interval=HEARTBEAT_SECONDS, grace_period=4 * HEARTBEAT_SECONDS)
     )
+
+
+def _write_ahead_logging(path: Path, *, timeout: float = 60.0) -> None:
+    """Put the SQLite file in write-ahead-log mode (once per file; it persists). Switching needs
+    the file to itself, and SQLite reports "database is locked" at once rather than waiting when
+    another process is creating the same new database: so the switch is retried until
+    ``timeout``."""
+    deadline = time.monotonic() + timeout
+    pause = 0.01
+    while True:
+        # sqlite3's context manager commits but does not close: closing() does.
+        with contextlib.closing(sqlite3.connect(path, timeout=timeout)) as connection:
+            try:
+                if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                    return
+                connection.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.5)
 
 
 def _check_file(path: Path, what: str, *, create: bool) -> None:

@@ -133,3 +133,25 @@ def test_a_new_trial_records_its_owner_process_when_it_is_created(url):
     assert created._trial_id == trial_id
     assert created.state == optuna.trial.TrialState.RUNNING
     assert created.system_attrs[OWNER_KEY] == _process_identity()
+
+
+def test_a_sqlite_file_another_process_is_writing_is_waited_for_not_reported(tmp_path):
+    # Two `compare --n-jobs 2` workers opening a new database together: switching it to
+    # write-ahead logging while the other writes made SQLite answer "database is locked" at once.
+    import sqlite3
+    import threading
+
+    path = tmp_path / "s.db"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO t VALUES (1)")
+    release = threading.Timer(0.5, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        open_storage(f"sqlite:///{path}")
+    finally:
+        release.join()
+        holder.close()
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

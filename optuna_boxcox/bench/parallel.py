@@ -23,12 +23,12 @@ _SPIN = "total = 0\nfor i in range({n}):\n    total += i * i\n"
 #: The commands timed with --n-jobs 1 and 2 (after the command name; storage and output added).
 CASES: dict[str, list[str]] = {
     "reproduce": [
-        "reproduce", "table8", "--folds", "2", "--repeats", "2",
+        "reproduce", "table8", "--folds", "5", "--repeats", "2",
         "--classifiers", "bayes,knn", "--rows", "spherical,iterative", "--no-progress",
     ],
     "compare": [
         "compare", "--dataset", "breast_cancer", "--features", "8", "--classifier", "knn",
-        "--samplers", "coordinate,random", "--seeds", "2", "--n-trials", "200",
+        "--samplers", "coordinate,random", "--seeds", "4", "--n-trials", "400",
     ],
     "search": [
         "search", "--dataset", "breast_cancer", "--classifier", "svc", "--sampler", "iterative",
