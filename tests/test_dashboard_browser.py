@@ -71,29 +71,24 @@ def _cli_attaches_figures() -> bool:
     return "attach_figures" in Path(cli_search.__file__).read_text()
 
 
+def run_search(storage: str, *args: str, timeout: float = 120) -> None:
+    """``optuna-boxcox search ARGS --storage STORAGE`` as a user runs it (iterative unless
+    ``--sampler`` is given); fails the test with what it printed if it fails."""
+    sampler = () if "--sampler" in args else ("--sampler", "iterative")
+    run = subprocess.run(
+        _command("search", *args, *sampler, "--storage", storage),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert run.returncode == 0, f"optuna-boxcox search failed:\n{run.stdout}\n{run.stderr}"
+
+
 @pytest.fixture(scope="module")
 def searched(tmp_path_factory) -> str:
     """A finished ``optuna-boxcox search`` on wine (4 features, naive Bayes, iterative), with figures."""
     storage = f"sqlite:///{tmp_path_factory.mktemp('study') / 's.db'}"
-    run = subprocess.run(
-        _command(
-            "search",
-            "--dataset",
-            "wine",
-            "--features",
-            "4",
-            "--classifier",
-            "bayes",
-            "--sampler",
-            "iterative",
-            "--storage",
-            storage,
-        ),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, f"optuna-boxcox search failed:\n{run.stdout}\n{run.stderr}"
+    run_search(storage, "--dataset", "wine", "--features", "4", "--classifier", "bayes")
     study = optuna.load_study(study_name=STUDY, storage=storage)
     has_figures = any(
         k.startswith(PLOT_KEY) for k in study._storage.get_study_system_attrs(study._study_id)

@@ -8,15 +8,14 @@ prints how long the page took (README, docs/performance.md).
 
 from __future__ import annotations
 
-import subprocess
 import time
 
 from conftest import SONAR_CSV
 import optuna
 import pytest
-from test_dashboard_browser import _command
 from test_dashboard_browser import dashboard  # noqa: F401 - the server fixture, on our study
 from test_dashboard_browser import page  # noqa: F401 - the browser fixture
+from test_dashboard_browser import run_search
 
 from optuna_boxcox.storage import open_storage
 
@@ -31,25 +30,12 @@ if not SONAR_CSV.exists():
 def searched(tmp_path_factory) -> str:
     """A finished ``optuna-boxcox search --sampler combined2`` on sonar with naive Bayes."""
     storage = f"sqlite:///{tmp_path_factory.mktemp('study') / 's.db'}"
-    run = subprocess.run(
-        _command(
-            "search",
-            "--csv",
-            str(SONAR_CSV),
-            "--label",
-            "y",
-            "--classifier",
-            "bayes",
-            "--sampler",
-            "combined2",
-            "--storage",
-            storage,
-        ),
-        capture_output=True,
-        text=True,
+    run_search(
+        storage,
+        *["--csv", str(SONAR_CSV), "--label", "y", "--classifier", "bayes"],
+        *["--sampler", "combined2"],
         timeout=600,
     )
-    assert run.returncode == 0, f"optuna-boxcox search failed:\n{run.stdout}\n{run.stderr}"
     return storage
 
 

@@ -7,13 +7,11 @@ that the name can only come from the study.
 
 from __future__ import annotations
 
-import subprocess
-
 import optuna
 import pytest
-from test_dashboard_browser import _command
 from test_dashboard_browser import dashboard  # noqa: F401 - the server fixture, on our study
 from test_dashboard_browser import page  # noqa: F401 - the browser fixture
+from test_dashboard_browser import run_search
 from test_dashboard_browser import sync_api
 
 METRIC = "balanced_accuracy"
@@ -24,16 +22,10 @@ STUDY = "wine/bayes/iterative"
 def searched(tmp_path_factory) -> str:
     """``optuna-boxcox search`` on wine's first 3 features, scored by balanced accuracy."""
     storage = f"sqlite:///{tmp_path_factory.mktemp('metric') / 's.db'}"
-    run = subprocess.run(
-        _command(
-            *["search", "--dataset", "wine", "--features", "3", "--classifier", "bayes"],
-            *["--sampler", "iterative", "--scoring", METRIC, "--storage", storage],
-        ),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    run_search(
+        storage,
+        *["--dataset", "wine", "--features", "3", "--classifier", "bayes", "--scoring", METRIC],
     )
-    assert run.returncode == 0, f"optuna-boxcox search failed:\n{run.stdout}\n{run.stderr}"
     assert optuna.load_study(study_name=STUDY, storage=storage).metric_names == [METRIC]
     return storage
 
