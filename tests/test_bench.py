@@ -118,11 +118,11 @@ def test_scale_bench_reports_the_evaluator_and_the_ratio_per_size(tmp_path, caps
     assert all(float(row[5]) > 0 and float(row[7]) > 0 for row in rows[-2:])
 
 
-def test_the_parallel_bench_ceiling_is_measured_with_two_independent_processes(tmp_path):
+def test_the_parallel_bench_ceiling_is_measured_with_two_independent_processes():
     from optuna_boxcox.bench.parallel import ceiling
 
     # Its value is a timing (not asserted beyond being one): two processes did two units of work.
-    assert ceiling(200_000, cwd=tmp_path) > 0
+    assert ceiling(200_000) > 0
 
 
 @pytest.mark.timeout(600)
