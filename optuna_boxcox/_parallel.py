@@ -29,16 +29,27 @@ def worker_context() -> Any:
 
 
 def resolve_n_jobs(n_jobs: int, *, what: str = "n_jobs") -> int:
-    """``n_jobs`` as a number of processes: -1 means one per CPU; anything else must be ≥ 1.
-    Without fork (not POSIX) it is 1, with a warning when more were asked for."""
+    """``n_jobs`` as a number of processes: -1 means one per CPU this process may run on; anything
+    else must be ≥ 1, and more than those CPUs is cut down to them with a warning (each process
+    computes all the time: more only share the same cores, each with its own memory). Without fork
+    (not POSIX) it is 1, with a warning when more were asked for."""
     if (
         isinstance(n_jobs, bool)
         or not isinstance(n_jobs, int)
         or not (n_jobs >= 1 or n_jobs == -1)
     ):
         raise ValueError(f"{what} must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
+    cores = usable_cores()
     if n_jobs == -1:
-        n_jobs = os.cpu_count() or 1
+        n_jobs = cores
+    elif n_jobs > cores:
+        warnings.warn(
+            f"{what}={n_jobs} is more than the {cores} CPU core(s) this process may use; "
+            f"running {cores} process(es)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        n_jobs = cores
     if n_jobs > 1 and worker_context() is None:
         warnings.warn(
             f"{what}={n_jobs} needs worker processes forked from this one, which "
@@ -48,6 +59,15 @@ def resolve_n_jobs(n_jobs: int, *, what: str = "n_jobs") -> int:
         )
         return 1
     return n_jobs
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity, e.g. a container's or taskset's
+    share), else all the machine has."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
 
 
 def ignore_interrupts() -> None:

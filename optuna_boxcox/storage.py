@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import logging
 from pathlib import Path
 import re
 import sqlite3
@@ -28,63 +30,146 @@ if TYPE_CHECKING:
 _JOURNAL_SUFFIXES = (".log", ".jsonl", ".journal")
 #: Heartbeat interval of trials on a database server (PostgreSQL, MySQL).
 HEARTBEAT_SECONDS = 15
+#: Seconds a SQLite connection waits for another process's lock unless the URL says ?timeout=.
+SQLITE_TIMEOUT = 60.0
+#: Says when a storage file is created; the command line prints it, a library caller's logging
+#: configuration decides.
+_LOG = logging.getLogger(__name__)
 
 
 class StorageError(RuntimeError):
     """A study storage that cannot be opened or reached; the message names it (password redacted)."""
 
 
+#: PostgreSQL's code for "disk full".
+_DISK_FULL_SQLSTATE = "53100"
+
+
+def storage_failure(error: BaseException, url: str | None = None) -> str | None:
+    """One line saying why reading or writing a study storage failed, when ``error`` is (or was
+    caused by) a database error; else None.
+
+    Optuna reports every failed commit as "invalid data ... exceeding max length"; the driver's
+    own error below it says what happened: a lock held by another process for longer than the
+    timeout, a full disk, or something else, quoted by its first line. ``url`` names the storage
+    (password redacted).
+    """
+    from sqlalchemy.exc import DBAPIError
+
+    where = f" {redact(url)}" if url else ""
+    database_error = None
+    for cause in _chain(error):
+        if isinstance(cause, OSError) and cause.errno == errno.ENOSPC:
+            database_error = database_error or cause
+            break
+        if isinstance(cause, (sqlite3.Error, DBAPIError)) or _sqlstate(cause) is not None:
+            database_error = database_error or cause
+    if database_error is None:
+        return None
+    text = " ".join(str(_driver_error(database_error)).split()).lower()
+    if (
+        getattr(database_error, "errno", None) == errno.ENOSPC
+        or _sqlstate(_driver_error(database_error)) == _DISK_FULL_SQLSTATE
+        or "disk is full" in text
+        or "no space left" in text
+    ):
+        return (
+            f"the disk holding the study storage{where} is full: free some space and run the "
+            "same command to resume (what was written before is kept)"
+        )
+    if "database is locked" in text or "database table is locked" in text:
+        try:
+            timeout = _sqlite_timeout(url) if url else SQLITE_TIMEOUT
+        except ValueError:
+            timeout = SQLITE_TIMEOUT
+        return (
+            f"the study storage{where} stayed locked by another process for longer than the "
+            f"lock timeout ({timeout:g} s; ?timeout=SECONDS in a sqlite:/// URL sets it): let "
+            "that process finish, or close it, then run the same command to resume"
+        )
+    return f"the study storage{where} failed: {_first_line(database_error)}"
+
+
+def _chain(error: BaseException):
+    """``error``, what it wraps (SQLAlchemy's ``orig``) and what caused it, each once."""
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        current = todo.pop(0)
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        todo += [getattr(current, "orig", None), current.__cause__, current.__context__]
+
+
+def _driver_error(error: BaseException) -> BaseException:
+    return getattr(error, "orig", None) or error
+
+
+def _sqlstate(error: BaseException) -> str | None:
+    return getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+
+
 def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
     """An Optuna storage for ``url``: an RDB URL, or a path ending in .log/.jsonl/.journal.
 
-    SQLite files get write-ahead logging and a generous lock timeout, so several worker processes
-    can share one file on one machine; many workers on many machines want PostgreSQL. On either,
-    finished trials are cached in this process and read in bulk, and a running trial's parameters
-    are written together rather than one commit each
-    (:class:`~optuna_boxcox._optuna._storage.CachedRDBStorage`).
+    SQLite files get write-ahead logging and a lock timeout of :data:`SQLITE_TIMEOUT` seconds (or
+    the URL's ``?timeout=``), so several worker processes can share one file on one machine; many
+    workers on many machines want PostgreSQL. On either, finished trials are cached in this
+    process and read in bulk, and a running trial's parameters are written together rather than
+    one commit each (:class:`~optuna_boxcox._optuna._storage.CachedRDBStorage`).
 
-    A new SQLite or journal file is created only in a directory that exists — except the default
-    ``studies/`` folder, made on first use — so a misspelt path is an error, not a new database.
+    A new SQLite or journal file is created only with ``create`` and only in a directory that
+    exists — except the default ``studies/`` folder, made on first use — so a misspelt folder is
+    an error; creating the file is logged ("created new study database …") on this module's
+    logger, which the command line prints.
 
     Args:
         url: Storage URL or journal file; ``None`` means :data:`DEFAULT_STORAGE`.
         create: Whether a file that does not exist yet may be created (False for tools that only
-            read studies, such as the dashboard).
+            read or join studies, such as the dashboard and ``worker``).
 
     Raises:
         ValueError: ``url`` is neither a database URL SQLAlchemy knows nor a journal file name.
         StorageError: The storage does not exist (with ``create=False``), cannot be created in a
-            missing directory, cannot be reached, or needs a driver that is missing.
+            missing directory, is an in-memory SQLite database (gone with the process that made
+            it), cannot be reached, or needs a driver that is missing.
     """
     url = url or DEFAULT_STORAGE
     if url.endswith(_JOURNAL_SUFFIXES) and "://" not in url:
-        _check_file(Path(url), f"journal storage {url}", create=create)
+        _check_file(Path(url), f"journal storage {url}", create=create, kind="journal")
         try:
             return JournalStorage(JournalFileBackend(url))
         except OSError as error:
             raise StorageError(
                 f"cannot open journal storage {url}: {_os_reason(error)}"
             ) from error
-    if url.startswith("sqlite:///"):
-        path = Path(url[len("sqlite:///") :])
-        if str(path) != ":memory:":
-            _check_file(path, f"SQLite storage {url}", create=create)
-            try:
-                _write_ahead_logging(path)
-            except (OSError, sqlite3.Error) as error:
-                raise StorageError(
-                    f"cannot open SQLite storage {url}: {_os_reason(error)}"
-                ) from error
-        current = str(path) != ":memory:" and sqlite_schema_is_current(path)
+    if url.startswith("sqlite:"):
+        path = sqlite_path(url)
+        if path is None:
+            raise StorageError(
+                f"{url} is an in-memory SQLite database, which ends with the process that opened "
+                "it, so no later command could resume or show the study: omit --storage for "
+                f"{DEFAULT_STORAGE}, or name a file such as sqlite:///study.db"
+            )
+        timeout = _sqlite_timeout(url)
+        _check_file(path, f"SQLite storage {url}", create=create, kind="database")
+        try:
+            _write_ahead_logging(path, timeout=timeout)
+        except (OSError, sqlite3.Error) as error:
+            raise StorageError(f"cannot open SQLite storage {url}: {_os_reason(error)}") from error
+        current = sqlite_schema_is_current(path)
         storage = _rdb(
             url,
-            engine_kwargs={"connect_args": {"timeout": 60}},
+            engine_kwargs={"connect_args": {"timeout": timeout}},
             # Checking a schema that is already current costs most of a second (alembic).
             skip_compatibility_check=current,
             skip_table_creation=current,
         )
         _relax_sqlite_sync(storage)
         return _cached(storage)
+    _refuse_raw_at_sign(url)
     # A server shared by workers on several machines: heartbeats let Optuna fail the running
     # trials of a worker that vanished (the samplers then re-run their plan positions).
     return _cached(
@@ -92,7 +177,32 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
     )
 
 
-def _write_ahead_logging(path: Path, *, timeout: float = 60.0) -> None:
+def _refuse_raw_at_sign(url: str) -> None:
+    """A password with a raw @ reads as part of the host name (which the driver's error would
+    then print): ask for it percent-encoded instead."""
+    authority = url.split("://", 1)[-1].split("/", 1)[0]
+    if authority.count("@") > 1:
+        raise ValueError(
+            f"storage {redact(url)}: the user name or password contains '@', which a URL must "
+            "write as %40"
+        )
+
+
+def _sqlite_timeout(url: str) -> float:
+    """The URL's ``?timeout=`` (seconds; SQLAlchemy hands it to sqlite3), else the default."""
+    text = _parse_url(url).query.get("timeout")
+    if text is None:
+        return SQLITE_TIMEOUT
+    try:
+        timeout = float(text if isinstance(text, str) else text[-1])
+    except ValueError:
+        timeout = -1.0
+    if not timeout >= 0:
+        raise ValueError(f"storage {url}: timeout must be a number of seconds ≥ 0, got {text!r}")
+    return timeout
+
+
+def _write_ahead_logging(path: Path, *, timeout: float = SQLITE_TIMEOUT) -> None:
     """Put the SQLite file in write-ahead-log mode (once per file; it persists). Switching needs
     the file to itself, and SQLite reports "database is locked" at once rather than waiting when
     another process is creating the same new database: so the switch is retried until
@@ -114,9 +224,12 @@ def _write_ahead_logging(path: Path, *, timeout: float = 60.0) -> None:
         pause = min(2 * pause, 0.5)
 
 
-def _check_file(path: Path, what: str, *, create: bool) -> None:
+def _check_file(path: Path, what: str, *, create: bool, kind: str) -> None:
     """Refuse a storage file that does not exist (``create=False``) or whose directory does not
-    (a typo, which must not become a new database); the default ``studies/`` folder is made."""
+    (a typo, which must not become a new database); the default ``studies/`` folder is made.
+
+    A new file is created here, empty (SQLite and the journal both take an empty file for a new
+    storage), so that of several processes starting at once exactly one says it created it."""
     if path.exists():
         if path.is_dir():
             raise StorageError(f"cannot open {what}: {path} is a directory, not a database file")
@@ -130,9 +243,17 @@ def _check_file(path: Path, what: str, *, create: bool) -> None:
     if parent.exists() and not parent.is_dir():
         raise StorageError(f"cannot open {what}: {parent} is not a directory")
     if not parent.exists():
-        if parent != Path(DEFAULT_STORAGE[len("sqlite:///") :]).parent:
+        if parent != sqlite_path(DEFAULT_STORAGE).parent:
             raise StorageError(f"cannot open {what}: the directory {parent} does not exist")
         parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with path.open("x"):
+            pass
+    except FileExistsError:
+        return  # another process created it meanwhile
+    except OSError as error:
+        raise StorageError(f"cannot open {what}: {_os_reason(error)}") from error
+    _LOG.info("created new study %s %s", kind, path)
 
 
 #: RDB storages this process opened, for :func:`close_opened_storages`.
@@ -193,9 +314,7 @@ _DUPLICATE_SQLSTATES = frozenset({"42710", "42P07"})
 
 
 def _created_concurrently(error: BaseException) -> bool:
-    cause = getattr(error, "orig", None)
-    code = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
-    return code in _DUPLICATE_SQLSTATES
+    return _sqlstate(_driver_error(error)) in _DUPLICATE_SQLSTATES
 
 
 def _first_line(error: BaseException) -> str:
@@ -232,15 +351,75 @@ def _relax_sqlite_sync(storage: RDBStorage) -> None:
     storage.engine.dispose()
 
 
-def redact(url: str) -> str:
-    """The URL with any password replaced by ***, for messages and logs."""
-    # No whitespace in either part: in a message, never span from one URL to an @ words later.
-    return re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", url)
+#: A URL inside a message: a scheme, ://, and everything up to white space or a quote, but not
+#: the punctuation of the sentence around it.
+_URL_IN_TEXT = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"]*[^\s'\":;,.)]")
+#: Query parameters that carry a secret: libpq's password and sslpassword, MySQL drivers' passwd.
+_SECRET_PARAMETER = re.compile(r"pass|pwd", re.IGNORECASE)
+_HIDDEN = "***"
+
+
+def redact(text: str) -> str:
+    """``text`` (a storage URL, or a message with URLs in it) with every password replaced by
+    ``***`` — the one in the user-information part and query parameters such as ``?password=``
+    — for messages and logs. A URL with nothing secret in it is left exactly as written."""
+    return _URL_IN_TEXT.sub(lambda match: _redact_url(match.group(0)), text)
+
+
+def _redact_url(url: str) -> str:
+    try:
+        parsed = _parse_url(url)
+    except ValueError:
+        # Not a URL SQLAlchemy reads (so no driver was given a password from it); hide whatever
+        # sits between the user name and the last @ all the same.
+        return re.sub(r"(://[^:/@]*:)[^/]*@", rf"\1{_HIDDEN}@", url)
+    secrets = [key for key in parsed.query if _SECRET_PARAMETER.search(key)]
+    hidden = (None, _HIDDEN)
+    if parsed.password in hidden and all(parsed.query[key] in hidden for key in secrets):
+        return url  # nothing secret, or redacted already
+    shown = parsed.update_query_dict(dict.fromkeys(secrets, _HIDDEN)).render_as_string(
+        hide_password=True
+    )
+    shown = shown.replace("%2A%2A%2A", _HIDDEN)  # the query's *** as the user-information's
+    # SQLAlchemy ends the password at the first @, a server at the last: a password with a raw
+    # @ in it would show its rest as part of the host.
+    authority = url.split("://", 1)[1].split("/", 1)[0]
+    if authority.count("@") > 1:
+        user = authority.split(":", 1)[0]
+        host = authority.rsplit("@", 1)[1]
+        shown = shown.replace(authority.split("@", 1)[1], host, 1)
+        shown = re.sub(r"(://)[^/]*@", rf"\g<1>{user}:{_HIDDEN}@", shown, count=1)
+    return shown
+
+
+def _parse_url(url: str):
+    """SQLAlchemy's reading of ``url`` (a ``sqlalchemy.engine.URL``); ValueError when it has
+    none."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url)
+    except ArgumentError as error:
+        raise ValueError(str(error)) from None
 
 
 def sqlite_path(url: str) -> Path | None:
-    """The file behind a sqlite:/// URL, else None."""
-    return Path(url[len("sqlite:///") :]) if url.startswith("sqlite:///") else None
+    """The file behind a SQLite URL — its query parameters (``?timeout=1``) are not part of the
+    name — or None for an in-memory SQLite database and for other storages."""
+    if not url.startswith("sqlite:"):
+        return None
+    try:
+        parsed = _parse_url(url)
+    except ValueError:
+        return None
+    database = parsed.database or ""
+    if parsed.query.get("uri") in ("true", "1"):
+        # sqlite:///file:path?mode=ro&uri=true: SQLite reads the name as a URI of its own.
+        if parsed.query.get("mode") == "memory":
+            return None
+        database = database.removeprefix("file:")
+    return None if database in ("", ":memory:") else Path(database)
 
 
 __all__ = [
@@ -251,4 +430,5 @@ __all__ = [
     "open_storage",
     "redact",
     "sqlite_path",
+    "storage_failure",
 ]

@@ -8,6 +8,7 @@ command they run, so ``--help`` and a mistyped command answer at once.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import importlib
 import sys
 import warnings
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    undo = _print_package_log()
     try:
         import optuna
 
@@ -62,20 +64,30 @@ def main(argv: list[str] | None = None) -> int:
             raise
         # What was scored is written (the runner's cleanup ran before this); say so in one line.
         print(
-            f"optuna-boxcox: {interrupt or 'interrupted; run the same command to resume'}",
+            f"optuna-boxcox: {str(interrupt) or 'interrupted; run the same command to resume'}",
             file=sys.stderr,
         )
         return INTERRUPTED
     except Exception as error:
         if args.debug:
             raise
+        from optuna_boxcox.storage import StorageError
         from optuna_boxcox.storage import redact
+        from optuna_boxcox.storage import storage_failure
 
         if isinstance(error, (UsageError, ValueError, KeyError)) or _is_data_error(error):
             # str(KeyError("x")) is "'x'"; other messages may end in a quoted value of their own.
             message = str(error.args[0]) if isinstance(error, KeyError) and error.args else error
             print(f"optuna-boxcox: error: {redact(str(message))}", file=sys.stderr)
             return 2
+        # A storage that could not be opened says so itself; one that failed later is described
+        # by its driver's error, not by Optuna's guess ("invalid data ... exceeding max length").
+        reason = None
+        if not isinstance(error, StorageError):
+            reason = storage_failure(error, getattr(args, "storage", None))
+        if reason is not None:
+            print(f"optuna-boxcox: error: {reason}", file=sys.stderr)
+            return 1
         # Storage unreachable and other environment failures.
         text = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(
@@ -84,6 +96,28 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        undo()
+
+
+def _print_package_log() -> Callable[[], None]:
+    """Print what the package logs at INFO and above (such as "created new study database …") as
+    one line each, as the errors are; returns what undoes it (tests run many commands in one
+    process)."""
+    import logging
+
+    logger = logging.getLogger("optuna_boxcox")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("optuna-boxcox: %(message)s"))
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+    def undo() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+    return undo
 
 
 def run() -> None:
@@ -93,17 +127,71 @@ def run() -> None:
     exits without Python's finalisation, which takes over half a second with scikit-learn, SciPy,
     pandas and Numba loaded — a tenth of a typical search command. Tests call :func:`main`.
     """
+    _second_interrupt_quits()
     try:
         status = main()
     except BrokenPipeError:  # the reader went away (… | head): nothing left to say
         status = 0
+    except KeyboardInterrupt:
+        # A second Ctrl-C while the first was being reported: it has been said, or is being said.
+        status = INTERRUPTED
     _close_and_exit(status)
+
+
+def _second_interrupt_quits() -> None:
+    """The first Ctrl-C raises KeyboardInterrupt, as always: the command stops after writing what
+    was scored. The second quits at once, in one line, with status 130: raised as a second
+    KeyboardInterrupt it would land wherever that cleanup is, and inside a finaliser Python prints
+    it as a traceback and carries on. Quitting loses no written trial (as kill -9 does not).
+
+    A first Ctrl-C that lands in a finaliser (a weakref callback, a ``__del__``) is lost the same
+    way; it is raised again a moment later, outside the finaliser, so that one Ctrl-C always
+    stops the command."""
+    import os
+    import signal
+    import threading
+
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return  # ignored (a background job) or handled by whoever runs us: leave it so
+
+    def first(_signum, _frame) -> None:
+        signal.signal(signal.SIGINT, second)
+        raise KeyboardInterrupt
+
+    def second(_signum, _frame) -> None:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os.write(
+            sys.stderr.fileno(),
+            b"optuna-boxcox: interrupted again: stopped at once; what was written is kept, "
+            b"run the same command to resume\n",
+        )
+        os._exit(INTERRUPTED)
+
+    report_unraisable = sys.unraisablehook
+
+    def unraisable(failure) -> None:
+        if isinstance(failure.exc_value, KeyboardInterrupt):
+            signal.signal(signal.SIGINT, first)
+            # Raised now, it would be handled at once, in the finaliser again.
+            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+            return
+        report_unraisable(failure)
+
+    signal.signal(signal.SIGINT, first)
+    sys.unraisablehook = unraisable
 
 
 def _close_and_exit(status: int) -> None:
     import logging
     import os
+    import signal
 
+    # Closing takes milliseconds; a Ctrl-C now would only turn the exit into a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         from optuna_boxcox.storage import close_opened_storages
 
@@ -121,7 +209,9 @@ def _close_and_exit(status: int) -> None:
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     # One line, as the errors: the file and source line of a warning raised inside the package
     # say nothing to someone running a command.
-    text = " ".join(str(message).split())
+    from optuna_boxcox.storage import redact
+
+    text = redact(" ".join(str(message).split()))
     print(f"optuna-boxcox: {category.__name__}: {text}", file=file or sys.stderr)
 
 

@@ -251,9 +251,17 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         "mle": mle,
         "elapsed": elapsed,
         "n_trials": len(trials),
-        "new_trials": stats.trials if not args.no_batch else None,
+        "new_trials": new_trials(args, sampler, stats),
         "written_at": written_at,
     }
+
+
+def new_trials(args: argparse.Namespace, sampler: Any, stats: Any) -> int | None:
+    """The trials this run wrote where the runner counts them (a batched run of a plan sampler);
+    None for a run through study.optimize — TPE, --no-batch — whose count RunStats does not keep."""
+    from optuna_boxcox.samplers import PlanSampler
+
+    return stats.trials if not args.no_batch and isinstance(sampler, PlanSampler) else None
 
 
 def print_search(found: dict[str, Any]) -> None:
@@ -448,7 +456,7 @@ def pareto_search(
         "front": front,
         "elapsed": elapsed,
         "n_trials": len(trials),
-        "new_trials": stats.trials if not args.no_batch else None,
+        "new_trials": new_trials(args, sampler, stats),
         "written_at": written_at,
     }
 
