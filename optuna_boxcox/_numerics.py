@@ -37,10 +37,27 @@ class ExtremeValueWarning(UserWarning):
     """A few extreme values set a column's range, so range scaling squeezes the rest together."""
 
 
-def fit_range(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-column minimum and range of X; a constant column gets range 1 (it then maps to Z = 1)."""
+def fit_range(X: np.ndarray, names: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column minimum and range of X; a constant column gets range 1 (it then maps to Z = 1).
+
+    Raises:
+        ValueError: A column's range exceeds the largest float64 (it spans about ±1e308), so
+            range scaling would make it constant; the message names it (by ``names``, else by
+            position).
+    """
     data_min = np.min(X, axis=0)
-    data_range = np.max(X, axis=0) - data_min
+    with np.errstate(over="ignore"):
+        data_range = np.max(X, axis=0) - data_min
+    overflowing = np.flatnonzero(np.isinf(data_range) & np.isfinite(data_min))
+    if overflowing.size:
+        listing = ", ".join(
+            repr(names[j]) if names is not None else f"at position {j}" for j in overflowing
+        )
+        raise ValueError(
+            f"feature column(s) {listing} span more than the largest float64 (maximum minus "
+            "minimum overflows), so scaling them into [1, 2] would make them constant: divide "
+            "them by a constant first (Box-Cox's range scaling makes any scale the same)"
+        )
     data_range = np.where(data_range > 0, data_range, 1.0)
     return data_min, data_range
 

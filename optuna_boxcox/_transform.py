@@ -207,7 +207,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.method == "box-cox":
                 # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
                 _numerics.warn_crowded_columns(X, self._feature_names(), stacklevel=4)
-                self.data_min_, self.data_range_ = _numerics.fit_range(X)
+                self.data_min_, self.data_range_ = _numerics.fit_range(X, self._feature_names())
                 values = _numerics.range_standardise(
                     X, self.data_min_, self.data_range_, self.extrapolation
                 )

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from sklearn import datasets as _sk
 
+from optuna_boxcox import _numerics
+
 BUNDLED = ("breast_cancer", "iris", "wine")
 DATASETS = (*BUNDLED, "sonar")
 
@@ -91,4 +93,8 @@ def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:
         bad = [str(c) for c, hit in zip(X.columns, found.any(axis=0)) if hit]
         if bad:
             raise DataError(f"{problem} values in column(s) of {source}: {', '.join(bad)}")
+    try:
+        _numerics.fit_range(values, [str(c) for c in X.columns])
+    except ValueError as error:
+        raise DataError(f"{source}: {error}") from None
     return X

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
+import json
 from pathlib import Path
 import socket
+import sys
 from typing import Any
 
 from optuna_boxcox.cli._args import DEFAULT_STORAGE
@@ -55,6 +58,53 @@ def storage_url(text: str) -> str:
     return text
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` answers only on this machine (127.0.0.1, ::1, localhost); 0.0.0.0 and ::
+    mean every interface, so they are not."""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except socket.gaierror:
+        return False
+    addresses = {info[4][0].split("%")[0] for info in infos}
+    return bool(addresses) and all(ipaddress.ip_address(a).is_loopback for a in addresses)
+
+
+class ReadOnly:
+    """A WSGI application that answers reads and refuses every request that could write (POST,
+    PUT, PATCH, DELETE: new or deleted studies, notes, told trials, uploaded artifacts) with 403
+    and a reason the dashboard shows."""
+
+    READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("REQUEST_METHOD", "GET").upper() in self.READS:
+            return self.app(environ, start_response)
+        body = json.dumps(
+            {"reason": "this dashboard is read-only (optuna-boxcox dashboard --read-only)"}
+        ).encode()
+        start_response(
+            "403 Forbidden",
+            [("Content-Type", "application/json"), ("Content-Length", str(len(body)))],
+        )
+        return [body]
+
+
+def artifact_store(folder: Path) -> Any:
+    """optuna's file-system artifact store in ``folder``, which is made on the first upload only:
+    a dashboard someone merely looks at leaves no folder behind."""
+    from optuna.artifacts import FileSystemArtifactStore
+
+    class MadeOnUpload(FileSystemArtifactStore):
+        def write(self, artifact_id: str, content_body: Any) -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            super().write(artifact_id, content_body)
+
+    return MadeOnUpload(str(folder))
+
+
 def artifact_dir(storage: str) -> Path:
     """Where figures uploaded to a study go: beside a SQLite or journal file, else studies/."""
     from optuna_boxcox.storage import sqlite_path
@@ -75,21 +125,31 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     problem = port_in_use(args.host, args.port)
     if problem is not None:
         raise UsageError(f"{problem}; choose another with --port")
-    from optuna.artifacts import FileSystemArtifactStore
+    import bottle
     import optuna_dashboard
 
-    artifacts = Path(args.artifact_dir) if args.artifact_dir else artifact_dir(url)
-    artifacts.mkdir(parents=True, exist_ok=True)
+    folder = Path(args.artifact_dir) if args.artifact_dir else artifact_dir(url)
+    app = optuna_dashboard.wsgi(storage, artifact_store=artifact_store(folder))
+    if args.read_only:
+        app = ReadOnly(app)
+    if not is_loopback(args.host):
+        writes = (
+            "" if args.read_only else " and change or delete them (add --read-only to refuse that)"
+        )
+        print(
+            f"optuna-boxcox: warning: optuna-dashboard has no authentication: anyone who can "
+            f"reach {args.host}:{args.port} can read these studies{writes}",
+            file=sys.stderr,
+            flush=True,
+        )
+    mode = ", read-only" if args.read_only else ""
     print(
-        f"optuna-dashboard on {redact(url)}: http://{args.host}:{args.port}/  (Ctrl-C stops it)",
+        f"optuna-dashboard on {redact(url)}{mode}: http://{args.host}:{args.port}/  "
+        "(Ctrl-C stops it)",
         flush=True,
     )
-    optuna_dashboard.run_server(
-        storage,
-        host=args.host,
-        port=args.port,
-        artifact_store=FileSystemArtifactStore(str(artifacts)),
-    )
+    # What optuna_dashboard.run_server does, with the application wrapped.
+    bottle.run(app, host=args.host, port=args.port)
     return 0
 
 
@@ -104,12 +164,23 @@ def register(subparsers: Any) -> None:
         help=f"storage URL, SQLite file or journal file (default {DEFAULT_STORAGE}); it must "
         "exist",
     )
-    dash.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    dash.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (another than this machine's own warns: optuna-dashboard has "
+        "no authentication)",
+    )
     dash.add_argument("--port", type=int, default=8080, help="port to listen on")
     dash.add_argument(
         "--artifact-dir",
         default=None,
-        help="where figures uploaded to studies are kept (default: artifacts/ beside a SQLite or "
-        "journal file, else studies/artifacts)",
+        help="where files uploaded to studies are kept, made on the first upload (default: "
+        "artifacts/ beside a SQLite or journal file, else studies/artifacts)",
+    )
+    dash.add_argument(
+        "--read-only",
+        action="store_true",
+        help="refuse every change through the dashboard (new, renamed or deleted studies, notes, "
+        "told trials, uploads): for showing studies to others",
     )
     dash.set_defaults(func=cmd_dashboard)
