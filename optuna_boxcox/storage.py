@@ -51,8 +51,8 @@ def storage_failure(error: BaseException, url: str | None = None) -> str | None:
 
     Optuna reports every failed commit as "invalid data ... exceeding max length"; the driver's
     own error below it says what happened: a lock held by another process for longer than the
-    timeout, a full disk, or something else, quoted by its first line. ``url`` names the storage
-    (password redacted).
+    timeout, a full disk, or something else, quoted by its first line (unless ``error`` is a
+    :class:`StorageError`, which says that itself). ``url`` names the storage (password redacted).
     """
     from sqlalchemy.exc import DBAPIError
 
@@ -87,6 +87,8 @@ def storage_failure(error: BaseException, url: str | None = None) -> str | None:
             f"lock timeout ({timeout:g} s; ?timeout=SECONDS in a sqlite:/// URL sets it): let "
             "that process finish, or close it, then run the same command to resume"
         )
+    if isinstance(error, StorageError):
+        return None  # its own message names the storage and quotes the driver already
     return f"the study storage{where} failed: {_first_line(database_error)}"
 
 

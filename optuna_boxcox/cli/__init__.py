@@ -71,7 +71,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         if args.debug:
             raise
-        from optuna_boxcox.storage import StorageError
         from optuna_boxcox.storage import redact
         from optuna_boxcox.storage import storage_failure
 
@@ -80,11 +79,9 @@ def main(argv: list[str] | None = None) -> int:
             message = str(error.args[0]) if isinstance(error, KeyError) and error.args else error
             print(f"optuna-boxcox: error: {redact(str(message))}", file=sys.stderr)
             return 2
-        # A storage that could not be opened says so itself; one that failed later is described
-        # by its driver's error, not by Optuna's guess ("invalid data ... exceeding max length").
-        reason = None
-        if not isinstance(error, StorageError):
-            reason = storage_failure(error, getattr(args, "storage", None))
+        # A failed read or write is described by the database's own error, not by Optuna's guess
+        # ("invalid data ... exceeding max length").
+        reason = storage_failure(error, getattr(args, "storage", None))
         if reason is not None:
             print(f"optuna-boxcox: error: {reason}", file=sys.stderr)
             return 1
