@@ -147,7 +147,7 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
             raise StorageError(
                 f"cannot open journal storage {url}: {_os_reason(error)}"
             ) from error
-    if url.startswith("sqlite:"):
+    if _is_sqlite(url):
         path = sqlite_path(url)
         if path is None:
             raise StorageError(
@@ -406,15 +406,20 @@ def _parse_url(url: str):
         raise ValueError(str(error)) from None
 
 
+def _is_sqlite(url: str) -> bool:
+    """Whether ``url`` is a SQLite URL (sqlite:///…, or with a driver: sqlite+pysqlite:///…)."""
+    try:
+        return url.startswith("sqlite") and _parse_url(url).get_backend_name() == "sqlite"
+    except ValueError:
+        return False
+
+
 def sqlite_path(url: str) -> Path | None:
     """The file behind a SQLite URL — its query parameters (``?timeout=1``) are not part of the
     name — or None for an in-memory SQLite database and for other storages."""
-    if not url.startswith("sqlite:"):
+    if not _is_sqlite(url):
         return None
-    try:
-        parsed = _parse_url(url)
-    except ValueError:
-        return None
+    parsed = _parse_url(url)
     database = parsed.database or ""
     if parsed.query.get("uri") in ("true", "1"):
         # sqlite:///file:path?mode=ro&uri=true: SQLite reads the name as a URI of its own.

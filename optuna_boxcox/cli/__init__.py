@@ -129,9 +129,6 @@ def run() -> None:
         status = main()
     except BrokenPipeError:  # the reader went away (… | head): nothing left to say
         status = 0
-    except KeyboardInterrupt:
-        # A second Ctrl-C while the first was being reported: it has been said, or is being said.
-        status = INTERRUPTED
     _close_and_exit(status)
 
 
