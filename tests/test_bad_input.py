@@ -66,6 +66,9 @@ def _data(case: str) -> tuple[pd.DataFrame, pd.Series]:
         X = X * 1e300
     elif case == "tiny-1e-300":
         X = X * 1e-300
+    elif case == "range-overflows":
+        # max - min exceeds the largest float64: range scaling would make the column constant.
+        X["f1"] = np.linspace(-1.0, 1.0, 20) * 1.7e308
     elif case == "non-numeric-column":
         X["f1"] = ["a", "b"] * 10
     return X, y  # "label-column-missing" only changes the CSV's header
@@ -98,6 +101,7 @@ EXPECTED = {
     "constant-column": (FINITE,) * 5,
     "huge-1e300": (FINITE,) * 5,
     "tiny-1e-300": (FINITE,) * 5,
+    "range-overflows": (r"f1'? span more than the largest float64|position 1 span more",) * 5,
     "non-numeric-column": ("non-numeric feature column.*f1",) * 5,
     "label-column-missing": (
         NA,
