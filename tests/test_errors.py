@@ -456,7 +456,8 @@ def _free_port() -> int:
 
 def _request(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, str]:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method)
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, response.read().decode()
@@ -481,7 +482,13 @@ def _serve(db: Path, *options: str) -> tuple[subprocess.Popen, str]:
 
 def _stop(server: subprocess.Popen) -> str:
     server.send_signal(signal.SIGINT)
-    _, err = server.communicate(timeout=30)
+    try:
+        _, err = server.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        raise AssertionError(
+            f"Ctrl-C did not stop the dashboard: {server.communicate()}"
+        ) from None
     return err
 
 
@@ -509,16 +516,20 @@ def test_a_read_only_dashboard_shows_studies_and_refuses_every_change(tmp_path):
     assert not (tmp_path / "artifacts").exists()
 
 
-def test_a_dashboard_on_this_machine_only_gives_no_warning_and_makes_no_folder(tmp_path):
+def test_a_dashboard_on_this_machine_warns_not_and_makes_its_folder_at_the_first_upload(tmp_path):
     db = tmp_path / "s.db"
     optuna.create_study(storage=f"sqlite:///{db}", study_name="kept")
     server, base = _serve(db)
     try:
         assert _request(f"{base}/api/studies")[0] == 200
+        assert not (tmp_path / "artifacts").exists(), "an artifact folder was made for nothing"
+        upload = {"file": "data:text/plain;base64,aGVsbG8=", "filename": "note.txt"}
+        status, _ = _request(f"{base}/api/artifacts/1", "POST", upload)
     finally:
         err = _stop(server)
     assert "warning" not in err, err
-    assert not (tmp_path / "artifacts").exists(), "an artifact folder was made for nothing"
+    assert status == 201
+    assert [p.read_bytes() for p in (tmp_path / "artifacts").iterdir()] == [b"hello"]
 
 
 def test_a_writable_dashboard_on_every_interface_warns_that_anyone_can_change_studies(tmp_path):

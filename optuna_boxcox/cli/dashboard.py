@@ -125,7 +125,6 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     problem = port_in_use(args.host, args.port)
     if problem is not None:
         raise UsageError(f"{problem}; choose another with --port")
-    import bottle
     import optuna_dashboard
 
     folder = Path(args.artifact_dir) if args.artifact_dir else artifact_dir(url)
@@ -148,9 +147,36 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         "(Ctrl-C stops it)",
         flush=True,
     )
-    # What optuna_dashboard.run_server does, with the application wrapped.
-    bottle.run(app, host=args.host, port=args.port)
+    serve(app, args.host, args.port)
     return 0
+
+
+def serve(app: Any, host: str, port: int) -> None:
+    """Serve ``app`` as optuna_dashboard.run_server does (bottle's wsgiref server), until Ctrl-C.
+
+    The server runs in a thread of its own: Ctrl-C reaches the main thread only, which stops
+    waiting, whereas raised in the middle of a request it would be taken by wsgiref for that
+    request's error, and printed, and the server would carry on."""
+    import threading
+
+    import bottle
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            bottle.run(app, host=host, port=port)
+        except BaseException as error:  # reported by the main thread, as any command's error
+            failed.append(error)
+
+    server = threading.Thread(target=run, name="optuna-dashboard", daemon=True)
+    server.start()
+    try:
+        server.join()
+    except KeyboardInterrupt:
+        return  # the process exits; the daemon thread with it
+    if failed:
+        raise failed[0]
 
 
 def register(subparsers: Any) -> None:
