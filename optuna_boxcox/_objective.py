@@ -45,6 +45,11 @@ from optuna_boxcox._space import TRANSFORM_SUFFIX
 from optuna_boxcox._space import TRANSFORMS
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox._space import default_bounds
+from optuna_boxcox._spec import SPEC_ATTR
+from optuna_boxcox._spec import SearchSpec
+from optuna_boxcox._spec import StudyMismatch
+from optuna_boxcox._spec import check_study
+from optuna_boxcox._spec import data_fingerprint
 from optuna_boxcox._transform import _check_features
 
 if TYPE_CHECKING:
@@ -241,6 +246,7 @@ class BoxCoxObjective:
             raise ValueError(
                 f"y must hold class labels, got target type {type_of_target(self.y)!r}"
             )
+        fingerprint = data_fingerprint(self.X, self.y)
         self.n_threads = resolve_threads(n_threads)
         self.budget = MemoryBudget(memory_limit)
         self.n_samples = len(self.X)
@@ -302,6 +308,23 @@ class BoxCoxObjective:
         self._registered: set[tuple[int, int]] = set()
         self.n_evaluations = 0  # evaluations that fitted a classifier (cache misses)
         self._plan_memory()
+        #: The experiment this objective scores (:class:`~optuna_boxcox.SearchSpec`), recorded in
+        #: the study by :meth:`register`; built by a spec, the spec with the data filled in.
+        self.spec = SearchSpec(
+            estimator,
+            scoring=scoring,
+            cv=cv,
+            method=method,
+            extrapolation=extrapolation,
+            transforms=self.transforms,
+            estimator_params=self.estimator_params,
+            objectives=self.objectives,
+            subsample=self.subsample,
+            seed=random_state,
+            columns=tuple(self.names),
+            fingerprint=fingerprint,
+            n_samples=self.n_samples,
+        )
 
     # -- the search space ------------------------------------------------------------------
     def _make_space(
@@ -432,23 +455,23 @@ class BoxCoxObjective:
         return int(np.count_nonzero(choices != self._drop_choice))
 
     def register(self, study: optuna.Study) -> None:
-        """Record the search space in the study so samplers in every worker can find it, and what
-        the objective chose (:meth:`describe`, user attribute ``boxcox_evaluator``).
+        """Record the experiment (:attr:`spec`, user attribute ``boxcox_spec``) and the search space
+        in the study, so samplers in every worker can find them, and what the objective chose
+        (:meth:`describe`, user attribute ``boxcox_evaluator``).
 
-        Called automatically on the first trial; refuses a study that already holds another space,
-        or has another number of objectives than ``objectives``.
+        Called automatically on the first trial. Refuses (:class:`~optuna_boxcox.StudyMismatch`) a
+        study that holds another experiment — other data, classifier or parameters, scoring, cv,
+        directions, transforms, estimator parameters or subsample — or another λ space, and one
+        not made by optuna-boxcox unless it is empty: its trials would be reported as this
+        search's result.
         """
         key = (id(storage_of(study)), study_id_of(study))
         if key in self._registered:
             return
-        if len(study.directions) != len(self.objectives):
-            raise ValueError(
-                f"study {study.study_name!r} has {len(study.directions)} objective(s) and the "
-                f"objective returns {len(self.objectives)} ({', '.join(self.objectives)}): create "
-                f"it with directions={self.directions}"
-            )
-        mine = self.space.to_attr()
         attrs = study.user_attrs
+        if check_study(study, self.spec, attrs):
+            study.set_user_attr(SPEC_ATTR, self.spec.to_dict())
+        mine = self.space.to_attr()
         theirs = attrs.get(SPACE_ATTR)
         if theirs is None:
             study.set_user_attr(SPACE_ATTR, mine)
@@ -460,10 +483,11 @@ class BoxCoxObjective:
             )
             or theirs.get("distributions") != mine.get("distributions")
         ):
-            raise ValueError(
-                f"study {study.study_name!r} was created for another λ search space "
-                f"({len(theirs['names'])} parameters {theirs['names'][:3]}…); "
-                "use a new study name for this data"
+            raise StudyMismatch(
+                study.study_name,
+                "λ search space",
+                f"({len(theirs['names'])} parameters {theirs['names'][:3]}…)",
+                f"({len(mine['names'])} parameters {mine['names'][:3]}…)",
             )
         if len(self.objectives) > 1 and study.metric_names is None:
             with warnings.catch_warnings():
