@@ -56,8 +56,8 @@ class StudyMismatch(ValueError):
     def __init__(self, study_name: str, field: str, recorded: Any, given: Any) -> None:
         self.study_name, self.field, self.recorded, self.given = study_name, field, recorded, given
         super().__init__(
-            f"study {study_name!r} holds another experiment: its {field} {_quote(recorded)}, "
-            f"now {_quote(given)}; {self.hint('use a new study name, or delete the study')}"
+            f"study {study_name!r} holds another experiment ({field}: {_quote(recorded)} there, "
+            f"{_quote(given)} here); {self.hint('use a new study name, or delete the study')}"
         )
 
     @staticmethod
@@ -232,7 +232,7 @@ class SearchSpec:
         for name, value in mine.items():
             if _plain(theirs.get(name)) != _plain(value):
                 if name == "data":
-                    return name, other.short_fingerprint, self.short_fingerprint
+                    return "data fingerprint", other.short_fingerprint, self.short_fingerprint
                 return name, theirs.get(name), value
         return None
 
@@ -320,8 +320,7 @@ def check_study(study: optuna.Study, spec: SearchSpec, recorded: Mapping[str, An
     """
     given = [d.name.lower() for d in study.directions]
     if given != spec.directions:
-        wanted = ", ".join(f"{o}: {d}" for o, d in zip(spec.objectives, spec.directions))
-        raise StudyMismatch(study.study_name, "directions", given, f"[{wanted}]")
+        raise StudyMismatch(study.study_name, "direction", given, spec.directions)
     theirs = recorded.get(SPEC_ATTR)
     if theirs is None:
         # Finished ones: optimize's own first trial is already RUNNING when the objective meets it.
