@@ -134,6 +134,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         (single-objective, maximising) is searched as it is, with its own sampler.
     study_name : str or None, default=None
         Name of the study in ``storage`` (resumed if it exists); ``None`` lets Optuna name it.
+        A study is resumed only for the same experiment — the same data, classifier and
+        parameters, scoring, cv, transforms, estimator parameters and subsample — else fit raises
+        :class:`~optuna_boxcox.StudyMismatch` naming the first that differs; a study optuna-boxcox
+        did not make is used only while it is empty.
     n_jobs : int, default=1
         The paper's samplers: processes scoring each batch (see :func:`optuna_boxcox.optimize`);
         Optuna's samplers: threads of ``study.optimize``.

@@ -169,11 +169,8 @@ class SearchSpec:
             estimator_params=self.estimator_params,
             objectives=self.objectives,
         )
+        # Data other than the recorded ones: the study refuses them on register, by name.
         found = objective.spec
-        if self.fingerprint is not None and self.fingerprint != found.fingerprint:
-            raise StudyMismatch(
-                "(this spec)", "data", self.short_fingerprint, found.short_fingerprint
-            )
         objective.spec = dataclasses.replace(
             self, columns=found.columns, fingerprint=found.fingerprint, n_samples=found.n_samples
         )

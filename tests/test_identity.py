@@ -159,3 +159,25 @@ def test_box_cox_classifier_refuses_a_study_of_other_labels(tmp_path):
     assert again.fit(X, y).best_score_ == first.best_score_  # the same data continue the study
     with pytest.raises(StudyMismatch, match="data fingerprint: "):
         again.fit(X, np.roll(y.to_numpy(), 7))
+
+
+def test_a_spec_read_back_from_its_record_is_the_same_experiment():
+    from optuna.distributions import IntDistribution
+
+    from optuna_boxcox import SearchSpec
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    spec = SearchSpec(
+        KNeighborsClassifier(weights="distance"),
+        cv=3,
+        transforms=("box-cox", "identity"),
+        estimator_params={"n_neighbors": IntDistribution(1, 9)},
+        subsample=100,
+        sampler="iterative",
+        sampler_settings={"grid_range": (-4.0, 4.0)},
+    )
+    recorded = spec.objective(X.iloc[:, :3], y).spec
+    again = SearchSpec.from_dict(recorded.to_dict())
+    assert again.difference(recorded) is None
+    assert again.to_dict() == recorded.to_dict()
+    assert SearchSpec(KNeighborsClassifier(), cv=3).difference(recorded)[0] == "columns"
