@@ -27,6 +27,8 @@ from optuna.distributions import distribution_to_json
 from optuna.distributions import json_to_distribution
 from optuna.trial import TrialState
 
+from optuna_boxcox._space import SPACE_ATTR
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -323,9 +325,14 @@ def check_study(study: optuna.Study, spec: SearchSpec, recorded: Mapping[str, An
         # Finished ones: optimize's own first trial is already RUNNING when the objective meets it.
         n_trials = len(study.get_trials(deepcopy=False, states=_FINISHED))
         if n_trials:
+            maker = (
+                "an optuna-boxcox older than its search spec"
+                if SPACE_ATTR in recorded
+                else "someone else (it records no optuna-boxcox search spec)"
+            )
             raise ForeignStudy(
-                f"study {study.study_name!r} was not made by optuna-boxcox (it records no search "
-                f"spec) and holds {n_trials} finished trial(s): use a new study name"
+                f"study {study.study_name!r} was made by {maker} and holds {n_trials} finished "
+                "trial(s), which may answer another question: use a new study name"
             )
         return True
     difference = spec.difference(SearchSpec.from_dict(theirs))
