@@ -73,3 +73,19 @@ def test_worker_joins_a_two_objective_search_and_scores_the_same_objectives(tmp_
         score, kept = trial.values
         assert np.isclose(score, objective.evaluate(trial.params)), trial.number
         assert kept == objective.n_kept(trial.params), trial.number
+
+
+def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
+    X, y = load_data_source(dataset="wine", features=3)[:2]
+    path = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(path, index=False)
+    storage = f"sqlite:///{tmp_path}/a.db"
+    _search(
+        storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
+    )
+    X.assign(y=np.roll(y.to_numpy(), 3)).to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["worker", "--storage", storage, "--study-name", "t"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(data fingerprint: " in err, err
+    assert len(optuna.load_study(study_name="t", storage=storage).trials) == 5

@@ -213,8 +213,10 @@ def run_spec(
     timeout: float | None = None,
     batch: bool = True,
     figures: bool = True,
+    what_to_do: str = "use another --study-name, or --restart",
 ) -> dict[str, Any]:
-    """Run (or resume) the study of ``spec`` on (X, y) and return what was found."""
+    """Run (or resume) the study of ``spec`` on (X, y) and return what was found; a study of
+    another experiment is refused, the message ending with ``what_to_do`` "to start it over"."""
     import numpy as np
     import optuna
     from optuna.trial import TrialState
@@ -253,7 +255,7 @@ def run_spec(
         raise UsageError(
             str(mismatch).replace(
                 mismatch.hint("use a new study name, or delete the study"),
-                mismatch.hint("use another --study-name, or --restart"),
+                mismatch.hint(what_to_do),
             )
         ) from None
     except ForeignStudy as foreign:
@@ -570,6 +572,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         n_jobs=args.n_jobs,
         batch=False,
         figures=False,
+        what_to_do="pass the data the study was made from (--csv, --label), or 'search --restart'",
     )
     print(f"worker done: study {args.study_name!r} has {found['n_trials']} trials")
     return 0
