@@ -60,7 +60,7 @@ def main() -> None:
     while True:
         try:
             study = optuna.load_study(study_name=args.study_name, storage=storage)
-            if "objective" in study.user_attrs:
+            if "boxcox_spec" in study.user_attrs:  # the search spec the workers read
                 break
         except KeyError:
             pass

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
     from optuna_boxcox._objective import BoxCoxObjective
     from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._spec import ForeignStudy
+    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._spec import StudyMismatch
     from optuna_boxcox._transform import BoxCoxTransformer
     from optuna_boxcox._transform import box_cox
     from optuna_boxcox.samplers import PRESETS
@@ -38,6 +41,9 @@ _EXPORTS = {
     "BoxCoxTransformer": "optuna_boxcox._transform",
     "box_cox": "optuna_boxcox._transform",
     "optimize": "optuna_boxcox._optimize",
+    "ForeignStudy": "optuna_boxcox._spec",
+    "SearchSpec": "optuna_boxcox._spec",
+    "StudyMismatch": "optuna_boxcox._spec",
     "PRESETS": "optuna_boxcox.samplers",
     "SAMPLERS": "optuna_boxcox.samplers",
     "CoordinateGridSampler": "optuna_boxcox.samplers",
@@ -58,11 +64,14 @@ __all__ = [
     "BoxCoxTransformer",
     "CoordinateGridSampler",
     "DiagonalSampler",
+    "ForeignStudy",
     "FullGridSampler",
     "MLESampler",
     "NelderMeadSampler",
     "SearchResult",
+    "SearchSpec",
     "SphericalSampler",
+    "StudyMismatch",
     "__version__",
     "box_cox",
     "make_sampler",

@@ -31,6 +31,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
@@ -41,16 +42,14 @@ from optuna_boxcox._sklearn_compat import HasMethods
 from optuna_boxcox._sklearn_compat import Interval
 from optuna_boxcox._sklearn_compat import StrOptions
 from optuna_boxcox._sklearn_compat import fit_context
+from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import _check_features
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import PlanSampler
-from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 
-#: Trials for samplers without a budget of their own (TPE, random, …) when n_trials is None.
-DEFAULT_OPEN_ENDED_TRIALS = 100
 #: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search.
 DEFAULT_SAMPLER = "coordinate"
 
@@ -135,6 +134,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         (single-objective, maximising) is searched as it is, with its own sampler.
     study_name : str or None, default=None
         Name of the study in ``storage`` (resumed if it exists); ``None`` lets Optuna name it.
+        A study is resumed only for the same experiment — the same data, classifier and
+        parameters, scoring, cv, transforms, estimator parameters and subsample — else fit raises
+        :class:`~optuna_boxcox.StudyMismatch` naming the first that differs; a study optuna-boxcox
+        did not make is used only while it is empty.
     n_jobs : int, default=1
         The paper's samplers: processes scoring each batch (see :func:`optuna_boxcox.optimize`);
         Optuna's samplers: threads of ``study.optimize``.
@@ -333,25 +336,26 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             import pandas as pd
 
             frame = pd.DataFrame(X, columns=self.feature_names_in_)
-        objective = BoxCoxObjective(
-            frame,
-            y,
+        sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
+        spec = SearchSpec(
             self._inner(),
             scoring=self.scoring,
             cv=self.cv,
             method=self.method,
             extrapolation=self.extrapolation,
-            bounds=self.bounds,
-            random_state=seed,
-            memory_limit=self.memory_limit,
-            subsample=self.subsample,
             transforms=self.transforms,
-            estimator_params=self.estimator_params,
+            estimator_params=self.estimator_params or {},
+            subsample=self.subsample,
+            # The user's own sampler object or study searches with itself: nothing to rebuild.
+            sampler=sampler if isinstance(sampler, str) and self._owns_study() else None,
+            seed=seed,
         )
+        objective = spec.objective(frame, y, bounds=self.bounds, memory_limit=self.memory_limit)
         with _optuna_verbosity(self.verbose):
-            study = self._study(seed)
+            study = self._study(spec)
             sampler = study.sampler
-            # A study made for another λ space is refused before a failed trial is written into it.
+            # A study of another experiment (other data, classifier, scoring, …) is refused before
+            # its old best is reported as this fit's.
             objective.register(study)
             n_trials = self.n_trials
             if n_trials is None and not isinstance(sampler, PlanSampler):
@@ -416,15 +420,12 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             members.append(self._member(objective, trial.params, trial.value, X, y))
         return members
 
-    def _study(self, seed: int) -> optuna.Study:
-        """The study fit searches in: the user's own, or a new (or resumed) one with our sampler."""
+    def _study(self, spec: SearchSpec) -> optuna.Study:
+        """The study fit searches in: the user's own, or a new (or resumed) one with the spec's
+        sampler (or a copy of the one given)."""
         if isinstance(self.storage, optuna.Study):
             return self._users_study(self.storage)
-        sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
-        if isinstance(sampler, str):
-            sampler = make_sampler(sampler, seed=seed)
-        else:
-            sampler = copy.deepcopy(sampler)
+        sampler = spec.make_sampler() if spec.sampler else copy.deepcopy(self.sampler)
         # open_storage: an unusable URL is refused with a message naming it (password redacted).
         storage = open_storage(self.storage) if isinstance(self.storage, str) else self.storage
         return optuna.create_study(
@@ -434,6 +435,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             direction="maximize",
             load_if_exists=self.study_name is not None,
         )
+
+    def _owns_study(self) -> bool:
+        return not isinstance(self.storage, optuna.Study)
 
     def _users_study(self, study: optuna.Study) -> optuna.Study:
         """The study passed as ``storage``, searched as it is: its sampler is the user's choice, so

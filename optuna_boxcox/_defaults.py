@@ -5,3 +5,5 @@ DEFAULT_STORAGE = "sqlite:///studies/optuna-boxcox.db"
 #: Reproductions of the paper's tables get a storage of their own: their hundreds of studies would
 #: bury the user's own in the dashboard's list.
 REPRODUCE_STORAGE = "sqlite:///studies/reproduce.db"
+#: Trials for samplers without a plan of their own (TPE, random, …) when no trial budget is given.
+DEFAULT_OPEN_ENDED_TRIALS = 100

@@ -71,6 +71,7 @@ from optuna_boxcox._optuna._write import write_trials
 from optuna_boxcox._parallel import map_tasks
 from optuna_boxcox._progress import Progress
 from optuna_boxcox._settings import record_settings
+from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
@@ -490,9 +491,8 @@ def run_problems(
         # Tasks of one split are neighbours: a few objectives per process are enough.
         if (p, s) not in objectives:
             X_train, y_train = problems[p].rows(problems[p].splits[s].train)
-            objectives[(p, s)] = BoxCoxObjective(
-                X_train, y_train, problems[p].estimator, scoring=scoring, cv=cv
-            )
+            spec = SearchSpec(problems[p].estimator, scoring=scoring, cv=cv)
+            objectives[(p, s)] = spec.objective(X_train, y_train)
             while len(objectives) > 4:
                 objectives.popitem(last=False)
         return objectives[(p, s)]

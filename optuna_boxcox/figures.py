@@ -44,6 +44,8 @@ import plotly.io as pio
 from optuna_boxcox import _criteria
 from optuna_boxcox import _numerics
 from optuna_boxcox._space import DEFAULT_GRID_RANGE
+from optuna_boxcox._spec import SPEC_ATTR
+from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers._plan import SAMPLER_ATTR
 
@@ -701,7 +703,7 @@ def search_note(
 ) -> str:
     """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ.
 
-    ``user_attrs`` are the study's (``"objective"`` and the sampler's record), ``n_finished`` its
+    ``user_attrs`` are the study's (its search spec and the sampler's record), ``n_finished`` its
     finished trials; either is read from the study when not given. The scores at λ = 1, at the
     MLE and at ``params`` are computed with ``objective`` when not given.
     """
@@ -709,23 +711,24 @@ def search_note(
         user_attrs = study.user_attrs
     if n_finished is None:
         n_finished = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-    recorded = user_attrs.get("objective", {})
+    spec = SearchSpec.from_dict(user_attrs.get(SPEC_ATTR) or objective.spec.to_dict())
     sampler = user_attrs.get(SAMPLER_ATTR, {})
-    scoring = recorded.get(
-        "scoring", objective.scoring if isinstance(objective.scoring, str) else "custom"
-    )
-    cv = recorded.get("cv", "resubstitution" if objective.cv is None else f"{objective.cv}-fold")
-    n_samples = recorded.get("n_samples", objective.n_samples)
+    source = spec.source or {}
+    dataset = source.get("dataset") or (Path(source["csv"]).name if source.get("csv") else "—")
+    classifier = spec.to_dict()["classifier"]
+    scoring = spec.to_dict()["scoring"]
+    cv = "resubstitution" if spec.cv is None else f"{spec.cv}-fold"
+    n_samples = spec.n_samples or objective.n_samples
     settings = sampler.get("settings", {})
     lines = [
         f"## Box-Cox λ search `{study.study_name}`",
         "",
         "| | |",
         "| --- | --- |",
-        f"| data set | {recorded.get('dataset', '—')} ({n_samples} samples × {len(objective.param_names)} features) |",
-        f"| classifier | {recorded.get('classifier', type(objective.estimator).__name__)} |",
+        f"| data set | {dataset} ({n_samples} samples × {len(objective.param_names)} features) |",
+        f"| classifier | {classifier['name'] or classifier['class'].rsplit('.', 1)[-1]} |",
         f"| scoring | {scoring}, {cv} |",
-        f"| sampler | {sampler.get('name', recorded.get('sampler', '—'))} |",
+        f"| sampler | {sampler.get('name', spec.sampler or '—')} |",
         f"| settings | {', '.join(f'{k} = {v}' for k, v in settings.items()) or '—'} |",
         f"| trials | {n_finished} finished |",
     ]

@@ -342,7 +342,7 @@ def test_study_name_reused_for_another_search_space_is_refused_and_left_intact(s
     if surface == "classifier":
         BoxCoxClassifier(_knn(), sampler="mle", storage=url, study_name="shared").fit(*_wine3())
         before = _snapshot(url, "shared")
-        with pytest.raises(ValueError, match="created for another λ search space"):
+        with pytest.raises(ValueError, match="holds another experiment \\(columns: "):
             BoxCoxClassifier(_knn(), sampler="mle", storage=url, study_name="shared").fit(
                 bc_X, bc_y
             )
@@ -350,7 +350,7 @@ def test_study_name_reused_for_another_search_space_is_refused_and_left_intact(s
         study = optuna.create_study(storage=url, study_name="shared", direction="maximize")
         study.optimize(BoxCoxObjective(*_wine3(), _knn()), n_trials=2)
         before = _snapshot(url, "shared")
-        with pytest.raises(ValueError, match="created for another λ search space"):
+        with pytest.raises(ValueError, match="holds another experiment \\(columns: "):
             BoxCoxObjective(bc_X, bc_y, _knn()).register(
                 optuna.load_study(study_name="shared", storage=url)
             )
@@ -514,7 +514,7 @@ def test_search_command_with_an_unusable_storage_prints_one_redacted_line(case, 
     assert len(before[0]) == 3 and after == before
 
 
-REUSED = r"study 'shared' was created for another λ search space"
+REUSED = r"study 'shared' holds another experiment \(columns: "
 
 
 def test_search_command_with_a_study_name_reused_for_another_search_space(cli_results):

@@ -387,7 +387,7 @@ def test_search_grid_settings_set_the_number_of_trials_and_are_recorded(tmp_path
     assert len(study.trials) == 1 * 3 * 5, "E·p·L trials"
     recorded = study.user_attrs["boxcox_sampler"]["settings"]
     assert (recorded["epochs"], recorded["grid_size"]) == (1, 5), recorded
-    assert study.user_attrs["objective"]["settings"] == {"epochs": 1, "grid_size": 5}
+    assert study.user_attrs["boxcox_spec"]["sampler_settings"] == {"epochs": 1, "grid_size": 5}
 
 
 def test_search_accepts_a_negative_grid_range_as_the_next_argument(tmp_path, capsys):

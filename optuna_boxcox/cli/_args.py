@@ -100,21 +100,34 @@ def add_jobs_argument(parser: argparse.ArgumentParser, help: str) -> None:
 
 def load_data(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.Series, str]:
     """The features, labels and name of the data the arguments name."""
+    return load_data_source(
+        dataset=args.dataset, csv=args.csv, label=args.label, features=args.features
+    )
+
+
+def load_data_source(
+    dataset: str | None = None,
+    csv: str | Path | None = None,
+    label: str | None = None,
+    features: int | None = None,
+) -> tuple[pd.DataFrame, pd.Series, str]:
+    """The features, labels and name of a named data set or a CSV file (its first ``features``
+    columns when given): what a search spec's ``source`` records."""
     from optuna_boxcox.datasets import load_csv
     from optuna_boxcox.datasets import load_dataset
 
-    if args.csv is not None:
-        if not args.label:
+    if csv is not None:
+        if not label:
             raise UsageError("--csv needs --label naming the class column")
-        X, y = load_csv(args.csv, args.label)
-        name = args.csv.stem
+        X, y = load_csv(Path(csv), label)
+        name = Path(csv).stem
     else:
-        name = args.dataset or "breast_cancer"
+        name = dataset or "breast_cancer"
         X, y = load_dataset(name)
-    if args.features is not None:
-        if args.features < 1:
-            raise UsageError(f"--features must be at least 1, got {args.features}")
-        X = X.iloc[:, : args.features]
+    if features is not None:
+        if features < 1:
+            raise UsageError(f"--features must be at least 1, got {features}")
+        X = X.iloc[:, :features]
     return X, y, name
 
 

@@ -6,8 +6,10 @@ import argparse
 import math
 from pathlib import Path
 import time
+from typing import TYPE_CHECKING
 from typing import Any
 
+from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import add_data_arguments
 from optuna_boxcox.cli._args import add_jobs_argument
@@ -17,8 +19,9 @@ from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import positive
 
-#: Trials for samplers without a plan of their own (TPE, random, …) when --n-trials is not given.
-DEFAULT_OPEN_ENDED_TRIALS = 100
+if TYPE_CHECKING:
+    from optuna_boxcox._spec import SearchSpec
+
 #: Settings of the paper's grid samplers that ``search`` offers as options.
 GRID_SETTINGS = ("grid_size", "grid_range")
 COORDINATE_SETTINGS = ("epochs", "shift_epoch", "shuffle_epoch", "finer_epoch")
@@ -56,7 +59,16 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     settings.add_argument("--finer-epoch", type=positive(int), help="Finer every f epochs")
     add_storage_argument(parser)
     parser.add_argument(
-        "--study-name", default=None, help="default: <dataset>/<classifier>/<sampler>"
+        "--study-name",
+        default=None,
+        help="default: <dataset>/<classifier>/<sampler>; data from --csv add @<fingerprint> of "
+        "the data, so an edited file starts a new study",
+    )
+    parser.add_argument(
+        "--restart",
+        action="store_true",
+        help="delete the study of this name first and search again (for a study that holds "
+        "another experiment, or to start over)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampler and inner folds")
     add_jobs_argument(
@@ -132,70 +144,122 @@ def parse_grid_range(text: str) -> tuple[float, float]:
     return low, high
 
 
-def run_search(args: argparse.Namespace) -> dict[str, Any]:
-    """Run (or resume) one study and return what was found."""
-    import numpy as np
-    import optuna
+def search_spec(args: argparse.Namespace) -> SearchSpec:
+    """The search the command line asks for (data source included, data not yet read)."""
+    from optuna_boxcox._spec import SearchSpec
 
-    from optuna_boxcox._objective import BoxCoxObjective
-    from optuna_boxcox._optimize import RunStats
-    from optuna_boxcox._optimize import optimize
-    from optuna_boxcox.classifiers import make_classifier
-    from optuna_boxcox.samplers import PlanSampler
-    from optuna_boxcox.samplers import make_sampler
-    from optuna_boxcox.storage import open_storage
-
-    X, y, data_name = load_data(args)
-    classifier = make_classifier(args.classifier)
-    try:
-        sampler = make_sampler(args.sampler, seed=args.seed, **sampler_settings(args))
-    except (TypeError, ValueError) as error:
-        raise UsageError(str(error)) from None
-    objective = BoxCoxObjective(
-        X,
-        y,
-        classifier,
+    options = space_options(args)
+    source = {
+        "dataset": None if args.csv is not None else (args.dataset or "breast_cancer"),
+        "csv": None if args.csv is None else str(args.csv),
+        "label": args.label,
+        "features": args.features,
+    }
+    return SearchSpec(
+        args.classifier,
         scoring=args.scoring,
         cv=args.cv,
-        random_state=args.seed,
-        memory_limit=getattr(args, "max_memory", None),
+        transforms=options.get("transforms"),
+        estimator_params=options.get("estimator_params", {}),
+        objectives=options.get("objectives", ("score",)),
         subsample=getattr(args, "subsample", None),
-        **space_options(args),
+        sampler=args.sampler,
+        sampler_settings=sampler_settings(args),
+        seed=args.seed,
+        source=source,
     )
-    study_name = args.study_name or f"{data_name}/{args.classifier}/{args.sampler}"
-    storage = open_storage(args.storage)
+
+
+def default_study_name(spec: SearchSpec, data_name: str) -> str:
+    """``<data>/<classifier>/<sampler>``; data read from a CSV file add ``@<fingerprint>``, so a
+    file edited since starts a study of its own instead of reporting the old data's result."""
+    if spec.source and spec.source.get("csv"):
+        data_name = f"{data_name}@{spec.short_fingerprint}"
+    return f"{data_name}/{spec.classifier}/{spec.sampler}"
+
+
+def run_search(args: argparse.Namespace) -> dict[str, Any]:
+    """Run (or resume) the study the command line names and return what was found."""
+    X, y, data_name = load_data(args)
+    return run_spec(
+        search_spec(args),
+        X,
+        y,
+        study_name=args.study_name,
+        data_name=data_name,
+        storage=args.storage,
+        restart=getattr(args, "restart", False),
+        memory_limit=getattr(args, "max_memory", None),
+        n_jobs=args.n_jobs,
+        n_trials=args.n_trials,
+        timeout=args.timeout,
+        batch=not args.no_batch,
+        figures=not getattr(args, "no_figures", False),
+    )
+
+
+def run_spec(
+    spec: SearchSpec,
+    X: Any,
+    y: Any,
+    *,
+    study_name: str | None,
+    storage: str,
+    data_name: str = "data",
+    restart: bool = False,
+    memory_limit: str | None = None,
+    n_jobs: int = 1,
+    n_trials: int | None = None,
+    timeout: float | None = None,
+    batch: bool = True,
+    figures: bool = True,
+    what_to_do: str = "use another --study-name, or --restart",
+) -> dict[str, Any]:
+    """Run (or resume) the study of ``spec`` on (X, y) and return what was found; a study of
+    another experiment is refused, the message ending with ``what_to_do`` "to start it over"."""
+    import numpy as np
+    import optuna
+    from optuna.trial import TrialState
+
+    from optuna_boxcox._optimize import RunStats
+    from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._spec import ForeignStudy
+    from optuna_boxcox._spec import StudyMismatch
+    from optuna_boxcox.samplers import PlanSampler
+    from optuna_boxcox.storage import open_storage
+
+    try:
+        sampler = spec.make_sampler()
+    except (TypeError, ValueError) as error:
+        raise UsageError(str(error)) from None
+    objective = spec.objective(X, y, memory_limit=memory_limit)
+    spec = objective.spec
+    study_name = study_name or default_study_name(spec, data_name)
+    opened = open_storage(storage)
+    if restart:
+        try:
+            optuna.delete_study(study_name=study_name, storage=opened)
+        except KeyError:
+            pass  # nothing to start over
     study = optuna.create_study(
-        storage=storage,
+        storage=opened,
         study_name=study_name,
         sampler=sampler,
         directions=objective.directions,
         load_if_exists=True,
     )
-    # A study made for another λ space is refused before anything is written.
-    objective.register(study)
-    spec = {
-        "dataset": data_name,
-        "classifier": args.classifier,
-        "scoring": args.scoring,
-        "cv": args.cv if args.cv else "resubstitution",
-        "n_samples": int(X.shape[0]),
-        "n_features": int(X.shape[1]),
-        "subsample": getattr(args, "subsample", None),
-        "max_memory": getattr(args, "max_memory", None),
-        # What a joining worker needs to rebuild the same objective and sampler.
-        "features": args.features,
-        "sampler": args.sampler,
-        "settings": {
-            k: list(v) if isinstance(v, tuple) else v for k, v in sampler_settings(args).items()
-        },
-        "seed": args.seed,
-        "csv": str(args.csv) if args.csv is not None else None,
-        "label": args.label,
-        **space_spec(args),
-    }
-    if study.user_attrs.get("objective") != spec:
-        study.set_user_attr("objective", spec)
-    n_trials = args.n_trials
+    # A study of another experiment is refused before anything is written into it.
+    try:
+        objective.register(study)
+    except StudyMismatch as mismatch:
+        raise UsageError(
+            str(mismatch).replace(
+                mismatch.hint("use a new study name, or delete the study"),
+                mismatch.hint(what_to_do),
+            )
+        ) from None
+    except ForeignStudy as foreign:
+        raise UsageError(str(foreign).replace("new study name", "new --study-name")) from None
     if n_trials is None and not isinstance(sampler, PlanSampler):
         n_trials = DEFAULT_OPEN_ENDED_TRIALS
     stats = RunStats()
@@ -205,10 +269,10 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
             study,
             objective,
             n_trials=n_trials,
-            timeout=args.timeout,
-            n_jobs=args.n_jobs,
+            timeout=timeout,
+            n_jobs=n_jobs,
             show_progress_bar=True,
-            batch=not args.no_batch,
+            batch=batch,
             stats=stats,
         )
     except KeyboardInterrupt:
@@ -216,18 +280,32 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     elapsed = time.perf_counter() - started
     written_at = time.time()
     trials = study.get_trials(deepcopy=False)
+    found = {
+        "study": study,
+        "study_name": study_name,
+        "storage": storage,
+        "objective": objective,
+        "sampler": sampler,
+        "elapsed": elapsed,
+        "n_trials": len(trials),
+        "new_trials": new_trials(batch, sampler, stats),
+        "written_at": written_at,
+    }
     if len(study.directions) > 1:
-        return pareto_search(args, study, objective, sampler, trials, elapsed, written_at, stats)
+        return pareto_search(found, trials, figures)
     params, best = result.params, result.best_value
-    if params is None:
+    if best is None and any(t.state == TrialState.COMPLETE for t in trials):
+        # The trial budget stopped the plan before its first batch was scored: the best so far.
+        params, best = study.best_params, study.best_value
+    if best is None:
         raise UsageError(f"study {study_name!r} has no finished trial to report")
     base = objective.evaluate(np.ones(len(objective.param_names)))
     mle = objective.evaluate(objective.mle_lambdas)
-    if not getattr(args, "no_figures", False):
+    if figures:
         from optuna_boxcox.figures import attach_figures
         from optuna_boxcox.figures import search_figures
 
-        figures, note = search_figures(
+        drawn, note = search_figures(
             study,
             objective,
             sampler,
@@ -237,31 +315,16 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
             base_score=base,
             mle_score=mle,
         )
-        attach_figures(study, figures, note)
-    return {
-        "study": study,
-        "study_name": study_name,
-        "storage": args.storage,
-        "objective": objective,
-        "sampler": sampler,
-        "result": result,
-        "params": params,
-        "best": best,
-        "base": base,
-        "mle": mle,
-        "elapsed": elapsed,
-        "n_trials": len(trials),
-        "new_trials": new_trials(args, sampler, stats),
-        "written_at": written_at,
-    }
+        attach_figures(study, drawn, note)
+    return {**found, "result": result, "params": params, "best": best, "base": base, "mle": mle}
 
 
-def new_trials(args: argparse.Namespace, sampler: Any, stats: Any) -> int | None:
+def new_trials(batch: bool, sampler: Any, stats: Any) -> int | None:
     """The trials this run wrote where the runner counts them (a batched run of a plan sampler);
     None for a run through study.optimize — TPE, --no-batch — whose count RunStats does not keep."""
     from optuna_boxcox.samplers import PlanSampler
 
-    return stats.trials if not args.no_batch and isinstance(sampler, PlanSampler) else None
+    return stats.trials if batch and isinstance(sampler, PlanSampler) else None
 
 
 def print_search(found: dict[str, Any]) -> None:
@@ -301,7 +364,6 @@ def print_search(found: dict[str, Any]) -> None:
     print_choices(objective, found["params"])
 
 
-# -- issue #20: per-feature transforms, classifier settings, two objectives ----------------------
 #: What --transforms offers (BoxCoxObjective's transforms).
 TRANSFORM_CHOICES = ("box-cox", "yeo-johnson", "identity", "drop")
 
@@ -410,55 +472,24 @@ def _number_or_text(value: str) -> Any:
     return {"None": None, "True": True, "False": False}.get(value, value)
 
 
-def space_spec(args: argparse.Namespace) -> dict[str, Any]:
-    """What the study's ``objective`` record says of these options (nothing when not given, so
-    the paper's searches record what they always did)."""
-    spec: dict[str, Any] = {}
-    for name in ("transforms", "objectives"):
-        if getattr(args, name, None) is not None:
-            spec[name] = getattr(args, name)
-    if getattr(args, "estimator_param", None):
-        spec["estimator_params"] = list(args.estimator_param)
-    return spec
-
-
-def pareto_search(
-    args: argparse.Namespace,
-    study: Any,
-    objective: Any,
-    sampler: Any,
-    trials: list[Any],
-    elapsed: float,
-    written_at: float,
-    stats: Any,
-) -> dict[str, Any]:
+def pareto_search(found: dict[str, Any], trials: list[Any], figures: bool) -> dict[str, Any]:
     """What a two-objective search found: its Pareto front, attached to the study as a figure."""
     from optuna.trial import TrialState
 
+    study, objective, sampler = found["study"], found["objective"], found["sampler"]
     finished = [t for t in trials if t.state == TrialState.COMPLETE]
     if not finished:
         raise UsageError(f"study {study.study_name!r} has no finished trial to report")
-    if not getattr(args, "no_figures", False):
+    if figures:
         from optuna_boxcox.figures import attach_figures
         from optuna_boxcox.figures import search_figures
 
-        figures, note = search_figures(
+        drawn, note = search_figures(
             study, objective, sampler, trials=finished, user_attrs=study.user_attrs
         )
-        attach_figures(study, figures, note)
+        attach_figures(study, drawn, note)
     front = sorted(study.best_trials, key=lambda t: (t.values[1], -t.values[0]))
-    return {
-        "study": study,
-        "study_name": study.study_name,
-        "storage": args.storage,
-        "objective": objective,
-        "sampler": sampler,
-        "front": front,
-        "elapsed": elapsed,
-        "n_trials": len(trials),
-        "new_trials": new_trials(args, sampler, stats),
-        "written_at": written_at,
-    }
+    return {**found, "front": front}
 
 
 def print_pareto_search(found: dict[str, Any]) -> None:
@@ -492,9 +523,6 @@ def print_choices(objective: Any, params: dict[str, Any]) -> None:
         print(f"settings   {settings}")
 
 
-# -- end of issue #20's block -------------------------------------------------------------------
-
-
 def dashboard_hint(storage: str) -> str:
     from optuna_boxcox.storage import redact
 
@@ -519,9 +547,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    """Join an existing study as one more worker, trial by trial, with the study's own settings."""
+    """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
+    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import open_storage
     from optuna_boxcox.storage import redact
 
@@ -532,62 +562,35 @@ def cmd_worker(args: argparse.Namespace) -> int:
         raise UsageError(
             f"no study {args.study_name!r} in {redact(args.storage)}; start it with 'search'"
         ) from None
-    spec = study.user_attrs.get("objective")
-    if not spec or "sampler" not in spec:
+    spec = SearchSpec.of_study(study)
+    if spec is None or spec.sampler is None or not spec.source:
         raise UsageError(
             f"study {args.study_name!r} was not created by 'optuna-boxcox search'; cannot join it"
         )
-    csv = args.csv or (Path(spec["csv"]) if spec.get("csv") else None)
-    settings = spec.get("settings") or {}
-    joined = argparse.Namespace(
-        dataset=None if csv else spec["dataset"],
-        csv=csv,
-        label=args.label or spec.get("label"),
-        features=spec.get("features"),
-        subsample=spec.get("subsample"),
-        max_memory=spec.get("max_memory"),
-        classifier=spec["classifier"],
-        sampler=spec["sampler"],
-        scoring=spec["scoring"],
-        cv=None if spec["cv"] == "resubstitution" else spec["cv"],
-        storage=args.storage,
+    source = dict(spec.source)
+    if args.csv is not None:
+        source.update(dataset=None, csv=str(args.csv), label=args.label or source.get("label"))
+    X, y, _ = load_data_source(**source)
+    found = run_spec(
+        spec,
+        X,
+        y,
         study_name=args.study_name,
-        seed=spec["seed"],
+        storage=args.storage,
         n_jobs=args.n_jobs,
-        n_trials=None,
-        timeout=None,
-        no_batch=True,
-        no_figures=True,
-        **{name: settings.get(name) for name in (*GRID_SETTINGS, *COORDINATE_SETTINGS)},
+        batch=False,
+        figures=False,
+        what_to_do="pass the data the study was made from (--csv, --label), or 'search --restart'",
     )
-    if joined.grid_range is not None:
-        joined.grid_range = ",".join(map(str, joined.grid_range))
-    found = run_search(joined)
     print(f"worker done: study {args.study_name!r} has {found['n_trials']} trials")
     return 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact
 
-    args = argparse.Namespace(
-        dataset="wine",
-        csv=None,
-        label=None,
-        features=None,
-        classifier="knn",
-        sampler="coordinate",
-        scoring="accuracy",
-        cv=None,
-        storage=args.storage,
-        study_name="demo/wine/knn/coordinate",
-        seed=0,
-        n_jobs=1,
-        n_trials=None,
-        timeout=None,
-        no_batch=False,
-        no_figures=False,
-    )
     print(
         "optuna-boxcox demo: the paper's iterative coordinate grid search (Algorithm 6) "
         "choosing one"
@@ -596,7 +599,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "Box-Cox λ per feature of scikit-learn's wine data for a k-nearest-neighbours "
         "classifier.\n"
     )
-    found = run_search(args)
+    source = {"dataset": "wine", "csv": None, "label": None, "features": None}
+    spec = SearchSpec("knn", sampler="coordinate", source=source)
+    X, y, _ = load_data_source(**source)
+    found = run_spec(spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage)
     print_search(found)
     print(f"\nthe study is in {redact(found['storage'])} as {found['study_name']!r}")
     print(dashboard_hint(found["storage"]))

@@ -27,6 +27,7 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._names import ROW_KEYS
@@ -201,7 +202,7 @@ def evaluate_fold(
             transform: Any = StandardScaler()
             lambdas, n_evaluations = None, 0
         else:
-            objective = BoxCoxObjective(X[train], y[train], make_classifier(classifier))
+            objective = SearchSpec(classifier).objective(X[train], y[train])
             best, _ = search(objective, sampler)
             transform = BoxCoxTransformer(lambdas=best)
             lambdas, n_evaluations = [float(v) for v in best], objective.n_evaluations

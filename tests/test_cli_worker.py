@@ -1,0 +1,91 @@
+"""``optuna-boxcox worker`` joins a study with the study's own search spec.
+
+Each test starts a study with ``search`` stopped early (``--n-trials``), lets ``worker`` finish it,
+and compares with one uninterrupted ``search`` in a storage of its own: a worker that rebuilt
+the search from some of its options only would be refused ("another experiment") or score
+another objective.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+
+from optuna_boxcox import SearchSpec
+from optuna_boxcox.cli import main
+from optuna_boxcox.cli._args import load_data_source
+
+#: Wine's first 5 features and k-NN, the user's report: a plan of a few hundred trials.
+WINE = ["--dataset", "wine", "--features", "5", "--classifier", "knn"]
+
+
+def _search(storage: str, *options: str) -> None:
+    status = main(["search", *options, "--storage", storage, "--study-name", "t", "--no-figures"])
+    assert status == 0, f"search {' '.join(options)} exited {status}"
+
+
+def _worker(storage: str, capsys: pytest.CaptureFixture) -> None:
+    capsys.readouterr()
+    status = main(["worker", "--storage", storage, "--study-name", "t"])
+    out, err = capsys.readouterr()
+    assert status == 0, f"worker exited {status}: {err}"
+    assert "worker done" in out
+
+
+def _joined_equals_single(tmp_path, capsys, *options: str) -> None:
+    joined, single = f"sqlite:///{tmp_path}/joined.db", f"sqlite:///{tmp_path}/single.db"
+    _search(joined, *options, "--n-trials", "20")
+    _worker(joined, capsys)
+    _search(single, *options)
+    by_worker = optuna.load_study(study_name="t", storage=joined)
+    alone = optuna.load_study(study_name="t", storage=single)
+    assert len(by_worker.trials) > 20, "the worker added no trials"
+    assert by_worker.best_value == alone.best_value
+    assert by_worker.best_params == alone.best_params
+
+
+def test_worker_joins_a_search_of_several_transforms(tmp_path, capsys):
+    _joined_equals_single(tmp_path, capsys, *WINE, "--transforms", "box-cox,identity")
+
+
+def test_worker_joins_a_search_of_classifier_settings(tmp_path, capsys):
+    _joined_equals_single(
+        tmp_path, capsys, *WINE, "--cv", "3", "--estimator-param", "n_neighbors=int:1:9"
+    )
+
+
+def test_worker_joins_a_two_objective_search_and_scores_the_same_objectives(tmp_path, capsys):
+    # NSGA-II draws at random, so a joined study has no single search to equal: each trial the
+    # worker wrote must hold the spec's score and feature count of its point.
+    storage = f"sqlite:///{tmp_path}/pareto.db"
+    options = [*WINE[:4], "--classifier", "bayes", "--sampler", "nsga2"]
+    _search(storage, *options, "--transforms", "box-cox,drop", "--n-trials", "10")
+    _worker(storage, capsys)
+    study = optuna.load_study(study_name="t", storage=storage)
+    spec = SearchSpec.of_study(study)
+    assert spec.objectives == ("score", "n_features")
+    X, y, _ = load_data_source(**spec.source)
+    objective = spec.objective(X, y)
+    by_worker = [t for t in study.trials if t.number >= 10]
+    assert by_worker, "the worker added no trials"
+    for trial in by_worker:
+        score, kept = trial.values
+        assert np.isclose(score, objective.evaluate(trial.params)), trial.number
+        assert kept == objective.n_kept(trial.params), trial.number
+
+
+def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
+    X, y = load_data_source(dataset="wine", features=3)[:2]
+    path = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(path, index=False)
+    storage = f"sqlite:///{tmp_path}/a.db"
+    _search(
+        storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
+    )
+    X.assign(y=np.roll(y.to_numpy(), 3)).to_csv(path, index=False)
+    capsys.readouterr()
+    assert main(["worker", "--storage", storage, "--study-name", "t"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(data fingerprint: " in err, err
+    assert len(optuna.load_study(study_name="t", storage=storage).trials) == 5
