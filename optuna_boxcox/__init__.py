@@ -17,7 +17,7 @@ from optuna_boxcox._version import __version__
 if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
     from optuna_boxcox._objective import BoxCoxObjective
-    from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._runner import optimize
     from optuna_boxcox._transform import BoxCoxTransformer
     from optuna_boxcox._transform import box_cox
     from optuna_boxcox.samplers import PRESETS
@@ -37,7 +37,7 @@ _EXPORTS = {
     "BoxCoxObjective": "optuna_boxcox._objective",
     "BoxCoxTransformer": "optuna_boxcox._transform",
     "box_cox": "optuna_boxcox._transform",
-    "optimize": "optuna_boxcox._optimize",
+    "optimize": "optuna_boxcox._runner",
     "PRESETS": "optuna_boxcox.samplers",
     "SAMPLERS": "optuna_boxcox.samplers",
     "CoordinateGridSampler": "optuna_boxcox.samplers",

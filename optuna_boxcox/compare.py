@@ -65,11 +65,11 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._optimize import optimize
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import write_trials
 from optuna_boxcox._parallel import map_tasks
 from optuna_boxcox._progress import Progress
+from optuna_boxcox._runner import optimize
 from optuna_boxcox._settings import record_settings
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.samplers import PlanSampler

@@ -223,29 +223,28 @@ def test_a_worker_that_fails_or_dies_stops_the_run_with_a_clear_error(tmp_path, 
     assert multiprocessing.active_children() == []
 
 
-def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
+def test_a_pool_hands_over_trials_once_and_while_its_workers_score(data):
     """``meanwhile`` runs exactly once per ``score``: after the batch is posted to the workers when
     they are used (so writing work overlaps their scoring), else before the points are scored."""
-    from optuna_boxcox._optimize import _BATCH
-    from optuna_boxcox._optimize import _Team
+    from optuna_boxcox._runner._pool import ScoringPool
 
     X, y = data
     objective = BoxCoxObjective(X, y, GaussianNB())
     points = [objective.space.initial + step for step in (0.25, 0.5, 0.75, 1.0)]
     calls = []
-    team = _Team(objective, 2)
+    pool = ScoringPool(objective, 2)
     try:
-        scores, starts, ends = team.score(
-            points, meanwhile=lambda: calls.append(("posted", int(team._state[_BATCH])))
+        scores, starts, ends = pool.score(
+            points, meanwhile=lambda: calls.append(("posted", pool.batches_posted))
         )
-        again = team.score(
+        again = pool.score(
             points, meanwhile=lambda: calls.append(("cached", objective.n_evaluations))
         )[0]
-        single = team.score(
+        single = pool.score(
             points[:1], meanwhile=lambda: calls.append(("alone", objective.n_evaluations))
         )[0]
     finally:
-        team.close()
+        pool.close()
     assert calls == [("posted", 1), ("cached", 4), ("alone", 4)]
     assert again == scores and single == scores[:1]
     plain = BoxCoxObjective(X, y, GaussianNB())

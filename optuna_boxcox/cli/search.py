@@ -138,8 +138,8 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
     import optuna
 
     from optuna_boxcox._objective import BoxCoxObjective
-    from optuna_boxcox._optimize import RunStats
-    from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._runner import RunStats
+    from optuna_boxcox._runner import optimize
     from optuna_boxcox.classifiers import make_classifier
     from optuna_boxcox.samplers import PlanSampler
     from optuna_boxcox.samplers import make_sampler
