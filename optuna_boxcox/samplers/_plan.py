@@ -596,7 +596,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         # Another process may have claimed the same position since we read the trials, and may
         # even have finished it. Both claims are written before they are read back, so at least one
         # claimant sees the other: whoever sees a rival (running or finished) backs off.
-        if self._has_rival(study, trial, position, ledger):
+        if _has_rival(study, trial, position, ledger):
             storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, _UNCLAIMED)
             return False
         self._assigned[trial_id_of(trial)] = position
@@ -607,33 +607,6 @@ class PlanSampler(BaseSampler, abc.ABC):
             for key, value in batch.attrs[index].items():
                 storage.set_trial_user_attr(trial_id_of(trial), key, value)
         return True
-
-    @staticmethod
-    def _has_rival(study: Study, trial: FrozenTrial, position: int, ledger: _Ledger) -> bool:
-        """Whether another trial that did not fail holds ``position`` (read from the storage now).
-
-        Only trials the ledger has not accounted as finished can be rivals: one accounted as
-        finished with this position would have put it in ``ledger.scores``, and the position was
-        chosen outside them (the ledger was updated under the same lock). So the check looks at the
-        unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
-        """
-        storage = storage_of(study)
-        if bulk_supported(storage):
-            return has_rival(
-                storage,
-                study_id_of(study),
-                trial_id_of(trial),
-                POSITION_KEY,
-                position,
-                ledger.frontier_trial_id,
-            )
-        trials = storage.get_all_trials(study_id_of(study), deepcopy=False)
-        return any(
-            trial_id_of(t) != trial_id_of(trial)
-            and t.system_attrs.get(POSITION_KEY) == position
-            and t.state != TrialState.FAIL
-            for t in trials[ledger.frontier :]
-        )
 
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
         self._assigned[trial_id_of(trial)] = _UNCLAIMED
@@ -881,6 +854,33 @@ class PlanRun:
         if result.finished:
             self._record(self.study, result)
         return result
+
+
+def _has_rival(study: Study, trial: FrozenTrial, position: int, ledger: _Ledger) -> bool:
+    """Whether another trial that did not fail holds ``position`` (read from the storage now).
+
+    Only trials the ledger has not accounted as finished can be rivals: one accounted as
+    finished with this position would have put it in ``ledger.scores``, and the position was
+    chosen outside them (the ledger was updated under the same lock). So the check looks at the
+    unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
+    """
+    storage = storage_of(study)
+    if bulk_supported(storage):
+        return has_rival(
+            storage,
+            study_id_of(study),
+            trial_id_of(trial),
+            POSITION_KEY,
+            position,
+            ledger.frontier_trial_id,
+        )
+    trials = storage.get_all_trials(study_id_of(study), deepcopy=False)
+    return any(
+        trial_id_of(t) != trial_id_of(trial)
+        and t.system_attrs.get(POSITION_KEY) == position
+        and t.state != TrialState.FAIL
+        for t in trials[ledger.frontier :]
+    )
 
 
 def _refuse_several_objectives(sampler: PlanSampler, study: Study) -> None:
