@@ -49,6 +49,10 @@ class HostedDuty(Protocol):
     def parent_ends(self) -> list[Any]:
         """This process's ends of the duty's pipes, which the workers close."""
 
+    def worker_ends(self) -> list[Any]:
+        """The hosting worker's ends of the duty's pipes, which the other workers close (else
+        this process would not see the end of the pipe when the hosting worker dies)."""
+
     def started(self) -> None:
         """The workers run: close the workers' ends of the duty's pipes here."""
 
@@ -225,7 +229,7 @@ class ScoringPool:
         can score. Stops when told to (None), or when this pool's process is gone."""
         _parallel.die_with_parent(self._parent)
         _parallel.ignore_interrupts()
-        for end in parent_ends:  # else the pipes would never report the parent's end
+        for end in parent_ends:  # else the pipes would never report the other side's end
             end.close()
         duty = self._duty if index == 0 else None
         channels = [connection]
@@ -283,10 +287,12 @@ class ScoringPool:
         self._times = np.frombuffer(
             context.RawArray("d", 2 * self.capacity), dtype=np.float64
         ).reshape(-1, 2)
-        duty_ends = [] if self._duty is None else self._duty.parent_ends()
+        duty = self._duty
         for index in range(self.n_workers):
             mine, theirs = context.Pipe()
-            parent_ends = [mine, *(c for _, c in self._workers), *duty_ends]
+            parent_ends = [mine, *(c for _, c in self._workers)]
+            if duty is not None:
+                parent_ends += duty.parent_ends() + (duty.worker_ends() if index else [])
             process = context.Process(
                 target=self._work, args=(index, theirs, parent_ends), daemon=True
             )

@@ -169,6 +169,9 @@ class ProcessWriter:
     def parent_ends(self) -> list[Any]:
         return [self._rows, self._reports]
 
+    def worker_ends(self) -> list[Any]:
+        return [self._rows_in, self._reports_out]
+
     def started(self) -> None:
         self._rows_in.close()
         self._reports_out.close()
@@ -218,6 +221,8 @@ class ProcessWriter:
                     pass
                 if not self._receive() or self._last == "closed":
                     break
+        else:  # nothing was handed over: the worker's ends were never handed to a worker
+            self.started()
         self._rows.close()
         self._reports.close()
         if self.error is not None:

@@ -18,6 +18,7 @@ Two ways run a plan on a study, and write the same trials:
 from __future__ import annotations
 
 import abc
+import collections
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -815,10 +816,10 @@ class PlanRun:
         the values known so far (None: not known yet): the batch's own ones and ``improved``,
         whether the value beat Λopt as it stood before that candidate — the best at the start of
         its batch and the batch's earlier candidates known (finished before, or in ``values``)."""
-        known = dict(self._scores)
-        known.update(
-            (p, self._ranking.score(v)) for p, v in zip(pending.positions, values) if v is not None
-        )
+        batch = {
+            p: self._ranking.score(v) for p, v in zip(pending.positions, values) if v is not None
+        }
+        known = collections.ChainMap(batch, self._scores)  # no copy of every score
         return [
             {
                 **pending.attrs[k],
