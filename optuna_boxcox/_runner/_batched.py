@@ -7,17 +7,13 @@ import time
 from typing import TYPE_CHECKING
 from typing import Any
 
-from optuna.trial import TrialState
-
-from optuna_boxcox._optuna import _claims
 from optuna_boxcox._optuna import optimize_loop
 from optuna_boxcox._optuna import storage_of
-from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._write import bulk_supported
-from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox._progress import Progress
 from optuna_boxcox._runner._cooperation import Cooperation
+from optuna_boxcox._runner._cooperation import settle
 from optuna_boxcox._runner._pool import ScoringPool
 from optuna_boxcox._runner._trials import RunTrials
 from optuna_boxcox._runner._trials import moment
@@ -215,58 +211,3 @@ class Handover:
                 del self.ready[0]  # not before: what put refused is still here for a last try
         finally:
             self.seconds += time.perf_counter() - tick
-
-
-def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
-    """Complete the positions whose trials a write dropped because another worker's running trial
-    held them: wait while that worker lives, and write this run's trial when it died (its claim
-    is reaped) — so that no position is left RUNNING behind a dead worker when this one reports.
-    """
-    key = trials.position_key
-    last_trial_id = -1
-    delay = 0.01
-    while trials.dropped:
-        rows, trials.dropped = trials.dropped, []
-        held = _holders(study, key, [row[3] for row in rows])
-        rewrite, waiting = [], []
-        for row in rows:
-            states = held.get(row[3], [])
-            if any(state == TrialState.COMPLETE for state, _, _ in states):
-                continue
-            live = False
-            for state, trial_id, owner in states:
-                if state == TrialState.RUNNING:
-                    if _claims.is_dead(owner):
-                        _claims.reap(study, trial_id)
-                    else:
-                        live = True
-            (waiting if live else rewrite).append(row)
-        if rewrite:
-            writer = ThreadWriter(study, last_trial_id, stats, trials, background=False)
-            writer.put(rewrite)
-            last_trial_id = writer.last_trial_id
-        trials.dropped.extend(waiting)
-        if waiting:
-            time.sleep(delay)
-            delay = min(2 * delay, 0.5)
-
-
-def _holders(
-    study: optuna.Study, key: str, positions: list[int]
-) -> dict[int, list[tuple[TrialState, int, Any]]]:
-    """(state, trial id, owner) of every trial holding one of ``positions``, read now."""
-    if bulk_supported(storage_of(study)):
-        found = _claims.read_positions(study, key, positions)
-        return {
-            p: [(state, trial_id, owner) for state, _, trial_id, owner in holders]
-            for p, holders in found.items()
-        }
-    wanted = set(positions)
-    held: dict[int, list[tuple[TrialState, int, Any]]] = {}
-    for t in storage_of(study).get_all_trials(study_id_of(study), deepcopy=False):
-        position = t.system_attrs.get(key)
-        if position in wanted:
-            held.setdefault(position, []).append(
-                (t.state, trial_id_of(t), t.system_attrs.get(OWNER_KEY))
-            )
-    return held

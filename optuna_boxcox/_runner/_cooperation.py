@@ -1,4 +1,5 @@
-"""Sharing a plan with other batched workers on the same study (any number, any machine)."""
+"""Sharing a plan with other batched workers on the same study (any number, any machine), and
+settling the positions another worker held when a run ends."""
 
 from __future__ import annotations
 
@@ -13,12 +14,18 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import _claims
 from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox._runner._trials import moment
+from optuna_boxcox._runner._writers import ThreadWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from optuna_boxcox._runner._pool import ScoringPool
+    from optuna_boxcox._runner._trials import RunStats
     from optuna_boxcox._runner._trials import RunTrials
     from optuna_boxcox.samplers import PendingPoints
     from optuna_boxcox.samplers import PlanRun
@@ -202,3 +209,58 @@ class Cooperation:
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                 optuna.storages.fail_stale_trials(self.study)
         return free
+
+
+def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
+    """Complete the positions whose trials a write dropped because another worker's running trial
+    held them: wait while that worker lives, and write this run's trial when it died (its claim
+    is reaped) — so that no position is left RUNNING behind a dead worker when this one reports.
+    """
+    key = trials.position_key
+    last_trial_id = -1
+    delay = 0.01
+    while trials.dropped:
+        rows, trials.dropped = trials.dropped, []
+        held = _holders(study, key, [row[3] for row in rows])
+        rewrite, waiting = [], []
+        for row in rows:
+            states = held.get(row[3], [])
+            if any(state == TrialState.COMPLETE for state, _, _ in states):
+                continue
+            live = False
+            for state, trial_id, owner in states:
+                if state == TrialState.RUNNING:
+                    if _claims.is_dead(owner):
+                        _claims.reap(study, trial_id)
+                    else:
+                        live = True
+            (waiting if live else rewrite).append(row)
+        if rewrite:
+            writer = ThreadWriter(study, last_trial_id, stats, trials, background=False)
+            writer.put(rewrite)
+            last_trial_id = writer.last_trial_id
+        trials.dropped.extend(waiting)
+        if waiting:
+            time.sleep(delay)
+            delay = min(2 * delay, 0.5)
+
+
+def _holders(
+    study: optuna.Study, key: str, positions: list[int]
+) -> dict[int, list[tuple[TrialState, int, Any]]]:
+    """(state, trial id, owner) of every trial holding one of ``positions``, read now."""
+    if bulk_supported(storage_of(study)):
+        found = _claims.read_positions(study, key, positions)
+        return {
+            p: [(state, trial_id, owner) for state, _, trial_id, owner in holders]
+            for p, holders in found.items()
+        }
+    wanted = set(positions)
+    held: dict[int, list[tuple[TrialState, int, Any]]] = {}
+    for t in storage_of(study).get_all_trials(study_id_of(study), deepcopy=False):
+        position = t.system_attrs.get(key)
+        if position in wanted:
+            held.setdefault(position, []).append(
+                (t.state, trial_id_of(t), t.system_attrs.get(OWNER_KEY))
+            )
+    return held
