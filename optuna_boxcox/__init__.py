@@ -17,7 +17,7 @@ from optuna_boxcox._version import __version__
 if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
     from optuna_boxcox._objective import BoxCoxObjective
-    from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._runner import optimize
     from optuna_boxcox._spec import ForeignStudy
     from optuna_boxcox._spec import SearchSpec
     from optuna_boxcox._spec import StudyMismatch
@@ -40,7 +40,7 @@ _EXPORTS = {
     "BoxCoxObjective": "optuna_boxcox._objective",
     "BoxCoxTransformer": "optuna_boxcox._transform",
     "box_cox": "optuna_boxcox._transform",
-    "optimize": "optuna_boxcox._optimize",
+    "optimize": "optuna_boxcox._runner",
     "ForeignStudy": "optuna_boxcox._spec",
     "SearchSpec": "optuna_boxcox._spec",
     "StudyMismatch": "optuna_boxcox._spec",

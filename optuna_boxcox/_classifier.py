@@ -37,7 +37,7 @@ from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._objective import Configuration
-from optuna_boxcox._optimize import optimize
+from optuna_boxcox._runner import optimize
 from optuna_boxcox._sklearn_compat import HasMethods
 from optuna_boxcox._sklearn_compat import Interval
 from optuna_boxcox._sklearn_compat import StrOptions

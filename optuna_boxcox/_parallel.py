@@ -13,6 +13,8 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 from typing import TYPE_CHECKING
 from typing import Any
 import warnings
@@ -75,6 +77,46 @@ def ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def die_with_parent(parent: int) -> None:
+    """In a forked worker: end when the parent process ``parent`` ends, however it ends.
+
+    A worker left behind by a parent killed with -9 would go on holding the database and its
+    memory, and, ignoring Ctrl-C, would have to be found and killed by hand. On Linux the kernel
+    sends the worker SIGKILL when its parent dies (``prctl(PR_SET_PDEATHSIG)``); elsewhere a
+    thread notices within a second that the worker was handed to another parent.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+                if os.getppid() != parent:  # it died before the signal was asked for
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
+
+
+def send_error(connection: Any, kind: str, error: BaseException, *extra: Any) -> None:
+    """Send ``(kind, error, *extra)`` to the parent; an error that does not pickle goes as a
+    RuntimeError with its type and message."""
+    try:
+        connection.send((kind, error, *extra))
+    except Exception:
+        connection.send((kind, RuntimeError(f"{type(error).__name__}: {error}"), *extra))
+
+
 def enlarge_pipe(connection: Any, size: int = 1 << 20) -> None:
     """Room for ``size`` bytes in a pipe (Linux), so that a writer does not wait for its reader."""
     try:
@@ -89,9 +131,10 @@ def enlarge_pipe(connection: Any, size: int = 1 << 20) -> None:
 _WORK: Callable[[Any], Any] | None = None
 
 
-def _init(work: Callable[[Any], Any]) -> None:
+def _init(work: Callable[[Any], Any], parent: int) -> None:
     global _WORK
     _WORK = work
+    die_with_parent(parent)
     ignore_interrupts()
 
 
@@ -124,7 +167,9 @@ def map_tasks(
             done += 1
         return done
     context = worker_context()
-    with context.Pool(min(n_jobs, len(todo)), initializer=_init, initargs=(work,)) as pool:
+    with context.Pool(
+        min(n_jobs, len(todo)), initializer=_init, initargs=(work, os.getpid())
+    ) as pool:
         for task, result in pool.imap_unordered(_call, todo):
             on_result(task, result)
             done += 1

@@ -13,6 +13,9 @@ import socket
 
 #: Trial system attribute naming the process that runs (or ran) the trial.
 OWNER_KEY = "boxcox:owner"
+#: Trial system attribute marking a trial failed because its owner died (not by itself): it is
+#: re-run without counting toward a sampler's retries.
+REAPED_KEY = "boxcox:reaped"
 
 
 def process_identity() -> str:

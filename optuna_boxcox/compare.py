@@ -65,11 +65,11 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._optimize import optimize
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import write_trials
 from optuna_boxcox._parallel import map_tasks
 from optuna_boxcox._progress import Progress
+from optuna_boxcox._runner import optimize
 from optuna_boxcox._settings import record_settings
 from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox._transform import BoxCoxTransformer
@@ -710,7 +710,9 @@ def _run_one(
 def _run_in_memory(
     study: optuna.Study, objective: BoxCoxObjective, sampler: Any, n_trials: int
 ) -> None:
-    """Optimise on an in-memory copy (seeded with the stored trials), appending chunks to storage."""
+    """Optimise with :func:`optimize` on an in-memory copy (seeded with the stored trials),
+    appending each chunk's trials to the storage: Optuna's samplers read every trial at each
+    step, which a database storage answers far slower than memory."""
     objective.register(study)
     memory = optuna.create_study(direction="maximize", sampler=sampler)
     for key, value in study.user_attrs.items():
@@ -720,7 +722,7 @@ def _run_in_memory(
     while remaining > 0:
         chunk = min(_CHUNK, remaining)
         before = len(memory.trials)
-        memory.optimize(objective, n_trials=chunk)
+        optimize(memory, objective, n_trials=chunk)
         write_trials(
             study,
             [_record(t) for t in memory.trials[before:] if t.state == TrialState.COMPLETE],

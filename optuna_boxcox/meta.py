@@ -28,8 +28,8 @@ import optuna
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
-from optuna_boxcox._optimize import optimize
 from optuna_boxcox._parallel import map_tasks
+from optuna_boxcox._runner import optimize
 from optuna_boxcox._settings import record_settings
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import paper_features

@@ -11,7 +11,6 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox import _optimize
 from optuna_boxcox import optimize
 from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna._write import FloatTrialEncoder
@@ -23,6 +22,7 @@ from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_encoded
 from optuna_boxcox._optuna._write import write_prepared
 from optuna_boxcox._optuna._write import write_trials
+from optuna_boxcox._runner import _writers
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 
@@ -135,7 +135,7 @@ def test_worker_processes_checkpoint_what_they_write_and_write_the_same_study(
     tmp_path, breast_cancer, monkeypatch
 ):
     # A small checkpoint interval, so that the search process checkpoints while the writer writes.
-    monkeypatch.setattr(_optimize, "CHECKPOINT_EVERY", 100)
+    monkeypatch.setattr(_writers, "CHECKPOINT_EVERY", 100)
     X, y = breast_cancer.data.iloc[:, :6], breast_cancer.target
     contents = []
     for n_jobs in (1, 2):

@@ -21,7 +21,7 @@ def test_the_package_and_its_command_line_import_without_fcntl(tmp_path):
         "import optuna_boxcox, optuna_boxcox.cli, sys\n"
         "from optuna_boxcox.cli import build_parser\n"
         "build_parser()\n"
-        "import optuna_boxcox._optimize, optuna_boxcox._parallel, optuna_boxcox.compare\n"
+        "import optuna_boxcox._runner, optuna_boxcox._parallel, optuna_boxcox.compare\n"
         "import optuna_boxcox.reproduce, optuna_boxcox.meta, optuna_boxcox.bench\n"
         "assert optuna_boxcox.optimize and optuna_boxcox.BoxCoxClassifier\n"
         "assert 'fcntl' not in sys.modules\n"

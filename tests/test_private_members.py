@@ -12,12 +12,9 @@ import optuna_boxcox
 PACKAGE = Path(optuna_boxcox.__file__).parent
 #: Where the internals of Optuna and scikit-learn may be used.
 COMPAT = ("_optuna", "_sklearn_compat.py")
-#: Private members used outside ``self``/``cls`` on purpose, with the class's own module: each is
-#: a class of that same module (``_Team`` in ``_optimize``, ``PlanSampler`` in ``samplers/_plan``),
-#: or the standard library's documented ``os._exit``.
+#: The standard library's documented ``os._exit`` (a worker or a command that must end at once).
 SAME_MODULE = {
-    "_optimize.py": {"team"},
-    "samplers/_plan.py": {"sampler", "self.sampler"},
+    "_parallel.py": {"os"},
     "cli/__init__.py": {"os"},
 }
 

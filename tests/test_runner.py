@@ -12,6 +12,7 @@ from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
+from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
@@ -223,29 +224,28 @@ def test_a_worker_that_fails_or_dies_stops_the_run_with_a_clear_error(tmp_path, 
     assert multiprocessing.active_children() == []
 
 
-def test_a_team_hands_over_trials_once_and_while_its_workers_score(data):
+def test_a_pool_hands_over_trials_once_and_while_its_workers_score(data):
     """``meanwhile`` runs exactly once per ``score``: after the batch is posted to the workers when
     they are used (so writing work overlaps their scoring), else before the points are scored."""
-    from optuna_boxcox._optimize import _BATCH
-    from optuna_boxcox._optimize import _Team
+    from optuna_boxcox._runner._pool import ScoringPool
 
     X, y = data
     objective = BoxCoxObjective(X, y, GaussianNB())
     points = [objective.space.initial + step for step in (0.25, 0.5, 0.75, 1.0)]
     calls = []
-    team = _Team(objective, 2)
+    pool = ScoringPool(objective, 2)
     try:
-        scores, starts, ends = team.score(
-            points, meanwhile=lambda: calls.append(("posted", int(team._state[_BATCH])))
+        scores, starts, ends = pool.score(
+            points, meanwhile=lambda: calls.append(("posted", pool.batches_posted))
         )
-        again = team.score(
+        again = pool.score(
             points, meanwhile=lambda: calls.append(("cached", objective.n_evaluations))
         )[0]
-        single = team.score(
+        single = pool.score(
             points[:1], meanwhile=lambda: calls.append(("alone", objective.n_evaluations))
         )[0]
     finally:
-        team.close()
+        pool.close()
     assert calls == [("posted", 1), ("cached", 4), ("alone", 4)]
     assert again == scores and single == scores[:1]
     plain = BoxCoxObjective(X, y, GaussianNB())
@@ -278,3 +278,154 @@ def test_a_write_another_writer_overtook_does_not_blind_the_next_write(tmp_path,
     write_trials(study, [record(2), record(3)], position_key=key, after_trial_id=b.last_trial_id)
     positions = [t.system_attrs[key] for t in study.get_trials()]
     assert sorted(positions) == [0, 1, 2, 3], positions
+
+
+def _identity_of(process) -> str:
+    """The owner identity a child Python process records (it prints it first)."""
+    return process.stdout.readline().strip()
+
+
+def _owner_process():
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time; from optuna_boxcox._process import process_identity;"
+            "print(process_identity(), flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _claim(study, objective, owner, position=0):
+    """A RUNNING trial holding a plan position, as a batched worker claims it."""
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox.samplers import PlanRun
+
+    (claimed,) = _claims.claim(
+        study,
+        [_claims.Claim(position, objective.space.to_params(objective.space.initial), {})],
+        objective.space.distributions(),
+        position_key=PlanRun.position_key,
+        owner=owner,
+    )
+    return claimed
+
+
+def _plan_positions(study):
+    from collections import Counter
+
+    return Counter(
+        t.system_attrs.get("boxcox:position")
+        for t in study.get_trials(deepcopy=False)
+        if t.state == optuna.trial.TrialState.COMPLETE
+    )
+
+
+def test_a_dead_workers_claim_is_reaped_completed_and_not_counted_as_a_failure(tmp_path, data):
+    """A RUNNING trial left by a killed worker does not keep the position from this run's
+    write (else it stays RUNNING, unscored, and the report disagrees with the storage); it is
+    reaped with the reaped mark, so that a sampler allowing no retries still takes the
+    position's real score instead of counting a failure."""
+    from optuna_boxcox._process import REAPED_KEY
+
+    X, y = data
+    reference = new_study("memory", tmp_path, "ref", make_sampler("iterative"))
+    expected = optimize(reference, BoxCoxObjective(X, y, GaussianNB()))
+
+    # A sampler that gives up a position at its first failure.
+    study = new_study("sqlite", tmp_path, "dead", make_sampler("iterative", max_retries=0))
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    objective.register(study)
+    owner = _owner_process()
+    identity = _identity_of(owner)
+    owner.kill()
+    owner.wait()
+    claimed = _claim(study, objective, identity)
+
+    result = optimize(study, objective)
+
+    reaped = storage_of(study).get_trial(claimed.trial_id)
+    assert reaped.state == optuna.trial.TrialState.FAIL and reaped.system_attrs.get(REAPED_KEY)
+    assert not [t for t in study.get_trials() if t.state == optuna.trial.TrialState.RUNNING]
+    positions = _plan_positions(study)
+    assert len(positions) == result.n_trials and max(positions.values()) == 1
+    again = make_sampler("iterative", max_retries=0)
+    assert again.result(study).params == expected.params == result.params
+    assert again.result(study).history == expected.history
+
+
+# Alone, the run writes every other position and settles the held one at the end (here the
+# plan's last, a Λ scored before: its trial goes to the writer). Sharing, it claims the batch's
+# positions and waits for the held one (the second candidate of the second sweep, a new Λ) before
+# the plan can go on: the first sweep's and the rest of the second's, 20 positions, are complete.
+@pytest.mark.parametrize(
+    "shared, held, waiting_at", [(False, 439, 439), (True, 12, 20)], ids=["alone", "sharing"]
+)
+def test_a_position_held_by_a_live_worker_is_completed_when_that_worker_dies(
+    tmp_path, breast_cancer, shared, held, waiting_at
+):
+    """A position another live worker holds is left to it; once that worker dies without
+    completing it, its claim is reaped (marked, so no retry is spent) and this run completes the
+    position before it returns — alone (its write had dropped the position) as well as sharing
+    the batches (it was waiting for the other worker's claim)."""
+    import threading
+
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox._process import REAPED_KEY
+
+    X, y = breast_cancer.data.iloc[:, :10], breast_cancer.target  # a plan of 440 trials
+    reference = new_study("memory", tmp_path, "ref", make_sampler("iterative"))
+    expected = optimize(reference, BoxCoxObjective(X, y, GaussianNB()))
+    study = new_study("sqlite", tmp_path, "live", make_sampler("iterative", max_retries=0))
+    if shared:  # another batched worker, on another machine, is announced on the study
+        _claims.announce(study, "elsewhere:1:1")
+    owner = _owner_process()
+    identity = _identity_of(owner)
+    budget = study.sampler.budget(X.shape[1])
+    claims = []
+
+    class ClaimedMeanwhile(BoxCoxObjective):
+        def evaluate_batch(self, points):
+            # Once this run has started, another worker claims a position.
+            if not claims:
+                claims.append(_claim(study, self, identity, position=held))
+            return super().evaluate_batch(points)
+
+    objective = ClaimedMeanwhile(X, y, GaussianNB())
+    objective.register(study)
+
+    def kill_owner_once_waited_for():
+        import sqlite3
+        import time
+
+        deadline = time.monotonic() + 120
+        with sqlite3.connect(tmp_path / "live.db") as connection:
+            while time.monotonic() < deadline:
+                ((done,),) = connection.execute(
+                    "SELECT COUNT(*) FROM trials WHERE state = 'COMPLETE'"
+                ).fetchall()
+                if done >= waiting_at:
+                    break
+                time.sleep(0.05)
+        owner.kill()
+        owner.wait()  # a zombie would still look alive
+
+    killer = threading.Thread(target=kill_owner_once_waited_for)
+    killer.start()
+    try:
+        result = optimize(study, objective)
+    finally:
+        killer.join()
+    (claimed,) = claims
+    reaped = storage_of(study).get_trial(claimed.trial_id)
+    assert reaped.state == optuna.trial.TrialState.FAIL and reaped.system_attrs.get(REAPED_KEY)
+    positions = _plan_positions(study)
+    assert result.finished and len(positions) == result.n_trials == budget
+    assert max(positions.values()) == 1
+    replayed = make_sampler("iterative", max_retries=0).result(study)
+    assert replayed.params == expected.params and replayed.history == expected.history

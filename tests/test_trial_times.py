@@ -15,7 +15,7 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import make_sampler
 from optuna_boxcox import optimize
-from optuna_boxcox._optimize import RunStats
+from optuna_boxcox._runner import RunStats
 from optuna_boxcox.storage import open_storage
 
 _BOTH_PATHS = textwrap.dedent(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from optuna.distributions import distribution_to_json
+from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import rdb_backend
@@ -26,8 +27,10 @@ from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import to_stored_datetime
 from optuna_boxcox._optuna._sql import Sql
-from optuna_boxcox._optuna._write import stored_value
+from optuna_boxcox._optuna._sql import stored_value
 from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._process import REAPED_KEY
+from optuna_boxcox._process import owner_is_dead
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -105,8 +108,8 @@ def claim(
     with backend.engine.begin() as connection:
         sql = Sql(connection)
         sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
-        taken = _taken(sql, study_id, position_key, [c.position for c in claims])
-        free = [c for c in claims if c.position not in taken]
+        taken = held_positions(sql, study_id, position_key, positions=[c.position for c in claims])
+        free = [c for c in claims if json.dumps(int(c.position)) not in taken]
         if not free:
             return []
         ((count,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
@@ -242,14 +245,88 @@ def read_positions(
     return found
 
 
-def _taken(sql: Sql, study_id: int, key: str, positions: Sequence[int]) -> set[int]:
-    if not positions:
+def held_positions(
+    sql: Sql,
+    study_id: int,
+    key: str,
+    *,
+    positions: Sequence[int] | None = None,
+    after_trial_id: int = -1,
+) -> set[str]:
+    """The positions (as stored, JSON) that trials of the study after ``after_trial_id`` hold under
+    system attribute ``key``: finished ones that did not fail, and running ones whose owner lives.
+
+    A running trial whose owner died on this host holds nothing: it is reaped here, in the
+    caller's transaction (see :func:`reap`), so that whoever has the position's score writes it
+    instead of leaving it to a process that will never finish it.
+    """
+    if positions is not None and not positions:
         return set()
-    marks = ", ".join("?" for _ in positions)
+    marks = "" if positions is None else ", ".join("?" for _ in positions)
     rows = sql(
-        "SELECT a.value_json FROM trial_system_attributes a JOIN trials t"
-        " ON a.trial_id = t.trial_id WHERE t.study_id = ? AND t.state != ? AND a.key = ?"
-        f" AND a.value_json IN ({marks})",
-        (study_id, TrialState.FAIL.name, key, *(json.dumps(int(p)) for p in positions)),
+        "SELECT a.value_json, t.trial_id, t.state, o.value_json FROM trial_system_attributes a"
+        " JOIN trials t ON a.trial_id = t.trial_id"
+        " LEFT JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
+        " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?"
+        + ("" if positions is None else f" AND a.value_json IN ({marks})"),
+        (
+            OWNER_KEY,
+            study_id,
+            after_trial_id,
+            TrialState.FAIL.name,
+            key,
+            *(() if positions is None else (json.dumps(int(p)) for p in positions)),
+        ),
     )
-    return {int(json.loads(value)) for (value,) in rows}
+    held, dead = set(), []
+    for value_json, trial_id, state, owner in rows:
+        if state == TrialState.RUNNING.name and owner is not None and is_dead(json.loads(owner)):
+            dead.append(trial_id)
+        else:
+            held.add(value_json)
+    if dead:
+        _reap_rows(sql, dead)
+    return held
+
+
+# -- the reaping rule ------------------------------------------------------------------------------
+# A running trial whose owner died is failed and marked reaped: it is re-run, and, unlike a trial
+# that failed by itself, does not count toward the sampler's retries. Every worker kind applies
+# this one rule: through the storage (:func:`reap`) or inside a write transaction (held_positions).
+
+
+def is_dead(owner: Any) -> bool:
+    """Whether a trial's recorded owner is a process of this host that is gone."""
+    return isinstance(owner, str) and owner_is_dead(owner)
+
+
+def reap(study: optuna.Study, trial_id: int) -> bool:
+    """Fail the running trial ``trial_id`` of a dead owner, marked reaped; False if it had
+    finished meanwhile (another worker reaped or completed it)."""
+    storage = storage_of(study)
+    try:
+        storage.set_trial_system_attr(trial_id, REAPED_KEY, True)
+        storage.set_trial_state_values(trial_id, state=TrialState.FAIL)
+    except (UpdateFinishedTrialError, RuntimeError):
+        return False
+    return True
+
+
+def _reap_rows(sql: Sql, trial_ids: Sequence[int]) -> None:
+    marks = ", ".join("?" for _ in trial_ids)
+    now = datetime.datetime.now()
+    sql(
+        f"UPDATE trials SET state = ?, datetime_complete = ? WHERE trial_id IN ({marks})"
+        " AND state = ?",
+        (
+            TrialState.FAIL.name,
+            _stored_moment(now, sql.sqlite),
+            *trial_ids,
+            TrialState.RUNNING.name,
+        ),
+    )
+    sql.insert(
+        "trial_system_attributes",
+        ("trial_id", "key", "value_json"),
+        [(trial_id, REAPED_KEY, json.dumps(True)) for trial_id in trial_ids],
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -20,6 +21,7 @@ class Sql:
 
     def __init__(self, connection: Any) -> None:
         self.mark = self.mark_of(connection.dialect.paramstyle)
+        self.sqlite = connection.dialect.name == "sqlite"
         self.cursor = connection.connection.cursor()
 
     @staticmethod
@@ -41,3 +43,12 @@ def insert_statement(table: str, columns: Sequence[str], mark: str) -> str:
     return (
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(mark for _ in columns)})"
     )
+
+
+def stored_value(value: float) -> tuple[float | None, str]:
+    """A trial value as the ``trial_values`` table stores it: (value, value type name)."""
+    if value == math.inf:
+        return None, "INF_POS"
+    if value == -math.inf:
+        return None, "INF_NEG"
+    return value, "FINITE"

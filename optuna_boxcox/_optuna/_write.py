@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 import datetime
 import json
-import math
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import NamedTuple
@@ -34,8 +33,10 @@ from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import supported
 from optuna_boxcox._optuna import to_stored_datetime
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._claims import held_positions
 from optuna_boxcox._optuna._sql import Sql as _Sql
 from optuna_boxcox._optuna._sql import insert_statement as _insert_statement
+from optuna_boxcox._optuna._sql import stored_value
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -91,15 +92,6 @@ def bulk_supported(storage: Any) -> bool:
     """Whether finished trials can be written to ``storage`` in bulk (an RDB storage, on an Optuna
     this module was tested against)."""
     return rdb_backend(storage) is not None and supported()
-
-
-def stored_value(value: float) -> tuple[float | None, str]:
-    """A trial value as the ``trial_values`` table stores it: (value, value type name)."""
-    if value == math.inf:
-        return None, "INF_POS"
-    if value == -math.inf:
-        return None, "INF_NEG"
-    return value, "FINITE"
 
 
 def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
@@ -533,13 +525,9 @@ def write_prepared(
         # another writer's trial creation: numbers stay unique and consecutive.
         sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
         taken = {
-            (key, row[0])
+            (key, value_json)
             for key in {p[0] for p in prepared.positions if p is not None}
-            for row in sql(
-                "SELECT a.value_json FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id"
-                " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?",
-                (study_id, after_trial_id, TrialState.FAIL.name, key),
-            )
+            for value_json in held_positions(sql, study_id, key, after_trial_id=after_trial_id)
         }
         keep = [i for i, p in enumerate(prepared.positions) if p not in taken] if taken else None
         if keep is not None and len(keep) == len(prepared.positions):

@@ -41,9 +41,9 @@ from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._optimize import RunStats
-from optuna_boxcox._optimize import optimize
 from optuna_boxcox._process import peak_rss_kib
+from optuna_boxcox._runner import RunStats
+from optuna_boxcox._runner import optimize
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.classifiers import paper_svc
 from optuna_boxcox.samplers import CoordinateGridSampler

@@ -221,8 +221,8 @@ def run_spec(
     import optuna
     from optuna.trial import TrialState
 
-    from optuna_boxcox._optimize import RunStats
-    from optuna_boxcox._optimize import optimize
+    from optuna_boxcox._runner import RunStats
+    from optuna_boxcox._runner import optimize
     from optuna_boxcox._spec import ForeignStudy
     from optuna_boxcox._spec import StudyMismatch
     from optuna_boxcox.samplers import PlanSampler

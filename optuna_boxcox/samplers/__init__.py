@@ -8,6 +8,8 @@ from optuna_boxcox.samplers._diagonal import DiagonalSampler
 from optuna_boxcox.samplers._full_grid import FullGridSampler
 from optuna_boxcox.samplers._mle import MLESampler
 from optuna_boxcox.samplers._nelder_mead import NelderMeadSampler
+from optuna_boxcox.samplers._plan import PendingPoints
+from optuna_boxcox.samplers._plan import PlanRun
 from optuna_boxcox.samplers._plan import PlanSampler
 from optuna_boxcox.samplers._plan import SearchResult
 from optuna_boxcox.samplers._registry import SAMPLERS
@@ -22,6 +24,8 @@ __all__ = [
     "FullGridSampler",
     "MLESampler",
     "NelderMeadSampler",
+    "PendingPoints",
+    "PlanRun",
     "PlanSampler",
     "SearchResult",
     "SphericalSampler",

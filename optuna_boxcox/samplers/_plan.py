@@ -18,6 +18,7 @@ Two ways run a plan on a study, and write the same trials:
 from __future__ import annotations
 
 import abc
+import collections
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import field
@@ -41,11 +42,13 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._claims import is_dead
+from optuna_boxcox._optuna._claims import reap
 from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._optuna._write import has_rival
 from optuna_boxcox._optuna._write import set_trial_user_attrs
 from optuna_boxcox._process import OWNER_KEY
-from optuna_boxcox._process import owner_is_dead
+from optuna_boxcox._process import REAPED_KEY
 from optuna_boxcox._process import process_identity
 from optuna_boxcox._settings import record_settings
 from optuna_boxcox._space import SPACE_ATTR
@@ -62,10 +65,9 @@ if TYPE_CHECKING:
 
 _logger = optuna.logging.get_logger(__name__)
 
-#: Trial system attributes (state the dashboard need not show); the owner key is
-#: :data:`optuna_boxcox._process.OWNER_KEY`.
+#: Trial system attribute (state the dashboard need not show) holding a trial's plan position; the
+#: owner and reaped keys are in :mod:`optuna_boxcox._process`.
 POSITION_KEY = "boxcox:position"
-REAPED_KEY = "boxcox:reaped"
 #: Study user attributes (shown in the dashboard).
 SAMPLER_ATTR = "boxcox_sampler"
 RESULT_ATTR = "boxcox_result"
@@ -103,6 +105,46 @@ class SearchResult:
     n_trials: int = 0
     budget: int | None = None
     finished: bool = False
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How a study's trial values rank in a plan: the one place where the direction's sign is
+    applied. Plan scores are higher-is-better; a failed, pruned or NaN trial is the worst."""
+
+    maximize: bool
+
+    @classmethod
+    def of(cls, study: Study) -> Ranking:
+        return cls(study.direction == StudyDirection.MAXIMIZE)
+
+    def score(self, value: float | None) -> float:
+        """A trial value as the plan ranks it."""
+        if value is None or np.isnan(value := float(value)):
+            return -np.inf
+        return value if self.maximize else -value
+
+    def trial_score(self, state: TrialState, values: Sequence[float] | None) -> float:
+        return self.score(values[0]) if state == TrialState.COMPLETE and values else -np.inf
+
+    def value(self, score: float) -> float:
+        """A plan score as the study's trial value."""
+        return score if self.maximize else -score
+
+
+def plan_result(plan: Plan, space: LambdaSpace, ranking: Ranking) -> SearchResult:
+    """What ``plan`` has chosen so far: Λopt, its value and the history of Λopt per batch."""
+    history = [space.to_params(b.incumbent) for b in plan.batches[1:]]
+    if plan.finished:
+        point, score = plan.result
+        history.append(space.to_params(point))
+        n = plan.n_positions
+        return SearchResult(space.to_params(point), ranking.value(score), history, n, n, True)
+    current = plan.batches[plan.current]
+    best = ranking.value(current.incumbent_score) if np.isfinite(current.incumbent_score) else None
+    return SearchResult(
+        space.to_params(plan.incumbent(space)), best, history, plan.offsets[plan.current]
+    )
 
 
 #: A paper algorithm: yields batches, receives their scores (higher is better), returns
@@ -343,8 +385,47 @@ class PlanSampler(BaseSampler, abc.ABC):
 
     def start_run(self, study: Study, *, max_trials: int | None = None) -> PlanRun:
         """Start a runner's pass over the plan on ``study`` (at most ``max_trials`` new trials):
-        see :class:`PlanRun`."""
-        return PlanRun(self, study, max_trials=max_trials)
+        see :class:`PlanRun`.
+
+        Raises:
+            ValueError: The study was run with other sampler settings, has several objectives,
+                or has no λ space (optimise a :class:`~optuna_boxcox.BoxCoxObjective`, or give
+                the sampler ``search_space``).
+        """
+        _refuse_several_objectives(self, study)
+        attrs = study.user_attrs
+        self._check_settings(study, attrs)
+        space = self._space(study, attrs)
+        if space is None:
+            raise ValueError(
+                f"study {study.study_name!r} has no λ search space: register a BoxCoxObjective "
+                f"on it, or give {type(self).__name__} search_space=..."
+            )
+        ranking = Ranking.of(study)
+        trials = self._trials(study)
+        ledger = _Ledger()
+        for trial in ledger.update(
+            trials, lambda t: ranking.trial_score(t.state, t.values), self._max_retries
+        ):
+            self._reap_if_dead(study, trial)
+        bound = None if max_trials is None else len(ledger.scores) + max_trials
+        plan = self.plan(space, max_trials=bound)
+        plan.advance(ledger.scores)
+        try:
+            budget: int | None = self.budget(space.dim)
+        except NotImplementedError:
+            budget = None
+        return PlanRun(
+            study,
+            plan,
+            space,
+            ranking,
+            scores=ledger.scores,
+            trials=trials,
+            owner=self._identity,
+            budget=budget,
+            record=self._finish,
+        )
 
     # -- the λ space --------------------------------------------------------------------------
     def _space(self, study: Study, attrs: Mapping[str, Any] | None = None) -> LambdaSpace | None:
@@ -467,7 +548,7 @@ class PlanSampler(BaseSampler, abc.ABC):
                 return
             if state == TrialState.FAIL:
                 return  # the position is re-run (up to max_retries)
-            score = self._score(study, state, values)
+            score = Ranking.of(study).trial_score(state, values)
             # What this process knew when it claimed the position is enough (no storage read):
             # in a sequential run every earlier trial had finished by then.
             _, replay, ledger = self._cache(study, space)
@@ -516,7 +597,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         # Another process may have claimed the same position since we read the trials, and may
         # even have finished it. Both claims are written before they are read back, so at least one
         # claimant sees the other: whoever sees a rival (running or finished) backs off.
-        if self._has_rival(study, trial, position, ledger):
+        if _has_rival(study, trial, position, ledger):
             storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, _UNCLAIMED)
             return False
         self._assigned[trial_id_of(trial)] = position
@@ -527,33 +608,6 @@ class PlanSampler(BaseSampler, abc.ABC):
             for key, value in batch.attrs[index].items():
                 storage.set_trial_user_attr(trial_id_of(trial), key, value)
         return True
-
-    @staticmethod
-    def _has_rival(study: Study, trial: FrozenTrial, position: int, ledger: _Ledger) -> bool:
-        """Whether another trial that did not fail holds ``position`` (read from the storage now).
-
-        Only trials the ledger has not accounted as finished can be rivals: one accounted as
-        finished with this position would have put it in ``ledger.scores``, and the position was
-        chosen outside them (the ledger was updated under the same lock). So the check looks at the
-        unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
-        """
-        storage = storage_of(study)
-        if bulk_supported(storage):
-            return has_rival(
-                storage,
-                study_id_of(study),
-                trial_id_of(trial),
-                POSITION_KEY,
-                position,
-                ledger.frontier_trial_id,
-            )
-        trials = storage.get_all_trials(study_id_of(study), deepcopy=False)
-        return any(
-            trial_id_of(t) != trial_id_of(trial)
-            and t.system_attrs.get(POSITION_KEY) == position
-            and t.state != TrialState.FAIL
-            for t in trials[ledger.frontier :]
-        )
 
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
         self._assigned[trial_id_of(trial)] = _UNCLAIMED
@@ -616,8 +670,9 @@ class PlanSampler(BaseSampler, abc.ABC):
         """Account finished trials in the ledger; the live running trial of each held position."""
         ledger = self._cache(study, space)[2]
         held: dict[int, FrozenTrial] = {}
+        ranking = Ranking.of(study)
         for t in ledger.update(
-            trials, lambda t: self._score(study, t.state, t.values), self._max_retries
+            trials, lambda t: ranking.trial_score(t.state, t.values), self._max_retries
         ):
             if self._reap_if_dead(study, t):
                 continue
@@ -629,26 +684,13 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _reap_if_dead(self, study: Study, trial: FrozenTrial) -> bool:
         """Fail a running trial whose process died (a crash on this host), so it is re-run."""
         owner = trial.system_attrs.get(OWNER_KEY)
-        if owner is None or owner == self._identity or not owner_is_dead(owner):
+        if owner == self._identity or not is_dead(owner):
             return False
-        try:
-            storage_of(study).set_trial_system_attr(trial_id_of(trial), REAPED_KEY, True)
-            storage_of(study).set_trial_state_values(trial_id_of(trial), state=TrialState.FAIL)
-        except (optuna.exceptions.UpdateFinishedTrialError, RuntimeError):
-            pass
-        _logger.warning(
-            f"Trial {trial.number} belonged to a process that died; it will be re-run."
-        )
+        if reap(study, trial_id_of(trial)):
+            _logger.warning(
+                f"Trial {trial.number} belonged to a process that died; it will be re-run."
+            )
         return True
-
-    @staticmethod
-    def _score(study: Study, state: TrialState, values: Sequence[float] | None) -> float:
-        if state != TrialState.COMPLETE or not values:
-            return -np.inf
-        value = float(values[0])
-        if np.isnan(value):
-            return -np.inf
-        return value if study.direction == StudyDirection.MAXIMIZE else -value
 
     def _finish(self, study: Study, result: SearchResult | None = None) -> None:
         result = result or self.result(study)
@@ -685,31 +727,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             return SearchResult(None, None)
         with self._lock:
             replay, _ = self._sync(study, space, self._trials(study))
-        return self._result_of(study, replay, space)
-
-    def _result_of(self, study: Study, replay: Plan, space: LambdaSpace) -> SearchResult:
-        history = [space.to_params(b.incumbent) for b in replay.batches[1:]]
-        if replay.finished:
-            point, score = replay.result
-            history.append(space.to_params(point))
-            n = replay.n_positions
-            return SearchResult(
-                space.to_params(point), self._to_value(study, score), history, n, n, True
-            )
-        current = replay.batches[replay.current]
-        best = None
-        if np.isfinite(current.incumbent_score):
-            best = self._to_value(study, current.incumbent_score)
-        return SearchResult(
-            space.to_params(replay.incumbent(space)),
-            best,
-            history,
-            replay.offsets[replay.current],
-        )
-
-    @staticmethod
-    def _to_value(study: Study, score: float) -> float:
-        return score if study.direction == StudyDirection.MAXIMIZE else -score
+        return plan_result(replay, space, Ranking.of(study))
 
 
 @dataclass
@@ -723,65 +741,66 @@ class PendingPoints:
 
 
 class PlanRun:
-    """A runner's pass over a plan sampler's plan on one study.
+    """A runner's pass over a plan sampler's plan on one study (:meth:`PlanSampler.start_run`).
 
-    This is the protocol :func:`optuna_boxcox.optimize` drives: it reads the study once, replays the
-    plan over its finished trials (failed positions are retried as the sampler would), and then
-    hands out the positions still to score, batch by batch (:meth:`pending`); the runner scores
-    them, is told each trial's value and user attributes (:meth:`tell`), writes the trials, and at
-    the end records the result (:meth:`finish`). The sampler's own per-process state is not
-    touched: a ``study.optimize`` worker on the same study sees the runner's trials once they are
-    written.
+    The protocol between the paper's samplers and :func:`optuna_boxcox.optimize`: the run is the
+    plan replayed over the study's finished trials when it started (failed positions are retried
+    as the sampler would). A runner asks for the positions still to score (:meth:`pending`),
+    scores them, :meth:`tell` s their values (and learns each trial's user attributes),
+    :meth:`adopt` s the values other workers wrote for positions of the batch, writes the
+    trials, and at the end :meth:`finish` es (the result is recorded in the study). Every
+    decision about values — the direction's sign, whether a candidate improved on Λopt — is
+    taken here; a ``study.optimize`` worker on the same study sees the runner's trials once they
+    are written.
 
-    Raises:
-        ValueError: The study was run with other sampler settings, or has no λ space (optimise a
-            :class:`~optuna_boxcox.BoxCoxObjective`, or give the sampler ``search_space``).
+    Attributes:
+        study: The study.
+        space: Its λ space.
+        owner: This process, as recorded on the trials it writes (system attribute
+            :data:`~optuna_boxcox._process.OWNER_KEY`).
+        position_key: The trial system attribute holding a trial's plan position.
+        trials: The study's trials when the run started (read once).
+        budget: The plan's number of positions, when the sampler knows it in advance.
     """
 
+    position_key = POSITION_KEY
+
     def __init__(
-        self, sampler: PlanSampler, study: Study, *, max_trials: int | None = None
+        self,
+        study: Study,
+        plan: Plan,
+        space: LambdaSpace,
+        ranking: Ranking,
+        *,
+        scores: Mapping[int, float],
+        trials: list[FrozenTrial],
+        owner: str,
+        budget: int | None,
+        record: Callable[[Study, SearchResult], None],
     ) -> None:
-        self.sampler = sampler
-        self.study = study
-        _refuse_several_objectives(sampler, study)
-        attrs = study.user_attrs
-        sampler._check_settings(study, attrs)
-        space = sampler._space(study, attrs)
-        if space is None:
-            raise ValueError(
-                f"study {study.study_name!r} has no λ search space: register a BoxCoxObjective "
-                f"on it, or give {type(sampler).__name__} search_space=..."
-            )
-        self.space = space
-        self.maximize = study.direction == StudyDirection.MAXIMIZE
-        #: The study's trials when the run started (read once).
-        self.trials = storage_of(study).get_all_trials(study_id_of(study), deepcopy=False)
-        ledger = _Ledger()
-        for trial in ledger.update(
-            self.trials, lambda t: sampler._score(study, t.state, t.values), sampler._max_retries
-        ):
-            sampler._reap_if_dead(study, trial)
-        #: Plan scores (higher is better) of the finished positions.
-        self.scores = dict(ledger.scores)
-        bound = None if max_trials is None else len(self.scores) + max_trials
-        self.plan = sampler.plan(space, max_trials=bound)
-        self.plan.advance(self.scores)
-        #: This process, as recorded on the trials it writes.
-        self.owner = sampler._identity
+        self.study, self.space, self.owner, self.trials = study, space, owner, trials
+        self.budget = budget
+        self._plan, self._ranking, self._record = plan, ranking, record
+        self._scores = dict(scores)  # plan scores (higher is better) of the finished positions
 
     @property
     def finished(self) -> bool:
-        return self.plan.finished
+        return self._plan.finished
+
+    @property
+    def n_done(self) -> int:
+        """Positions of the plan with a score."""
+        return len(self._scores)
 
     def pending(self, limit: int | None = None) -> PendingPoints | None:
         """The current batch's positions not scored yet (at most ``limit``); None once the plan
         has ended."""
-        plan = self.plan
+        plan = self._plan
         if plan.finished:
             return None
         span = plan.positions(plan.current)
         batch = plan.batches[plan.current]
-        todo = [p for p in span if p not in self.scores]
+        todo = [p for p in span if p not in self._scores]
         if limit is not None:
             todo = todo[: max(0, int(limit))]
         return PendingPoints(
@@ -790,36 +809,79 @@ class PlanRun:
             [dict(batch.attrs[p - span.start]) for p in todo],
         )
 
+    def attrs(
+        self, pending: PendingPoints, values: Sequence[float | None], which: Sequence[int]
+    ) -> list[dict[str, Any]]:
+        """The user attributes of the trials of ``pending[k]`` for each ``k`` in ``which``, given
+        the values known so far (None: not known yet): the batch's own ones and ``improved``,
+        whether the value beat Λopt as it stood before that candidate — the best at the start of
+        its batch and the batch's earlier candidates known (finished before, or in ``values``)."""
+        batch = {
+            p: self._ranking.score(v) for p, v in zip(pending.positions, values) if v is not None
+        }
+        known = collections.ChainMap(batch, self._scores)  # no copy of every score
+        return [
+            {
+                **pending.attrs[k],
+                "improved": self._plan.improved(
+                    pending.positions[k], self._ranking.score(values[k]), known
+                ),
+            }
+            for k in which
+        ]
+
     def tell(self, pending: PendingPoints, values: Sequence[float]) -> list[dict[str, Any]]:
-        """The objective's values of ``pending``'s points, in order: advances the plan when its
-        batch is complete and returns each trial's user attributes (with ``improved``, whether it
-        beat Λopt as it stood before that candidate)."""
-        attrs = []
-        for position, value, own in zip(pending.positions, values, pending.attrs):
-            score = self.to_score(value)
-            attrs.append({**own, "improved": self.plan.improved(position, score, self.scores)})
-            self.scores[position] = score
-        self.plan.advance(self.scores)
+        """The objective's values of ``pending``'s points, in order: records them, advances the
+        plan when its batch is complete, and returns each trial's user attributes (see
+        :meth:`attrs`). Values other workers wrote for the batch are adopted first."""
+        attrs = self.attrs(pending, values, range(len(values)))
+        self.adopt(pending.positions, values)
         return attrs
 
-    def to_score(self, value: float) -> float:
-        """A trial value as the plan ranks it (higher is better; NaN is the worst)."""
-        value = float(value)
-        if np.isnan(value):
-            return -np.inf
-        return value if self.maximize else -value
+    def adopt(self, positions: Sequence[int], values: Sequence[float]) -> None:
+        """Values of positions whose trials another worker wrote: recorded, the plan advanced."""
+        for position, value in zip(positions, values):
+            self._scores[position] = self._ranking.score(value)
+        self._plan.advance(self._scores)
 
     def result(self) -> SearchResult:
         """What the plan has chosen so far (from this run's state: no study read)."""
-        return self.sampler._result_of(self.study, self.plan, self.space)
+        return plan_result(self._plan, self.space, self._ranking)
 
     def finish(self) -> SearchResult:
         """Record the result in the study once the plan has ended (and stop the study, as the
         trial-by-trial sampler does); return it."""
         result = self.result()
         if result.finished:
-            self.sampler._finish(self.study, result)
+            self._record(self.study, result)
         return result
+
+
+def _has_rival(study: Study, trial: FrozenTrial, position: int, ledger: _Ledger) -> bool:
+    """Whether another trial that did not fail holds ``position`` (read from the storage now).
+
+    Only trials the ledger has not accounted as finished can be rivals: one accounted as
+    finished with this position would have put it in ``ledger.scores``, and the position was
+    chosen outside them (the ledger was updated under the same lock). So the check looks at the
+    unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
+    """
+    storage = storage_of(study)
+    if bulk_supported(storage):
+        return has_rival(
+            storage,
+            study_id_of(study),
+            trial_id_of(trial),
+            POSITION_KEY,
+            position,
+            ledger.frontier_trial_id,
+        )
+    trials = storage.get_all_trials(study_id_of(study), deepcopy=False)
+    return any(
+        trial_id_of(t) != trial_id_of(trial)
+        and t.system_attrs.get(POSITION_KEY) == position
+        and t.state != TrialState.FAIL
+        for t in trials[ledger.frontier :]
+    )
 
 
 def _refuse_several_objectives(sampler: PlanSampler, study: Study) -> None:

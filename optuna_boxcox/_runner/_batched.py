@@ -1,0 +1,213 @@
+"""The batched loop: score a plan's batches, hand the trials to a writer, keep them."""
+
+from __future__ import annotations
+
+import gc
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+from optuna_boxcox._optuna import optimize_loop
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._progress import Progress
+from optuna_boxcox._runner._cooperation import Cooperation
+from optuna_boxcox._runner._cooperation import settle
+from optuna_boxcox._runner._pool import ScoringPool
+from optuna_boxcox._runner._trials import RunTrials
+from optuna_boxcox._runner._trials import moment
+from optuna_boxcox._runner._writers import ProcessWriter
+from optuna_boxcox._runner._writers import ThreadWriter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import optuna
+    from optuna.trial import FrozenTrial
+
+    from optuna_boxcox._runner._trials import Row
+    from optuna_boxcox._runner._trials import RunStats
+    from optuna_boxcox._runner._writers import TrialWriter
+    from optuna_boxcox.samplers import PlanRun
+    from optuna_boxcox.samplers import SearchResult
+
+#: Finished trials are written once at least this many are pending (and at the end): a sweep of the
+#: paper's presets is 11–21 trials, and a commit costs about as much as writing 30 trials' rows.
+#: They are handed over while the next batch is scored, so a crash loses at most these, the batch
+#: being scored and what the writer had not committed yet; a resumed run recomputes them.
+WRITE_AT_LEAST = 100
+
+
+class BatchedRun:
+    """One batched pass over a :class:`~optuna_boxcox.samplers.PlanRun`."""
+
+    def __init__(
+        self,
+        study: optuna.Study,
+        objective: Any,
+        run: PlanRun,
+        *,
+        n_jobs: int,
+        callbacks: list[Callable[[optuna.Study, FrozenTrial], None]],
+        gc_after_trial: bool,
+        stats: RunStats,
+    ) -> None:
+        self.study, self.objective, self.plan_run = study, objective, run
+        self.callbacks, self.gc_after_trial, self.stats = callbacks, gc_after_trial, stats
+        self.trials = RunTrials(study, run)
+        # Another writer on the same study may have finished some positions meanwhile: the writes
+        # drop those (the plan is deterministic, so their scores are ours too).
+        last_trial_id = max((trial_id_of(t) for t in run.trials), default=-1)
+        self.pool = ScoringPool(objective, n_jobs)
+        bulk = bulk_supported(storage_of(study))
+        self.writer: TrialWriter
+        if self.pool.n_workers > 0 and bulk:
+            self.writer = ProcessWriter(study, self.pool, last_trial_id, stats, self.trials)
+        else:
+            # A thread writes while this one scores: SQLite does its work with the GIL released,
+            # so even one job keeps two cores busy; with worker processes on a storage they
+            # cannot write to (in-memory, journal), the thread is the writer.
+            background = self.pool.n_workers > 0 or bulk
+            self.writer = ThreadWriter(
+                study, last_trial_id, stats, self.trials, background=background
+            )
+        #: Sharing the plan's positions with other batched workers, on storages several
+        #: processes (or machines) can write.
+        self.cooperation = Cooperation(study, run, objective, self.trials) if bulk else None
+
+    def run(self, *, n_trials: int | None, timeout: float | None, progress: bool) -> SearchResult:
+        run = self.plan_run
+        started = time.perf_counter()
+        budget = run.budget
+        done_before = run.n_done
+        self.written = 0
+        self.pending: list[Row] = []  # scored, not yet handed to the writer
+        self.handover = Handover(self.writer)
+        bar = Progress(
+            budget,
+            label="search",
+            enabled=progress,
+            initial=done_before if budget is None else min(done_before, budget),
+        )
+        completed = False
+        try:
+            with optimize_loop(self.study) as stopped:
+                while not run.finished and (n_trials is None or self.written < n_trials):
+                    if timeout is not None and time.perf_counter() - started > timeout:
+                        break
+                    if stopped():
+                        break
+                    self._batch(None if n_trials is None else n_trials - self.written, started)
+                    bar.advance_to(done_before + self.written)
+                    if self.callbacks:
+                        self._call_back()
+                    if self.gc_after_trial:
+                        gc.collect()
+            completed = True
+        finally:
+            bar.close()
+            self._end(started, settle_dropped=completed)
+        if self.callbacks:
+            self._call_back()
+        return run.finish()
+
+    def _batch(self, limit: int | None, started: float) -> None:
+        """Score the plan's next pending points and queue their trials."""
+        run, stats, objective, handover = self.plan_run, self.stats, self.objective, self.handover
+        points = run.pending(limit)
+        if self.cooperation is not None and self.cooperation.check():
+            # Another worker joined: what this one scored alone is written first.
+            handover.ready.append(self.pending)
+            self.pending = []
+            handover()
+            self.writer.flush()
+        tick, fits, handing = time.perf_counter(), objective.n_evaluations, handover.seconds
+        if self.cooperation is not None and self.cooperation.shared:
+            values, starts, ends, how = self.cooperation.score(
+                points, self.pool, meanwhile=handover
+            )
+        else:
+            # What is ready to write is handed over once the workers have this batch.
+            values, starts, ends = self.pool.score(points.points, meanwhile=handover)
+            how = ["write"] * len(values)
+        stats.evaluate_seconds += time.perf_counter() - tick - (handover.seconds - handing)
+        if objective.n_evaluations != fits:
+            stats.scoring_seconds = time.perf_counter() - started
+        ours = [k for k, h in enumerate(how) if h == "write"]
+        others = [k for k, h in enumerate(how) if h != "write"]
+        run.adopt([points.positions[k] for k in others], [values[k] for k in others])
+        attrs = run.attrs(points, values, ours)
+        run.adopt([points.positions[k] for k in ours], [values[k] for k in ours])
+        self.pending.extend(
+            (
+                points.points[k],
+                float(values[k]),
+                a,
+                points.positions[k],
+                moment(starts[k]),
+                moment(ends[k]),
+            )
+            for k, a in zip(ours, attrs)
+        )
+        if len(self.pending) >= WRITE_AT_LEAST:
+            handover.ready.append(self.pending)
+            self.pending = []
+        mine = sum(h != "others" for h in how)
+        stats.trials += mine
+        stats.batches += 1
+        self.written += mine
+
+    def _end(self, started: float, *, settle_dropped: bool) -> None:
+        """Whatever was scored is written, also when scoring failed or was interrupted; a run
+        that ended normally also settles the positions its writes dropped (see :func:`settle`),
+        while an interrupted one leaves them to the next run's replay."""
+        try:
+            self.handover.ready.append(self.pending)
+            self.pending = []
+            self.handover()
+        finally:
+            try:
+                self.writer.close()
+            finally:
+                self.pool.close()
+                try:
+                    if settle_dropped and self.trials.dropped:
+                        settle(self.study, self.trials, self.stats)
+                finally:
+                    if self.cooperation is not None:
+                        self.cooperation.leave()
+                    self.stats.written_seconds = time.perf_counter() - started
+                    self.trials.cache()
+
+    def _call_back(self) -> None:
+        for trial in self.trials.stored_since_last_call():
+            for callback in self.callbacks:
+                callback(self.study, trial)
+
+
+class Handover:
+    """Lists of finished trials ready for the writer; calling it hands them over, in order.
+
+    The runner calls it while the workers score the next batch (the pool's ``meanwhile``):
+    encoding and sending trials then overlaps with their scoring instead of keeping them waiting
+    for the batch.
+    """
+
+    def __init__(self, writer: TrialWriter) -> None:
+        self.writer = writer
+        self.ready: list[list[Row]] = []
+        self.seconds = 0.0  # spent handing over
+
+    def __call__(self) -> None:
+        if not self.ready:
+            return
+        tick = time.perf_counter()
+        try:
+            while self.ready:
+                rows = self.ready[0]
+                if rows:
+                    self.writer.put(rows)
+                del self.ready[0]  # not before: what put refused is still here for a last try
+        finally:
+            self.seconds += time.perf_counter() - tick

@@ -1,0 +1,266 @@
+"""Sharing a plan with other batched workers on the same study (any number, any machine), and
+settling the positions another worker held when a run ends."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+import warnings
+
+import optuna
+from optuna.trial import TrialState
+
+from optuna_boxcox._optuna import _claims
+from optuna_boxcox._optuna import rdb_backend
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._runner._trials import moment
+from optuna_boxcox._runner._writers import ThreadWriter
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from optuna_boxcox._runner._pool import ScoringPool
+    from optuna_boxcox._runner._trials import RunStats
+    from optuna_boxcox._runner._trials import RunTrials
+    from optuna_boxcox.samplers import PendingPoints
+    from optuna_boxcox.samplers import PlanRun
+
+
+class Cooperation:
+    """Sharing a plan with other batched workers on the same study.
+
+    Alone, a worker scores and writes as fast as it can, and once a second says it announces
+    itself and looks for others (one small query). When another batched worker runs on the study,
+    each batch is shared: the positions whose Λ this worker has scored before are written as
+    usual (the bulk writer drops those another worker holds); the others are claimed a chunk at
+    a time through the storage (:func:`~optuna_boxcox._optuna._claims.claim`: RUNNING trials,
+    one transaction), scored and completed; the positions other workers claimed are read back
+    from the storage when they finish (their scores go into this worker's cache). So every
+    position is completed once, and the workers split each batch's new fits between them. A
+    claim whose owner died is reaped and claimed again (the one reaping rule of ``_claims``): on
+    this host when its process is gone, elsewhere when its heartbeat stops (servers).
+    """
+
+    #: Seconds between two looks for other workers while alone.
+    CHECK_EVERY = 1.0
+    #: Seconds between two refreshes of this worker's announcement.
+    ANNOUNCE_EVERY = 5.0
+    #: What sharing a batch costs, in seconds (claims, completions, reading back; a database
+    #: server's round trips): a batch whose scoring saves less stays whole.
+    COORDINATION = 0.02
+
+    def __init__(
+        self, study: optuna.Study, run: PlanRun, objective: Any, trials: RunTrials
+    ) -> None:
+        self.study, self.run, self.objective, self.trials = study, run, objective, trials
+        self.identity = run.owner
+        backend = rdb_backend(storage_of(study))
+        self.heartbeat = backend is not None and backend.get_heartbeat_interval() is not None
+        _claims.announce(study, self.identity)
+        self.announced = self.checked = self.reaped = time.perf_counter()
+        #: Seconds a new point costs this worker to score (a running mean; optimistic at first,
+        #: so that the first batches are shared until measured).
+        self.seconds_per_point = 1.0
+        self.others = _claims.other_workers(study, self.identity)
+        self.shared = bool(self.others)
+
+    def check(self) -> bool:
+        """Look for other workers now and then; True when this worker must start sharing."""
+        now = time.perf_counter()
+        if now - self.announced > self.ANNOUNCE_EVERY:
+            _claims.announce(self.study, self.identity)
+            self.announced = now
+        if self.shared or now - self.checked < self.CHECK_EVERY:
+            return False
+        self.checked = now
+        self.others = _claims.other_workers(self.study, self.identity)
+        self.shared = bool(self.others)
+        return self.shared
+
+    def leave(self) -> None:
+        try:
+            _claims.announce(self.study, self.identity, ended=True)
+        except Exception:  # the storage went away: nothing left to tell the others
+            pass
+
+    def score(
+        self, points: PendingPoints, pool: ScoringPool, *, meanwhile: Callable[[], None]
+    ) -> tuple[list[float], list[float], list[float], list[str]]:
+        """The batch's values, the times each was scored, and how each trial is stored:
+        ``"write"`` (by the writer), ``"claimed"`` (completed here), ``"others"`` (by another)."""
+        meanwhile()
+        n = len(points.positions)
+        now = time.time()
+        values: list[float | None] = [self.objective.cached_score(x) for x in points.points]
+        starts, ends = [now] * n, [now] * n
+        how = ["write" if v is not None else "" for v in values]
+        index = {p: k for k, p in enumerate(points.positions)}
+        delay = 0.001
+        claiming = True
+        while any(h == "" for h in how):
+            if claiming:
+                free = [k for k in range(n) if how[k] == ""]
+                claimed = self._claim(points, free[: self._chunk(len(free))])
+                if claimed:
+                    self._score_claimed(points, claimed, index, pool, values, starts, ends, how)
+                    continue
+            # The rest is held or done by other workers: read it back as it finishes; claim again
+            # what a failed (or dead) claim gives back.
+            claiming = self._poll(points, index, values, how)
+            if not claiming and any(h == "" for h in how):
+                time.sleep(delay)
+                delay = min(2 * delay, 0.01)
+        return values, starts, ends, how  # type: ignore[return-value]
+
+    def _claim(self, points: PendingPoints, chunk: list[int]) -> list[_claims.Claimed]:
+        names = self.run.space.names
+        claims = [
+            _claims.Claim(
+                points.positions[k], dict(zip(names, points.points[k].tolist())), points.attrs[k]
+            )
+            for k in chunk
+        ]
+        return _claims.claim(
+            self.study,
+            claims,
+            self.run.space.distributions(),
+            position_key=self.run.position_key,
+            owner=self.identity,
+            heartbeat=self.heartbeat,
+        )
+
+    def _chunk(self, free: int) -> int:
+        """How many of ``free`` positions to claim: a share among the workers when scoring them
+        outweighs what sharing costs (a claim, a completion and reading back, ~COORDINATION
+        seconds), else all of them — a batch too cheap to split goes to one worker whole."""
+        share = -(-free // (1 + len(self.others)))
+        if self.seconds_per_point * (free - share) < self.COORDINATION:
+            return free
+        return max(1, share)
+
+    def _score_claimed(self, points, claimed, index, pool, values, starts, ends, how) -> None:
+        ks = [index[c.position] for c in claimed]
+        tick = time.perf_counter()
+        scored, s, e = pool.score([points.points[k] for k in ks])
+        # A running mean of what a point costs this worker, for the next batches' chunks.
+        spent = (time.perf_counter() - tick) / len(ks)
+        self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
+        for k, value, start, end in zip(ks, scored, s, e):
+            values[k], starts[k], ends[k], how[k] = value, start, end, "claimed"
+        # ``improved`` as far as the batch's earlier candidates are known now.
+        attrs = self.run.attrs(points, values, ks)
+        _claims.complete(
+            self.study,
+            [
+                (c, values[k], {"improved": a["improved"]}, moment(ends[k]))
+                for c, k, a in zip(claimed, ks, attrs)
+            ],
+        )
+        self.trials.completed(
+            [
+                self.trials.frozen(
+                    points.points[k],
+                    values[k],
+                    a,
+                    c.position,
+                    moment(starts[k]),
+                    moment(ends[k]),
+                    c.trial_id,
+                    c.number,
+                )
+                for c, k, a in zip(claimed, ks, attrs)
+            ]
+        )
+
+    def _poll(self, points: PendingPoints, index, values, how) -> bool:
+        """Read back the positions this worker waits for: the values of those other workers
+        completed (into this worker's cache too); whether any is free to claim again (its claims
+        failed, or their owners died and were reaped)."""
+        waiting = [points.positions[k] for k in range(len(how)) if how[k] == ""]
+        found = _claims.read_positions(self.study, self.run.position_key, waiting)
+        free = False
+        for position in waiting:
+            trials = found.get(position, [])
+            complete = [t for t in trials if t[0] == TrialState.COMPLETE and t[1] is not None]
+            if complete:
+                k = index[position]
+                values[k], how[k] = float(complete[0][1]), "others"
+                self.objective.remember_score(points.points[k], values[k])
+                continue
+            live = False
+            for state, _, trial_id, owner in trials:
+                if state != TrialState.RUNNING:
+                    continue
+                if _claims.is_dead(owner):
+                    _claims.reap(self.study, trial_id)
+                else:
+                    live = True
+            free = free or not live
+        now = time.perf_counter()
+        if self.heartbeat and now - self.reaped > self.CHECK_EVERY:
+            # On a database server, a machine that vanished stops its claims' heartbeats.
+            self.reaped = now
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                optuna.storages.fail_stale_trials(self.study)
+        return free
+
+
+def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
+    """Complete the positions whose trials a write dropped because another worker's running trial
+    held them: wait while that worker lives, and write this run's trial when it died (its claim
+    is reaped) — so that no position is left RUNNING behind a dead worker when this one reports.
+    """
+    key = trials.position_key
+    last_trial_id = -1
+    delay = 0.01
+    while trials.dropped:
+        rows, trials.dropped = trials.dropped, []
+        held = _holders(study, key, [row[3] for row in rows])
+        rewrite, waiting = [], []
+        for row in rows:
+            states = held.get(row[3], [])
+            if any(state == TrialState.COMPLETE for state, _, _ in states):
+                continue
+            live = False
+            for state, trial_id, owner in states:
+                if state == TrialState.RUNNING:
+                    if _claims.is_dead(owner):
+                        _claims.reap(study, trial_id)
+                    else:
+                        live = True
+            (waiting if live else rewrite).append(row)
+        if rewrite:
+            writer = ThreadWriter(study, last_trial_id, stats, trials, background=False)
+            writer.put(rewrite)
+            last_trial_id = writer.last_trial_id
+        trials.dropped.extend(waiting)
+        if waiting:
+            time.sleep(delay)
+            delay = min(2 * delay, 0.5)
+
+
+def _holders(
+    study: optuna.Study, key: str, positions: list[int]
+) -> dict[int, list[tuple[TrialState, int, Any]]]:
+    """(state, trial id, owner) of every trial holding one of ``positions``, read now."""
+    if bulk_supported(storage_of(study)):
+        found = _claims.read_positions(study, key, positions)
+        return {
+            p: [(state, trial_id, owner) for state, _, trial_id, owner in holders]
+            for p, holders in found.items()
+        }
+    wanted = set(positions)
+    held: dict[int, list[tuple[TrialState, int, Any]]] = {}
+    for t in storage_of(study).get_all_trials(study_id_of(study), deepcopy=False):
+        position = t.system_attrs.get(key)
+        if position in wanted:
+            held.setdefault(position, []).append(
+                (t.state, trial_id_of(t), t.system_attrs.get(OWNER_KEY))
+            )
+    return held

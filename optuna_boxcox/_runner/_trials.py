@@ -1,0 +1,186 @@
+"""The trials of a batched run: scored rows, the forms each writer takes, and what was stored."""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass
+import datetime
+import threading
+from typing import TYPE_CHECKING
+from typing import Any
+
+import numpy as np
+from optuna.trial import FrozenTrial
+from optuna.trial import TrialState
+
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna._write import FloatTrialEncoder
+from optuna_boxcox._optuna._write import PreparedTrials
+from optuna_boxcox._optuna._write import TrialRecord
+from optuna_boxcox._optuna._write import TrialRows
+from optuna_boxcox._optuna._write import Written
+from optuna_boxcox._optuna._write import encode_trials
+from optuna_boxcox._process import OWNER_KEY
+
+if TYPE_CHECKING:
+    import optuna
+
+    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox.samplers import PlanRun
+
+
+@dataclass
+class RunStats:
+    """What a batched run did (for benchmarks and progress reports)."""
+
+    trials: int = 0
+    batches: int = 0
+    evaluate_seconds: float = 0.0
+    persist_seconds: float = 0.0
+    #: Seconds from the start of the run to the end of the last batch that fitted a new Λ; what
+    #: comes after is the sweeps of Λ scored before, which cost their bookkeeping and writes only.
+    scoring_seconds: float = 0.0
+    #: Seconds from the start of the run until the last trial was written.
+    written_seconds: float = 0.0
+
+
+#: One scored trial waiting to be written: (Λ, objective value, user attributes, plan position,
+#: start, end). Compact, so that handing many to a writer process costs little.
+Row = tuple[np.ndarray, float, dict[str, Any], int, datetime.datetime, datetime.datetime]
+
+
+def moment(seconds: float) -> datetime.datetime:
+    """A ``time.time()`` as a FrozenTrial datetime (naive local time)."""
+    return datetime.datetime.fromtimestamp(seconds)
+
+
+class RunTrials:
+    """The trials of a batched run, in the forms each consumer takes: table rows for the bulk
+    writer of RDB storages (:meth:`prepared`), :class:`TrialRecord` for other storages, and, once
+    written, FrozenTrials for the storage's cache and the callbacks.
+
+    A writer drops a row whose plan position another worker's trial holds; such rows are kept in
+    :attr:`dropped` until that worker is seen to complete the position (see the batched run's
+    settling), since it may die before it does.
+    """
+
+    def __init__(self, study: optuna.Study, run: PlanRun) -> None:
+        self.study = study
+        self.space: LambdaSpace = run.space
+        self.distributions = run.space.distributions()
+        self.owner = run.owner
+        self.position_key = run.position_key
+        # λ only: the encoder's hot path; a space with transform or setting coordinates takes the
+        # general encoding, which writes each parameter in its distribution's representation.
+        self._encode = (
+            FloatTrialEncoder(self.distributions, run.position_key)
+            if run.space.lambdas_only
+            else None
+        )
+        self._trial_rows: TrialRows | None = None  # made at the first write: it reads the database
+        self.stored: list[FrozenTrial] = []  # written, with their ids and numbers
+        #: Rows a writer dropped because another worker's trial held their position.
+        self.dropped: list[Row] = []
+        self._handed: collections.deque[list[Row]] = collections.deque()
+        self._called_back = 0
+        self._lock = threading.Lock()
+
+    def prepared(self, rows: list[Row]) -> PreparedTrials:
+        """The rows of each table for ``write_prepared``, numbered on from the last call's."""
+        if self._trial_rows is None:
+            self._trial_rows = TrialRows(self.study)
+        encode, owner, key = self._encode, self.owner, self.position_key
+        if encode is None:
+            return self._trial_rows(encode_trials(self.records(rows), key))
+        return self._trial_rows(
+            [
+                encode(x.tolist(), value, attrs, {OWNER_KEY: owner, key: p}, start, end)
+                for x, value, attrs, p, start, end in rows
+            ]
+        )
+
+    def records(self, rows: list[Row]) -> list[TrialRecord]:
+        return [
+            TrialRecord(
+                params=self.space.to_params(x),
+                distributions=self.distributions,
+                value=value,
+                user_attrs=attrs,
+                system_attrs={OWNER_KEY: self.owner, self.position_key: p},
+                datetime_start=start,
+                datetime_complete=end,
+            )
+            for x, value, attrs, p, start, end in rows
+        ]
+
+    def handed(self, rows: list[Row]) -> None:
+        """``rows`` went to a writer that reports :class:`Written` for each list, in order."""
+        with self._lock:
+            self._handed.append(rows)
+
+    def written(self, written: Written) -> None:
+        """The writer wrote the oldest list handed over: keep its trials as stored."""
+        with self._lock:
+            rows = self._handed.popleft()
+            for index, trial_id, number in zip(
+                written.indices, written.trial_ids, written.numbers
+            ):
+                self.stored.append(self.frozen(*rows[index], trial_id, number))
+            if len(written.indices) != len(rows):
+                kept = set(written.indices)
+                self.dropped.extend(row for i, row in enumerate(rows) if i not in kept)
+
+    def frozen(
+        self,
+        x: np.ndarray,
+        value: float,
+        attrs: dict[str, Any],
+        position: int,
+        start: datetime.datetime,
+        end: datetime.datetime,
+        trial_id: int,
+        number: int,
+    ) -> FrozenTrial:
+        """A complete trial of this run as the storage holds it."""
+        return FrozenTrial(
+            number=number,
+            state=TrialState.COMPLETE,
+            value=value,
+            values=None,
+            datetime_start=start,
+            datetime_complete=end,
+            params=(
+                dict(zip(self.space.names, x.tolist()))
+                if self._encode is not None
+                else self.space.to_params(x)
+            ),
+            distributions=self.distributions,
+            user_attrs=attrs,
+            system_attrs={OWNER_KEY: self.owner, self.position_key: position},
+            intermediate_values={},
+            trial_id=trial_id,
+        )
+
+    def unwritten(self) -> int:
+        """Lists handed to a writer that has not reported them written yet."""
+        with self._lock:
+            return len(self._handed)
+
+    def completed(self, trials: list[FrozenTrial]) -> None:
+        """Trials of claimed positions this worker completed itself (see ``Cooperation``)."""
+        with self._lock:
+            self.stored.extend(trials)
+
+    def stored_since_last_call(self) -> list[FrozenTrial]:
+        with self._lock:
+            new = self.stored[self._called_back :]
+            self._called_back = len(self.stored)
+        return new
+
+    def cache(self) -> None:
+        """Hand the stored trials to the storage's cache (a caching RDB storage), so that reading
+        the study afterwards does not read them back."""
+        add = getattr(storage_of(self.study), "add_finished_trials", None)
+        if add is not None and self.stored:
+            add(study_id_of(self.study), self.stored)
