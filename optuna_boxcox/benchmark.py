@@ -45,7 +45,15 @@ Data sets by name (all but sonar work offline):
 - ``gaussian_quantiles``, ``moons``, ``blobs``, ``random``: the paper's Figure 1 sets (1,000 × 2,
   binary, seed 1; ``random`` is ``make_classification``), ``moons:7`` for another seed;
 - ``csv:path/to/file.csv``: a CSV with a header row and the class in column ``label`` (default
-  ``y``), named after the file.
+  ``y``), named after the file; ``csv:path/to/folder`` is every ``.csv`` file in the folder.
+
+A data set of more than ``max_rows`` rows (default 1,500) is replaced by a stratified, seeded
+sample of that many (:func:`subsample`; its name gets ``-r<N>``), so that a benchmark over the
+large development sets stays within hours: a search's cost grows with rows × features.
+
+Budget: by default each paper sampler runs its whole plan (the coordinate search: E·p·L trials,
+p features) and each of Optuna's samplers gets as many trials as the coordinate search's plan on
+that data set; the table lists the trials per search.
 
 Example::
 
