@@ -307,3 +307,10 @@ def test_the_command_line_default_row_limit_is_the_library_s():
     from optuna_boxcox.cli.benchmark import DEFAULT_MAX_ROWS as CLI_DEFAULT
 
     assert CLI_DEFAULT == DEFAULT_MAX_ROWS
+
+
+def test_command_refuses_a_row_limit_of_one(capsys):
+    from optuna_boxcox.cli import main
+
+    assert main(["benchmark", "--datasets", "iris,wine", "--max-rows", "1"]) == 2
+    assert "--max-rows must be 0 (every row) or at least 2" in capsys.readouterr().err
