@@ -4,7 +4,7 @@ Every (sampler, seed) is its own study named ``<dataset>/<classifier>/<sampler>/
 by a tag of the settings that differ from the defaults (``/n300`` for a budget given explicitly,
 ``/f1`` for another scoring, ``/cv5``, ``/test0.25``, ``/outer5x2``, ``/null0``), so a comparison
 with other settings never reads another's studies. The paper's samplers run through
-:func:`optuna_boxcox.optimize` (batch by batch) and stop at the budget if their plan is longer;
+:func:`optuna_boxcox.optimize` (batch by batch) and run their whole plan unless a budget is given;
 Optuna's samplers run on an in-memory copy of the study and their trials are appended to the
 storage in one write per chunk, so a comparison costs what the samplers cost, not what
 per-parameter commits cost. A study that already holds its trials is read, not re-run; independent
