@@ -45,7 +45,15 @@ Data sets by name (all but sonar work offline):
 - ``gaussian_quantiles``, ``moons``, ``blobs``, ``random``: the paper's Figure 1 sets (1,000 × 2,
   binary, seed 1; ``random`` is ``make_classification``), ``moons:7`` for another seed;
 - ``csv:path/to/file.csv``: a CSV with a header row and the class in column ``label`` (default
-  ``y``), named after the file.
+  ``y``), named after the file; ``csv:path/to/folder`` is every ``.csv`` file in the folder.
+
+A data set of more than ``max_rows`` rows (default 1,500) is replaced by a stratified, seeded
+sample of that many (:func:`subsample`; its name gets ``-r<N>``), so that a benchmark over the
+large development sets stays within hours: a search's cost grows with rows × features.
+
+Budget: by default each paper sampler runs its whole plan (the coordinate search: E·p·L trials,
+p features) and each of Optuna's samplers gets as many trials as the coordinate search's plan on
+that data set; the table lists the trials per search.
 
 Example::
 
@@ -97,17 +105,44 @@ if TYPE_CHECKING:
 NAMED_DATASETS = (*DATASETS, "digits", *SYNTHETIC)
 #: Study user attribute of the summary study: the settings, the scores, the ranks, the p-values.
 SUMMARY_ATTR = "benchmark"
+#: Rows kept of a larger data set (stratified, seeded): the whole benchmark over the twelve
+#: development sets and the bundled ones then runs in under two hours on two cores.
+DEFAULT_MAX_ROWS = 1500
+#: Seed of the stratified subsample of a large data set.
+SUBSAMPLE_SEED = 0
 #: Graph id of the rank plot in the summary study, and the file name of its HTML and PNG.
 RANK_PLOT = "benchmark-ranks"
 
 
+def expand_datasets(specs: Sequence[str]) -> list[str]:
+    """The data sets named, with ``csv:<folder>`` replaced by one ``csv:`` per CSV file in the
+    folder (sorted by name)."""
+    expanded = []
+    for spec in specs:
+        spec = spec.strip()
+        folder = Path(spec[len("csv:") :]) if spec.startswith("csv:") else None
+        if folder is not None and folder.is_dir():
+            files = sorted(folder.glob("*.csv"))
+            if not files:
+                raise DataError(f"{spec!r}: no .csv file in the folder")
+            expanded += [f"csv:{file}" for file in files]
+        else:
+            expanded.append(spec)
+    return expanded
+
+
 def load_benchmark_data(
-    spec: str, *, label: str = "y", features: int | None = None
+    spec: str,
+    *,
+    label: str = "y",
+    features: int | None = None,
+    max_rows: int | None = None,
 ) -> tuple[str, pd.DataFrame, np.ndarray]:
     """The name, features and labels of one data set of a benchmark (see the module's list).
 
     ``features`` keeps the first N columns (quick runs); the name then ends in ``-f<N>``, so its
-    studies never meet those of the whole data set.
+    studies never meet those of the whole data set. ``max_rows`` keeps a stratified sample of that
+    many rows of a larger data set (:func:`subsample`); its name then ends in ``-r<N>``.
     """
     spec = spec.strip()
     if spec.startswith("csv:"):
@@ -132,7 +167,25 @@ def load_benchmark_data(
         if features < 1:
             raise ValueError(f"features must be at least 1, got {features}")
         X, name = X.iloc[:, :features], f"{name}-f{features}"
-    return name, X, np.asarray(y)
+    y = np.asarray(y)
+    if max_rows is not None and len(y) > max_rows:
+        rows = subsample(y, max_rows)
+        X, y, name = X.iloc[rows].reset_index(drop=True), y[rows], f"{name}-r{max_rows}"
+    return name, X, y
+
+
+def subsample(y: np.ndarray, max_rows: int) -> np.ndarray:
+    """Indices (in data order) of a stratified sample of ``max_rows`` rows, the same every time:
+    ``train_test_split(train_size=max_rows, stratify=y, random_state=0)``. A class keeps its share
+    of the rows, so a search on the sample faces the same class balance as on the whole set."""
+    from sklearn.model_selection import train_test_split
+
+    if max_rows < 2:
+        raise ValueError(f"max_rows must be at least 2, got {max_rows}")
+    rows, _ = train_test_split(
+        np.arange(len(y)), train_size=max_rows, stratify=y, random_state=SUBSAMPLE_SEED
+    )
+    return np.sort(rows)
 
 
 def _pooled_digits() -> tuple[pd.DataFrame, np.ndarray]:
@@ -151,7 +204,9 @@ class BenchmarkResult:
     ``scores[(dataset, classifier, method)]`` is the mean held-out score over the folds (the folds'
     own in ``fold_scores``); ``ranks[classifier][method]`` the average rank (and ``ranks["all"]``
     over every pair); ``best_fixed[classifier]`` the reference of ``p_values[classifier][method]``
-    (None for the reference itself, or without a fixed transform).
+    (None for the reference itself, or without a fixed transform); ``winner[classifier]`` the method
+    of lowest average rank. ``trials[(dataset, sampler)]`` is the trials of each of its searches
+    (the most of any fold).
     """
 
     datasets: list[str]
@@ -162,6 +217,8 @@ class BenchmarkResult:
     protocol: str
     scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
     fold_scores: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    trials: dict[tuple[str, str], int] = field(default_factory=dict)
+    winner: dict[str, str] = field(default_factory=dict)
     ranks: dict[str, dict[str, float]] = field(default_factory=dict)
     best_fixed: dict[str, str | None] = field(default_factory=dict)
     p_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
@@ -202,6 +259,7 @@ def benchmark(
     *,
     label: str = "y",
     features: int | None = None,
+    max_rows: int | None = DEFAULT_MAX_ROWS,
     n_trials: int | None = None,
     scoring: str = "accuracy",
     cv: int | None = None,
@@ -216,15 +274,19 @@ def benchmark(
     held-out data, rank the methods per classifier and test them against the best fixed transform.
 
     Args:
-        datasets: Data set names or ``csv:<path>`` (see the module's list); at least two.
+        datasets: Data set names, ``csv:<path>`` or ``csv:<folder>`` (every CSV in it; see the
+            module's list); at least two.
         classifiers: The paper's classifiers by name (``linear``, ``knn``, ``bayes``, ``svc``,
             ``nn``).
         samplers: Registry names of the searches (:func:`~optuna_boxcox.make_sampler`).
         transforms: Keys of :data:`~optuna_boxcox.compare.FIXED_TRANSFORMS` (default all).
         label: The class column of the ``csv:`` data sets.
         features: Use only the first N features of every data set (quick runs).
-        n_trials: Trials per study (default: the coordinate search's E·p·L of each data set); every
-            sampler gets the same budget, a paper sampler whose plan is longer stops there.
+        max_rows: A larger data set is replaced by a stratified sample of this many rows
+            (:func:`subsample`); None keeps every row.
+        n_trials: Trials per study. By default every paper sampler runs its whole plan and every
+            Optuna sampler gets as many trials as the coordinate search's plan on that data set
+            (E·p·L); given, every sampler gets this budget and a longer plan stops there.
         scoring, cv: The searches' score (see :class:`~optuna_boxcox.BoxCoxObjective`); held-out
             scores use the same metric (accuracy for a classifier-free criterion).
         outer_cv: Repeated stratified k-fold as ``"RxK"`` (default ``"5x2"``); ignored when
@@ -249,15 +311,19 @@ def benchmark(
             )
     for name in samplers:
         make_sampler(name)  # an unknown name fails here, before any study is made
-    if len(datasets) < 2:
-        raise ValueError("a benchmark ranks methods across data sets: give at least two")
     if test_size:
         outer_cv = None
     elif outer_cv is None:
         raise ValueError("a benchmark needs held-out scores: give outer_cv or test_size")
     if n_jobs == 1 and not hasattr(storage, "get_all_trials"):
         storage = open_storage(storage)  # once, for the studies and the summary
-    loaded = [load_benchmark_data(spec, label=label, features=features) for spec in datasets]
+    datasets = expand_datasets(datasets)
+    if len(datasets) < 2:
+        raise ValueError("a benchmark ranks methods across data sets: give at least two")
+    loaded = [
+        load_benchmark_data(spec, label=label, features=features, max_rows=max_rows)
+        for spec in datasets
+    ]
     names = [name for name, _, _ in loaded]
     if len(set(names)) != len(names):
         raise ValueError(f"data sets named twice: {names}")
@@ -305,6 +371,7 @@ def benchmark(
             summaries = [found[("search", p, s, sampler, seed)] for s in splits]
             folds = [summary["held_out"] for summary in summaries]
             result.fold_scores[(problem.dataset, problem.classifier, sampler)] = folds
+            result.trials[(problem.dataset, sampler)] = max(s["trials"] for s in summaries)
             result.studies_run += sum(summary["ran"] for summary in summaries)
             result.studies_read += sum(not summary["ran"] for summary in summaries)
     result.scores = {key: float(np.mean(folds)) for key, folds in result.fold_scores.items()}
@@ -348,6 +415,7 @@ def _rank_and_test(result: BenchmarkResult) -> None:
     for classifier, table in tables.items():
         ranks = result.ranks[classifier]
         means = dict(zip(result.methods, table.mean(axis=0)))
+        result.winner[classifier] = min(result.methods, key=lambda m: (ranks[m], -means[m]))
         best = min(result.fixed, key=lambda m: (ranks[m], -means[m]), default=None)
         result.best_fixed[classifier] = best
         column = {m: table[:, j] for j, m in enumerate(result.methods)}
@@ -430,6 +498,8 @@ def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) ->
             },
             "average_ranks": result.ranks,
             "best_fixed": result.best_fixed,
+            "winner": result.winner,
+            "trials": {f"{d}/{m}": n for (d, m), n in result.trials.items()},
             "wilcoxon_p": result.p_values,
         },
     )
@@ -452,6 +522,7 @@ def format_benchmark(result: BenchmarkResult) -> str:
     p_values = [
         [
             c,
+            result.winner[c],
             result.best_fixed[c] or "—",
             *(
                 "—" if result.p_values[c][m] is None else f"{result.p_values[c][m]:.3f}"
@@ -461,17 +532,30 @@ def format_benchmark(result: BenchmarkResult) -> str:
         for c in result.classifiers
     ]
     n = len(result.datasets)
+    samplers = [m for m in methods if m not in result.fixed]
+    budget = [
+        [d, *(str(result.trials[(d, m)]) for m in samplers)] for d in result.datasets if samplers
+    ]
     return "\n".join(
         [
             f"held-out {result.metric}, {result.protocol}",
             *text_table(["data set", "classifier", *methods], scores),
+            *(
+                [
+                    "",
+                    "trials per search (one search per data set × classifier × outer fold)",
+                    *text_table(["data set", *samplers], budget),
+                ]
+                if samplers
+                else []
+            ),
             "",
             f"average rank over {n} data sets (1 = best, ties share their mean rank)",
             *text_table(["classifier", *methods], ranks),
             "",
             f"Wilcoxon signed-rank p (two-sided, zero_method='zsplit', {n} data sets) against the "
             "best fixed transform (lowest average rank)",
-            *text_table(["classifier", "best fixed", *methods], p_values),
+            *text_table(["classifier", "winner", "best fixed", *methods], p_values),
         ]
     )
 
@@ -481,8 +565,10 @@ __all__ = [
     "BenchmarkResult",
     "average_ranks",
     "benchmark",
+    "expand_datasets",
     "format_benchmark",
     "load_benchmark_data",
     "rank_figure",
+    "subsample",
     "wilcoxon_p",
 ]

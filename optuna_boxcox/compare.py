@@ -4,7 +4,7 @@ Every (sampler, seed) is its own study named ``<dataset>/<classifier>/<sampler>/
 by a tag of the settings that differ from the defaults (``/n300`` for a budget given explicitly,
 ``/f1`` for another scoring, ``/cv5``, ``/test0.25``, ``/outer5x2``, ``/null0``), so a comparison
 with other settings never reads another's studies. The paper's samplers run through
-:func:`optuna_boxcox.optimize` (batch by batch) and stop at the budget if their plan is longer;
+:func:`optuna_boxcox.optimize` (batch by batch) and run their whole plan unless a budget is given;
 Optuna's samplers run on an in-memory copy of the study and their trials are appended to the
 storage in one write per chunk, so a comparison costs what the samplers cost, not what
 per-parameter commits cost. A study that already holds its trials is read, not re-run; independent
@@ -349,8 +349,9 @@ def compare(
         dataset, classifier: Names, for the study names.
         samplers: Registry names (:func:`~optuna_boxcox.make_sampler`).
         seeds: Studies per sampler (seeds 0 … seeds - 1), per outer fold.
-        n_trials: Trials per study (default: the coordinate search's E·p·L). A paper sampler whose
-            plan is shorter runs its plan; a longer one stops at the budget.
+        n_trials: Trials per study. By default every paper sampler runs its whole plan and
+            every other sampler gets the coordinate search's E·p·L; given, a paper sampler whose
+            plan is shorter runs its plan and a longer one stops at the budget.
         storage: Where the studies live (URL, or a storage when ``n_jobs`` is 1).
         scoring, cv: The search's score (see :class:`~optuna_boxcox.BoxCoxObjective`).
         test_size: Hold out a stratified part of the data: searches see only the rest, and each
@@ -459,7 +460,7 @@ def run_problems(
     (problem × split), run or read back, spread over ``n_jobs`` processes.
 
     Returns a summary per task: ``("search", problem, split, sampler, seed)`` → the study's name,
-    inner best, best-so-far curve, trials to 99 %, wall seconds, held-out score and whether it ran
+    its number of trials, inner best, best-so-far curve, trials to 99 %, wall seconds, held-out score and whether it ran
     now (``ran``); ``("fixed", problem, split)`` → transform key → (inner score, held-out score).
     Indices are positions in ``problems`` and in each problem's splits.
     """
@@ -539,7 +540,17 @@ def run_problems(
             X_test, y_test = problem.rows(split.test)
             test = (X_train, y_train, X_test, y_test, problem.estimator, metric)
         return _run_one(
-            target, name, objective, dim, sampler_name, seed, budget, settings, test, metric_name
+            target,
+            name,
+            objective,
+            dim,
+            sampler_name,
+            seed,
+            budget,
+            settings,
+            test,
+            metric_name,
+            whole_plan=n_trials is None,
         )
 
     if n_jobs != 1 and tasks:
@@ -632,8 +643,13 @@ def _run_one(
     settings: dict[str, Any],
     test: tuple | None,
     metric_name: str = "score",
+    *,
+    whole_plan: bool = False,
 ) -> dict[str, Any]:
     """Run (or read) one study; return what the table needs of it.
+
+    A paper sampler runs its whole plan with ``whole_plan``, else at most ``budget`` trials of it;
+    Optuna's samplers run ``budget`` trials.
 
     With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
     metric) the chosen Λ is scored on the test rows and the score recorded in the study's user
@@ -662,7 +678,7 @@ def _run_one(
     )
     target = budget
     if isinstance(sampler, PlanSampler):
-        target = min(budget, sampler.budget(dim))
+        target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))
     done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
     started = time.perf_counter()
     ran = done < target
@@ -700,6 +716,7 @@ def _run_one(
         "name": name,
         "best": float(curve[-1]),
         "curve": curve,
+        "trials": len(trials),
         "trials_to_99": int(np.argmax(curve >= 0.99 * curve[-1])) + 1,
         "wall": float(attrs.get(WALL_ATTR, np.nan)),
         "held_out": held_out,

@@ -21,6 +21,7 @@ from optuna_boxcox.benchmark import RANK_PLOT
 from optuna_boxcox.benchmark import SUMMARY_ATTR
 from optuna_boxcox.benchmark import average_ranks
 from optuna_boxcox.benchmark import benchmark
+from optuna_boxcox.benchmark import expand_datasets
 from optuna_boxcox.benchmark import format_benchmark
 from optuna_boxcox.benchmark import load_benchmark_data
 from optuna_boxcox.benchmark import wilcoxon_p
@@ -99,7 +100,8 @@ def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_ru
     ):
         assert heading in out
     for name in ("iris-f2", "wine-f2", "breast_cancer-f2", "moons-f2", "made-f2"):
-        assert out.count(name) == len(CLASSIFIERS), f"{name}: one row per classifier"
+        assert out.count(name) == len(CLASSIFIERS) + 1, f"{name}: one row per classifier + trials"
+    assert "trials per search" in out
     assert "studies: 30 run, 0 read back" in out
     assert (directory / f"{RANK_PLOT}.html").stat().st_size > 10_000
     studies = {s.study_name for s in optuna.get_all_study_summaries(url)}
@@ -244,3 +246,71 @@ def test_command_refuses_a_single_data_set(capsys):
 
     assert main(["benchmark", "--datasets", "iris"]) == 2
     assert "at least two" in capsys.readouterr().err
+
+
+def test_paper_samplers_run_their_whole_plan_and_optuna_samplers_the_coordinate_plan(tmp_path):
+    # On 2 features the coordinate search's plan is 4 epochs × 2 × 11 = 88 trials and the Shift
+    # preset's 8 × 2 × 11 = 176: the longer plan is not cut to the reference's budget, and TPE
+    # gets the reference's 88 trials.
+    result = benchmark(
+        ["iris", "wine"],
+        ["bayes"],
+        ["coordinate", "coordinate:shift", "tpe"],
+        ["standard"],
+        features=2,
+        test_size=0.3,
+        storage=f"sqlite:///{tmp_path / 'plan.db'}",
+    )
+    for dataset in result.datasets:
+        assert result.trials[(dataset, "coordinate")] == 88
+        assert result.trials[(dataset, "coordinate:shift")] == 176
+        assert result.trials[(dataset, "tpe")] == 88
+    table = format_benchmark(result)
+    assert "trials per search" in table
+    assert result.winner["bayes"] in table.split("Wilcoxon")[1]
+    ranks = result.ranks["bayes"]
+    assert ranks[result.winner["bayes"]] == min(ranks.values())
+
+
+def test_large_data_sets_are_subsampled_stratified_and_seeded(tmp_path):
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1, 2], [600, 300, 100])
+    csv = tmp_path / "big.csv"
+    pd.DataFrame({"a": rng.normal(size=1000), "b": np.arange(1000.0), "y": y}).to_csv(
+        csv, index=False
+    )
+    name, X, labels = load_benchmark_data(f"csv:{csv}", max_rows=200)
+    assert name == "big-r200" and X.shape == (200, 2)
+    assert np.bincount(labels).tolist() == [120, 60, 20], "each class keeps its share"
+    assert np.all(np.diff(X["b"]) > 0), "rows stay in the data's order"
+    again = load_benchmark_data(f"csv:{csv}", max_rows=200)[1]
+    assert X.equals(again), "the same sample every time"
+    assert load_benchmark_data(f"csv:{csv}", max_rows=1000)[0] == "big", "small enough: whole"
+
+
+def test_a_csv_folder_is_every_csv_file_in_it(tmp_path):
+    for stem in ("b", "a"):
+        pd.DataFrame({"x0": [1.0, 2.0], "y": [0, 1]}).to_csv(tmp_path / f"{stem}.csv", index=False)
+    (tmp_path / "notes.txt").write_text("not a data set")
+    assert expand_datasets(["iris", f"csv:{tmp_path}"]) == [
+        "iris",
+        f"csv:{tmp_path / 'a.csv'}",
+        f"csv:{tmp_path / 'b.csv'}",
+    ]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataError, match=r"no \.csv file"):
+        expand_datasets([f"csv:{tmp_path / 'empty'}"])
+
+
+def test_the_command_line_default_row_limit_is_the_library_s():
+    from optuna_boxcox.benchmark import DEFAULT_MAX_ROWS
+    from optuna_boxcox.cli.benchmark import DEFAULT_MAX_ROWS as CLI_DEFAULT
+
+    assert CLI_DEFAULT == DEFAULT_MAX_ROWS
+
+
+def test_command_refuses_a_row_limit_of_one(capsys):
+    from optuna_boxcox.cli import main
+
+    assert main(["benchmark", "--datasets", "iris,wine", "--max-rows", "1"]) == 2
+    assert "--max-rows must be 0 (every row) or at least 2" in capsys.readouterr().err

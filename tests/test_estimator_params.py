@@ -145,7 +145,8 @@ def test_coordinate_search_sweeps_every_setting_and_records_it_on_every_trial(wi
     study = optuna.create_study(direction="maximize", sampler=sampler)
     optimize(study, objective)
     trials = study.get_trials()
-    assert len(trials) == sampler.budget(objective.space) == 4 * 11 + 11 + 2
+    # Stage 1: the 4 λ alone; stage 2: the 4 λ, then n_neighbors (11 of 1…21) and weights (2).
+    assert len(trials) == sampler.budget(objective.space) == 4 * 11 + (4 * 11 + 11 + 2)
     assert all(
         "estimator:n_neighbors" in t.params and "estimator:weights" in t.params for t in trials
     )
@@ -155,9 +156,37 @@ def test_coordinate_search_sweeps_every_setting_and_records_it_on_every_trial(wi
     assert [t.params["estimator:weights"] for t in weights] == ["uniform", "distance"]
 
 
+@pytest.mark.parametrize(("dataset", "n_epochs"), [("wine", 2), ("breast_cancer", 1)])
+def test_settings_under_cross_validation_never_score_below_the_lambda_only_search(
+    dataset, n_epochs
+):
+    # Stage 1 is the λ-only search trial for trial; stage 2 starts from its optimum. (One epoch
+    # on breast cancer's 30 features keeps the test short.)
+    from optuna_boxcox.datasets import load_dataset
+
+    X, y = load_dataset(dataset)
+    epochs = dict(epochs=n_epochs, shift_epoch=2, shuffle_epoch=2, finer_epoch=2)
+    plain = BoxCoxObjective(X, y, KNeighborsClassifier(), cv=5)
+    tuned = BoxCoxObjective(X, y, KNeighborsClassifier(), cv=5, estimator_params=KNN_PARAMS)
+    studies = {}
+    for name, objective in (("plain", plain), ("tuned", tuned)):
+        studies[name] = optuna.create_study(
+            direction="maximize", sampler=CoordinateGridSampler(**epochs)
+        )
+        optimize(studies[name], objective)
+    plain_trials = studies["plain"].trials
+    stage1 = studies["tuned"].trials[: len(plain_trials)]
+    assert [t.value for t in stage1] == [t.value for t in plain_trials]
+    assert all(
+        {k: v for k, v in t.params.items() if not k.startswith("estimator:")} == u.params
+        and t.params["estimator:n_neighbors"] == 5
+        for t, u in zip(stage1, plain_trials)
+    ), "stage 1 is the λ-only search, the settings at the classifier's own values"
+    assert studies["tuned"].best_value >= studies["plain"].best_value
+    assert len(studies["tuned"].trials) > len(plain_trials), "stage 2 ran"
+
+
 def test_searching_settings_scores_at_least_the_lambda_only_search(wine4):
-    # The settings are swept after the features, from the estimator's own values: the first
-    # epoch repeats the λ-only search's, then the settings can only add to it.
     X, y = wine4
     budget = dict(epochs=2, shift_epoch=2, shuffle_epoch=2, finer_epoch=2)
     plain = BoxCoxObjective(X, y, KNeighborsClassifier(), cv=3)

@@ -42,8 +42,8 @@ def register(subparsers: Any) -> None:
         "--n-trials",
         type=int,
         default=None,
-        help="trials per study (default: the coordinate search's E·p·L); a paper sampler "
-        "whose plan is longer stops there",
+        help="trials per study, a longer paper plan stopping there (default: each paper sampler "
+        "runs its whole plan, Optuna's samplers the coordinate search's E·p·L)",
     )
     parser.add_argument(
         "--test-size",

@@ -9,6 +9,7 @@ import numpy as np
 
 from optuna_boxcox._space import DEFAULT_GRID_RANGE
 from optuna_boxcox._space import LAMBDA
+from optuna_boxcox._space import SETTING
 from optuna_boxcox._space import TRANSFORM
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox.samplers._plan import Batch
@@ -52,6 +53,8 @@ def coordinate_search(
     grid_range: tuple[float, float],
     seed: int,
     authors_shift_quirk: bool = False,
+    start: tuple[np.ndarray, float] | None = None,
+    first_epoch: int = 0,
 ) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
     """Algorithm 6 (SPEC §4) as a plan: one batch per sweep of one direction over the grid.
 
@@ -65,6 +68,9 @@ def coordinate_search(
     grid is its own (:meth:`~optuna_boxcox._space.LambdaSpace.grid`: every choice, or ``grid_size``
     values of a range) in every epoch: Finer leaves it whole, Shift draws one of its grid values. A
     feature's transform is swept right before its λ, and Shuffle moves the two together.
+
+    ``start`` (a point and its score) replaces the starting point G, and only a better score
+    replaces it as the best; ``first_epoch`` numbers the epochs in the trials' attributes.
     """
     lo, hi = grid_range
     p = space.dim
@@ -73,9 +79,9 @@ def coordinate_search(
     grid, local = g, False
     own_grids = _own_grids(space, grid_size)
     units = _direction_units(space)
-    best_point = space.initial.copy()
-    working = space.initial.copy()
-    best = -np.inf
+    best_point = space.initial.copy() if start is None else np.array(start[0], dtype=float)
+    working = best_point.copy()
+    best = -np.inf if start is None else float(start[1])
     order = list(range(len(units)))
     since = 0
     rng = np.random.default_rng(seed)
@@ -111,7 +117,7 @@ def coordinate_search(
                 points.append(x)
             attrs = [
                 {
-                    "epoch": epoch,
+                    "epoch": first_epoch + epoch,
                     "direction": space.names[d],
                     "candidate": i,
                     "grid_step": sweep_step,
@@ -131,6 +137,56 @@ def coordinate_search(
                         best_point = x.copy()
             working[d] = best_point[d]
     return best_point, best
+
+
+def two_stage_search(
+    space: LambdaSpace, **settings: Any
+) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
+    """The coordinate search of a space with classifier settings, in two stages.
+
+    Stage 1 is the search without the settings, exactly (the same trials as a search of the
+    features alone, the settings at the classifier's own values); stage 2 searches features and
+    settings together from stage 1's optimum, whose score only a better one replaces. So searching
+    settings never ends below searching λ alone on the same objective; sweeping them from the
+    start instead sends the greedy search down another path, which under cross-validation often
+    ends lower. Stage 2's epochs are numbered after stage 1's. A space without settings is
+    searched in one stage.
+    """
+    features = [d for d in range(space.dim) if space.kind(d) != SETTING]
+    if len(features) == space.dim:
+        return (yield from coordinate_search(space, **settings))
+    subspace = LambdaSpace(
+        names=tuple(space.names[d] for d in features),
+        low=space.low[features],
+        high=space.high[features],
+        initial=space.initial[features],
+        kinds=tuple(space.kind(d) for d in features),
+        others=space.others,
+    )
+
+    def embedded(x: np.ndarray) -> np.ndarray:
+        point = space.initial.copy()
+        point[features] = x
+        return point
+
+    stage = coordinate_search(subspace, **settings)
+    scores = None
+    try:
+        while True:
+            batch = stage.send(scores)
+            scores = yield Batch(
+                [embedded(x) for x in batch.points],
+                batch.attrs,
+                None if batch.incumbent is None else embedded(batch.incumbent),
+                batch.incumbent_score,
+            )
+    except StopIteration as finished:
+        point, score = finished.value
+    return (
+        yield from coordinate_search(
+            space, **settings, start=(embedded(point), score), first_epoch=settings["epochs"]
+        )
+    )
 
 
 def _own_grids(space: LambdaSpace, grid_size: int) -> dict[int, np.ndarray]:
@@ -174,8 +230,12 @@ class CoordinateGridSampler(GridPlanSampler):
     (:class:`~optuna_boxcox.BoxCoxObjective`'s ``transforms`` and ``estimator_params``), each of
     those is one more direction, swept over its own grid (every choice; an int range thinned to
     ``grid_size`` values): a feature's transform right before its λ, the settings after the
-    features. The budget is then ``epochs`` times the sizes of all sweeps. Each trial records ``epoch``, ``direction``, ``candidate``, ``grid_step``,
-    ``phase`` and ``improved`` as user attributes; :meth:`result` returns Λopt and its history.
+    features. With settings the search runs in two stages (:func:`two_stage_search`): the
+    features alone, exactly as without settings, then features and settings from that optimum;
+    the budget is then ``epochs`` times the sizes of the features' sweeps plus ``epochs`` times the
+    sizes of all sweeps (with transforms only: ``epochs`` times the sizes of all sweeps). Each
+    trial records ``epoch``, ``direction``, ``candidate``, ``grid_step``, ``phase`` and
+    ``improved`` as user attributes; :meth:`result` returns Λopt and its history.
 
     Example::
 
@@ -280,11 +340,14 @@ class CoordinateGridSampler(GridPlanSampler):
     def budget(self, n_params: int | LambdaSpace) -> int:
         """E·p·L for ``n_params`` λ; for a space, E times the sizes of all its sweeps."""
         if isinstance(n_params, LambdaSpace):
-            return self.epochs * sum(sweep_sizes(n_params, self.grid_size))
+            sizes = sweep_sizes(n_params, self.grid_size)
+            features = [n for d, n in enumerate(sizes) if n_params.kind(d) != SETTING]
+            stage1 = sum(features) if len(features) < len(sizes) else 0
+            return self.epochs * (stage1 + sum(sizes))
         return self.epochs * n_params * self.grid_size
 
     def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
-        return coordinate_search(
+        return two_stage_search(
             space,
             grid_size=self.grid_size,
             epochs=self.epochs,
