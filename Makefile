@@ -43,10 +43,13 @@ test: $(STAMP) $(CHROMIUM) postgres lint
 LOWEST := "optuna==4.2.0" "scikit-learn==1.6.0" "pytest<10"
 COMPAT := .venv-compat
 COMPAT_STAMP := $(COMPAT)/.installed
-COMPAT_TESTS := tests/test_read.py tests/test_storage.py tests/test_runner.py tests/test_persist.py \
-	tests/test_paper_samplers.py tests/test_sampler_contract.py tests/test_trial_times.py \
-	tests/test_objective.py tests/test_sgd.py tests/test_transform.py tests/test_classifier.py \
-	tests/test_evaluators.py tests/test_sklearn_checks.py tests/test_postgres.py
+COMPAT_TESTS := tests/storage/test_read.py tests/storage/test_storage.py tests/runner/test_runner.py \
+	tests/runner/test_persist.py tests/samplers/test_paper_samplers.py \
+	tests/samplers/test_sampler_contract.py tests/runner/test_trial_times.py \
+	tests/objective/test_objective.py tests/objective/test_identity.py tests/numerics/test_sgd.py \
+	tests/transform/test_transformer.py tests/estimator/test_classifier.py \
+	tests/objective/test_evaluators.py tests/estimator/test_sklearn_checks.py \
+	tests/storage/test_postgres.py
 $(COMPAT_STAMP): pyproject.toml
 	test -x $(COMPAT)/bin/python || $(PYTHON) -m venv $(COMPAT)
 	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip

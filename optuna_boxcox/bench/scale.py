@@ -1,6 +1,6 @@
 """How the cost of a search grows with the number of rows (``optuna-boxcox bench --sections scale``).
 
-The data of issue #17: ``make_classification(n, 30 features, 10 informative, random_state=0)``, then
+The scale data: ``make_classification(n, 30 features, 10 informative, random_state=0)``, then
 ``exp(X / 2)`` for skewed positive features, for n in {1k, 5k, 20k, 50k}. For each size and each of
 the paper's four fast classifiers, one process (so that its own peak memory is measured) runs the
 first ``trials`` trials of the iterative coordinate search through :func:`optuna_boxcox.optimize`

@@ -1,4 +1,4 @@
-"""Ensembles (issue #20, item 3): ``BoxCoxClassifier(ensemble=ℓ)`` votes with the ℓ best distinct
+"""Ensembles: ``BoxCoxClassifier(ensemble=ℓ)`` votes with the ℓ best distinct
 configurations of its study (the kernel model selection ensembles of seed 004).
 
 The chosen configuration comes first, then the study's trials by decreasing score; ties in the vote

@@ -293,7 +293,7 @@ def test_command_refuses_honest_score_options_that_do_not_fit(arguments, message
 
 @pytest.mark.slow
 def test_null_check_on_breast_cancer_sits_at_chance_for_every_sampler(breast_cancer, tmp_path):
-    """Issue #20's acceptance: held-out balanced accuracy on permuted labels within 0.5 ± 0.08."""
+    """Held-out balanced accuracy on permuted labels within 0.5 ± 0.08."""
     runs, references = compare(
         breast_cancer.data,
         breast_cancer.target,

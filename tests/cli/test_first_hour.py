@@ -1,4 +1,4 @@
-"""A new user's first hour with the command line (issue #19): one test per thing that went wrong.
+"""A new user's first hour with the command line: one test per thing that went wrong.
 
 Commands whose exit, interruption or files matter run as a user runs them, as a subprocess of this
 Python with this checkout first on its path; the others call :func:`optuna_boxcox.cli.main` in
@@ -32,7 +32,7 @@ from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import main
 from optuna_boxcox.samplers import make_sampler
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 #: A small, quick search: wine's first 3 features, naive Bayes, the iterative preset (132 trials).
 SMALL = ["--dataset", "wine", "--features", "3", "--classifier", "bayes", "--sampler", "iterative"]
 

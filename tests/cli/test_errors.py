@@ -38,7 +38,7 @@ from optuna_boxcox.storage import redact
 from optuna_boxcox.storage import sqlite_path
 from optuna_boxcox.storage import storage_failure
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 HAS_PSYCOPG = importlib.util.find_spec("psycopg") is not None
 #: wine's first 2 features, naive Bayes, the iterative preset: 88 trials in about a second.
 SMALL = ["--dataset", "wine", "--features", "2", "--classifier", "bayes", "--sampler", "iterative"]

@@ -1,4 +1,4 @@
-"""Per-feature transform choice (issue #20, item 1): ``BoxCoxObjective(transforms=...)``.
+"""Per-feature transform choice: ``BoxCoxObjective(transforms=...)``.
 
 Each feature gets a categorical ``"<feature>:transform"`` beside its λ; "identity" is the standardized
 raw feature and "drop" fits the classifier without it. The default is the paper's space, recorded

@@ -38,7 +38,7 @@ STUDY = "wine/bayes/iterative"
 FEATURES = ["alcohol", "malic_acid", "ash", "alcalinity_of_ash"]
 #: optuna-dashboard keeps a figure saved with save_plotly_graph_object under this system-attr prefix.
 PLOT_KEY = "dashboard:plot_data:lambda-trajectory:"
-SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "dashboard.png"
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "dashboard.png"
 
 if not CHROMIUM.exists():
     pytest.skip(

@@ -35,7 +35,7 @@ from optuna_boxcox.experiments import synthetic
 from optuna_boxcox.reproduce import reproduce
 from optuna_boxcox.storage import open_storage
 
-SHARED_TABLES = Path(__file__).resolve().parents[2] / "shared" / "paper" / "tables.json"
+SHARED_TABLES = Path(__file__).resolve().parents[3] / "shared" / "paper" / "tables.json"
 SMALL = dict(folds=2, repeats=1, progress=False)
 
 

@@ -1,4 +1,4 @@
-"""The dashboard names a search's objective after its scoring, not "Objective 0" (issue #19).
+"""The dashboard names a search's objective after its scoring, not "Objective 0".
 
 In a real Chromium, with the server and browser fixtures of :mod:`test_dashboard_browser` (same
 requirements and skip reasons) on a study of its own, searched with a scoring other than accuracy so

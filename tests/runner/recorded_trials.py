@@ -1,6 +1,6 @@
 """Trials of the paper's presets recorded before the runner and objective were redesigned.
 
-``python tests/recorded_trials.py`` (re)records ``tests/data/recorded_trials.json``; the test in
+``python tests/runner/recorded_trials.py`` (re)records ``tests/runner/data/recorded_trials.json``; the test in
 ``tests/runner/test_recorded_trials.py`` runs the same searches and compares digests. Only record
 again on purpose: a change to what the presets write is a change to the paper's method.
 """
@@ -17,7 +17,7 @@ from optuna.trial import TrialState
 
 HERE = Path(__file__).resolve().parent
 RECORD = HERE / "data" / "recorded_trials.json"
-SONAR = HERE.parent.parent / "shared" / "data" / "sonar.csv"
+SONAR = HERE.parents[2] / "shared" / "data" / "sonar.csv"
 SAMPLERS = (
     "iterative",
     "shift",

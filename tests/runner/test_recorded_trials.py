@@ -1,6 +1,6 @@
 """Every paper preset writes the same trials as before the redesign of the runner and objective.
 
-The reference digests in tests/data/recorded_trials.json were recorded by tests/recorded_trials.py
+The reference digests in tests/runner/data/recorded_trials.json were recorded by tests/runner/recorded_trials.py
 on the code before the change; a digest hashes every trial's number, state, parameters and value.
 """
 

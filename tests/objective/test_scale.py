@@ -1,4 +1,4 @@
-"""Users' data sizes (issue #17): the memory limit, block-wise k-NN, batched sweeps, subsampling.
+"""Users' data sizes: the memory limit, block-wise k-NN, batched sweeps, subsampling.
 
 Every score must still equal ``metric(y, clone(estimator).fit(S, y).predict(S))``; what changes with
 the size of the data is only how it is computed, which the objective reports (``describe()``).

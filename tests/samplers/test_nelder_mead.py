@@ -382,7 +382,7 @@ def test_three_threads_evaluate_a_simplex_at_once_and_the_single_thread_points()
     ), "the initial simplex's points were evaluated one after another"
 
 
-# Optuna's sampler contract: tests/test_sampler_contract.py runs its suites on NelderMeadSampler too.
+# Optuna's sampler contract: tests/samplers/test_sampler_contract.py runs its suites on NelderMeadSampler too.
 
 
 # -- a killed process ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Classifier settings in the same study (issue #20, item 2): ``BoxCoxObjective(estimator_params=...)``.
+"""Classifier settings in the same study: ``BoxCoxObjective(estimator_params=...)``.
 
 Each setting is a parameter ``"estimator:<name>"`` that starts at the estimator's own value; the
 coordinate search sweeps it over its grid (every choice, an int range thinned to the grid size);

@@ -320,7 +320,7 @@ def test_nan_in_input_is_rejected():
         bc.transform(X)
 
 
-# --- extreme values (issue #19) ------------------------------------------------------------------
+# --- extreme values ------------------------------------------------------------------------------
 
 
 def _with_one_huge_value(n=200):

@@ -9,7 +9,7 @@ import sys
 import optuna
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_quickstart_run_twice_leaves_one_resumable_sqlite_study(tmp_path):
