@@ -33,7 +33,7 @@ def searched(tmp_path_factory) -> str:
     run_search(
         storage,
         *["--csv", str(SONAR_CSV), "--label", "y", "--classifier", "bayes"],
-        *["--sampler", "combined2"],
+        *["--sampler", "combined2", "--study-name", STUDY],
         timeout=600,
     )
     return storage
