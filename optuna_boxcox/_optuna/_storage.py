@@ -279,17 +279,20 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
     def add_finished_trials(self, study_id: int, trials: Sequence[FrozenTrial]) -> None:
         """Put trials this process has just written (ids and numbers as stored) into the cache.
 
-        When their numbers follow on from every trial the cache holds, nobody else wrote to the
-        study in between, and later reads start after them; otherwise the next read looks at
-        every trial after the ones read last (and keeps the cached ones).
+        When their numbers follow on from every trial the cache holds, without a gap, nobody else
+        wrote to the study in between, and later reads start after them; otherwise the next read
+        looks at every trial after the ones read last (and keeps the cached ones).
         """
         if not trials:
             return
         with self._lock:
             study = self._study(study_id)
-            contiguous = min(t.number for t in trials) == len(study.trials) and all(
-                t.state.is_finished() for t in trials
-            )
+            # Numbers that follow on without a gap: trials written by others in between (a run
+            # hands over its trials of several writes at once) would otherwise be skipped forever.
+            first = len(study.trials)
+            contiguous = sorted(t.number for t in trials) == list(
+                range(first, first + len(trials))
+            ) and all(t.state.is_finished() for t in trials)
             self._remember(study_id, trials)
             if contiguous and not study.unfinished:
                 study.known_up_to = max(study.known_up_to, *(t._trial_id for t in trials))

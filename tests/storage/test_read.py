@@ -126,6 +126,34 @@ def test_the_caching_storage_sees_what_other_processes_write_and_finish(tmp_path
     assert [t.state for t in seen] == [TrialState.COMPLETE] * 3
 
 
+def test_trials_handed_to_the_cache_with_a_gap_leave_the_gap_to_be_read(tmp_path):
+    """A run that wrote trials 0–1, then (after another process wrote 2–3) trials 4–5, and hands
+    all four to the cache at once: the next read still finds 2 and 3."""
+    url = f"sqlite:///{tmp_path / 'gap.db'}"
+    mine = open_storage(url)
+    study = optuna.create_study(storage=mine, study_name="s")
+    theirs = optuna.load_study(study_name="s", storage=url)
+    backend = RDBStorage(url)
+
+    def add(target: optuna.Study, n: int) -> None:
+        for _ in range(n):
+            target.add_trial(
+                optuna.trial.create_trial(
+                    params={"x": 0.5},
+                    distributions={"x": optuna.distributions.FloatDistribution(0, 1)},
+                    value=1.0,
+                )
+            )
+
+    add(optuna.load_study(study_name="s", storage=backend), 2)
+    add(theirs, 2)
+    add(optuna.load_study(study_name="s", storage=backend), 2)
+    written = [t for t in backend.get_all_trials(study._study_id) if t.number in (0, 1, 4, 5)]
+    mine.add_finished_trials(study._study_id, written)
+    seen = mine.get_all_trials(study._study_id)
+    assert [t.number for t in seen] == [0, 1, 2, 3, 4, 5], "the cache skipped others' trials"
+
+
 def _batched_study(url: str, name: str, X, y, sampler: str, **kwargs) -> optuna.Study:
     study = optuna.create_study(
         storage=open_storage(url),
