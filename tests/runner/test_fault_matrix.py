@@ -485,6 +485,15 @@ class Run:
             if not worker.signals:
                 self.problem("crash", f"{worker.name} was killed, not by the harness")
             return
+        if (
+            code == -signal.SIGINT
+            and not err.strip()
+            and any("SIGINT" in s for s in worker.signals)
+        ):
+            # Ctrl-C in the first milliseconds, before Python installs its handler, ends any
+            # Python program this way (silently, as the operating system's default does).
+            self.log(f"{worker.name} was interrupted before Python could handle it")
+            return
         if "Traceback" in err:
             self.problem("traceback", f"{worker.name} printed a traceback: {worker.tail()}")
         if code == 130:
