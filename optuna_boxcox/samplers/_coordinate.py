@@ -110,11 +110,7 @@ def coordinate_search(
             else:
                 candidates = grid + best_point[d] if local else grid
                 sweep_step = step
-            points = []
-            for c in candidates:
-                x = working.copy()
-                x[d] = np.clip(c, space.low[d], space.high[d])
-                points.append(x)
+            points = space.along(working, d, candidates)
             attrs = [
                 {
                     "epoch": first_epoch + epoch,
