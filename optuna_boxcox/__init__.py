@@ -8,10 +8,9 @@ line's ``--help``) does not pay for scikit-learn, Optuna and Numba until they ar
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
-from typing import Any
 
+from optuna_boxcox._lazy import lazy_getattr
 from optuna_boxcox._version import __version__
 
 if TYPE_CHECKING:
@@ -79,13 +78,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'optuna_boxcox' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
 
 
 def __dir__() -> list[str]:

@@ -167,6 +167,15 @@ class LambdaSpace:
     def clip(self, x: np.ndarray) -> np.ndarray:
         return np.clip(np.asarray(x, dtype=np.float64), self.low, self.high)
 
+    def along(self, base: np.ndarray, d: int, values: Sequence[float]) -> list[np.ndarray]:
+        """One point per value: a copy of ``base`` with coordinate ``d`` set to it, clipped to d's bounds."""
+        points = []
+        for value in values:
+            x = base.copy()
+            x[d] = np.clip(value, self.low[d], self.high[d])
+            points.append(x)
+        return points
+
     def grid(self, d: int, size: int) -> np.ndarray:
         """The candidates of a sweep over coordinate ``d`` that is not a λ, in vector units: every
         choice of a categorical, an int range thinned to at most ``size`` values, ``size`` values of

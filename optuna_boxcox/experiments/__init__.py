@@ -6,8 +6,7 @@ piece (a fold of the protocol, a grid-exploration heatmap, the published numbers
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from optuna_boxcox._lazy import lazy_getattr
 
 #: Public name → the module that defines it (imported on first use).
 _EXPORTS = {
@@ -55,10 +54,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'optuna_boxcox.experiments' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

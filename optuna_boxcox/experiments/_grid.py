@@ -221,10 +221,7 @@ class _Unit:
 
 
 def grid_study_name(data: str, seed: int, classifier: str, protocol: Protocol) -> str:
-    parts = ["reproduce", "grid-exploration", f"{data}-seed{seed}", classifier]
-    if not protocol.is_paper:
-        parts.append(protocol.tag)
-    return "/".join(parts)
+    return protocol.study_name("reproduce", "grid-exploration", f"{data}-seed{seed}", classifier)
 
 
 def run_grid(

@@ -74,6 +74,11 @@ class Protocol:
         tag = f"{self.n_splits}x{self.n_repeats}"
         return tag if self.random_state == PAPER_SEED else f"{tag}-seed{self.random_state}"
 
+    def study_name(self, *parts: str) -> str:
+        """``parts`` joined by ``/``, with this protocol's tag last unless it is the paper's, so a
+        study run under another protocol never resumes (or is mistaken for) the paper's study."""
+        return "/".join([*parts, *([] if self.is_paper else [self.tag])])
+
     def splits(self, X: np.ndarray, y: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
         cv = RepeatedStratifiedKFold(
             n_splits=self.n_splits, n_repeats=self.n_repeats, random_state=self.random_state

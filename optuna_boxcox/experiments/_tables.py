@@ -54,10 +54,8 @@ class _Unit:
 
 
 def study_name(target: str, section: str, row: str, classifier: str, protocol: Protocol) -> str:
-    parts = ["reproduce", target, *([section_slug(section)] if section else []), row, classifier]
-    if not protocol.is_paper:
-        parts.append(protocol.tag)
-    return "/".join(parts)
+    section_part = [section_slug(section)] if section else []
+    return protocol.study_name("reproduce", target, *section_part, row, classifier)
 
 
 def run_table(

@@ -14,6 +14,7 @@ from optuna_boxcox._space import TRANSFORM
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox.samplers._plan import Batch
 from optuna_boxcox.samplers._plan import GridPlanSampler
+from optuna_boxcox.samplers._plan import is_positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -110,11 +111,7 @@ def coordinate_search(
             else:
                 candidates = grid + best_point[d] if local else grid
                 sweep_step = step
-            points = []
-            for c in candidates:
-                x = working.copy()
-                x[d] = np.clip(c, space.low[d], space.high[d])
-                points.append(x)
+            points = space.along(working, d, candidates)
             attrs = [
                 {
                     "epoch": first_epoch + epoch,
@@ -294,7 +291,7 @@ class CoordinateGridSampler(GridPlanSampler):
             shuffle_epoch=shuffle_epoch,
             finer_epoch=finer_epoch,
         ).items():
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            if not is_positive_int(value):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         super().__init__(
             grid_size=grid_size,

@@ -27,11 +27,10 @@ def diagonal_search(
     base = space.clip(np.ones(space.dim))
     points, attrs = [], []
     for d, name in enumerate(space.names):
-        for i, c in enumerate(grid):
-            x = base.copy()
-            x[d] = np.clip(c, space.low[d], space.high[d])
-            points.append(x)
-            attrs.append({"phase": "diagonal", "direction": name, "candidate": i})
+        points.extend(space.along(base, d, grid))
+        attrs.extend(
+            {"phase": "diagonal", "direction": name, "candidate": i} for i in range(len(grid))
+        )
     scores = yield Batch(points, attrs, space.initial.copy(), -np.inf)
     L = len(grid)
     combined = np.array(
@@ -56,11 +55,7 @@ def authors_diagonal_search(
     result = space.clip(np.zeros(space.dim))
     best_point, best = base.copy(), -np.inf
     for d, name in enumerate(space.names):
-        points = []
-        for c in grid:
-            x = base.copy()
-            x[d] = np.clip(c, space.low[d], space.high[d])
-            points.append(x)
+        points = space.along(base, d, grid)
         attrs = [
             {"phase": "diagonal", "direction": name, "candidate": i} for i in range(len(grid))
         ]

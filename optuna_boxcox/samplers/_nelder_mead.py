@@ -23,6 +23,7 @@ import numpy as np
 
 from optuna_boxcox.samplers._plan import Batch
 from optuna_boxcox.samplers._plan import PlanSampler
+from optuna_boxcox.samplers._plan import is_positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -321,9 +322,7 @@ class NelderMeadSampler(PlanSampler):
         max_retries: int = 3,
     ) -> None:
         for name, value in dict(n_trials=n_trials, stall_iterations=stall_iterations).items():
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
-            ):
+            if value is not None and not is_positive_int(value):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         if not 0.0 < float(initial_step) <= MAX_STEP:
             raise ValueError(f"initial_step must lie in (0, {MAX_STEP}], got {initial_step!r}")

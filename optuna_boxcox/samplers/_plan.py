@@ -75,6 +75,11 @@ RESULT_ATTR = "boxcox_result"
 _UNCLAIMED = -1
 
 
+def is_positive_int(value: Any) -> bool:
+    """Whether a sampler setting is a whole number ≥ 1 (``True`` is refused: it is a bool, not a count)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
+
+
 @dataclass
 class Batch:
     """Points the plan wants evaluated next, with the bookkeeping shown per trial (user attrs)."""
@@ -924,11 +929,7 @@ class GridPlanSampler(PlanSampler):
         independent_sampler: BaseSampler | None = None,
         max_retries: int = 3,
     ) -> None:
-        if (
-            isinstance(grid_size, bool)
-            or not isinstance(grid_size, (int, np.integer))
-            or grid_size < 1
-        ):
+        if not is_positive_int(grid_size):
             raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
         lo, hi = (float(v) for v in grid_range)
         if not lo < hi:
