@@ -44,6 +44,13 @@ SUPPORTED = (Version("4.2"), Version("6.0"))
 STORES_UTC = Version("5.0") <= OPTUNA_VERSION
 
 
+#: What Optuna raises on an update of a finished trial: UpdateFinishedTrialError (a RuntimeError)
+#: from Optuna 4.3 on, a plain RuntimeError before.
+UpdateFinishedTrialError: type[RuntimeError] = getattr(
+    optuna.exceptions, "UpdateFinishedTrialError", RuntimeError
+)
+
+
 def supported() -> bool:
     """Whether this Optuna is one the bulk reader and writer were checked against."""
     return SUPPORTED[0] <= OPTUNA_VERSION < SUPPORTED[1]

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from optuna.distributions import distribution_to_json
-from optuna.exceptions import UpdateFinishedTrialError
 from optuna.trial import TrialState
 
+from optuna_boxcox._optuna import UpdateFinishedTrialError
 from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of

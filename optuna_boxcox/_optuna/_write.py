@@ -27,6 +27,7 @@ from optuna.distributions import distribution_to_json
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
+from optuna_boxcox._optuna import UpdateFinishedTrialError
 from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
@@ -210,7 +211,7 @@ def write_running_trial_params(
         for name, (value, distribution) in params.items():
             try:
                 storage.set_trial_param(trial_id, name, value, distribution)
-            except optuna.exceptions.UpdateFinishedTrialError:
+            except UpdateFinishedTrialError:
                 return
             except duplicate:
                 continue  # the name is there already: the first value stays, as for Optuna
@@ -225,7 +226,7 @@ def _check_updatable(sql: _Sql, trial_id: int, *, raise_finished: bool = True) -
     number, state = rows[0]
     if TrialState[state].is_finished():
         if raise_finished:
-            raise optuna.exceptions.UpdateFinishedTrialError(
+            raise UpdateFinishedTrialError(
                 f"Trial#{number} has already finished and can not be updated."
             )
         return False
