@@ -65,6 +65,8 @@ class _StudyCache:
         #: listed in ``unfinished`` (read again each time).
         self.known_up_to = -1
         self.unfinished: set[int] = set()
+        #: Numbers 0 to this one minus 1 are all in ``trials``.
+        self.numbered_prefix = 0
         self.param_distributions: dict[str, distributions.BaseDistribution] = {}
         self.name: str | None = None
         self.directions: list[StudyDirection] | None = None
@@ -83,6 +85,20 @@ class _StudyCache:
                 for name, distribution in seen.items():
                     self.param_distributions.setdefault(name, distribution)
         self.sorted = None
+
+    def advance_known(self) -> None:
+        """Move ``known_up_to`` to the newest trial of the gap-free run of numbers from 0.
+
+        A study numbers its trials in id order, so when numbers 0 to n are all held, so is every
+        trial with a lower id. The newest id read is no such bound: another process (or this
+        process's writer child) may have written trials between two reads, and on PostgreSQL a
+        transaction holding a lower id may commit after one holding a higher id.
+        """
+        while self.numbered_prefix in self.trials:
+            self.numbered_prefix += 1
+        if self.numbered_prefix:
+            newest = self.trials[self.numbered_prefix - 1]._trial_id
+            self.known_up_to = max(self.known_up_to, newest)
 
     def in_order(self) -> list[FrozenTrial]:
         if self.sorted is None:
@@ -279,23 +295,14 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
     def add_finished_trials(self, study_id: int, trials: Sequence[FrozenTrial]) -> None:
         """Put trials this process has just written (ids and numbers as stored) into the cache.
 
-        When their numbers follow on from every trial the cache holds, without a gap, nobody else
-        wrote to the study in between, and later reads start after them; otherwise the next read
-        looks at every trial after the ones read last (and keeps the cached ones).
+        Later reads start after them only once every trial numbered below them is cached too;
+        until then the next read looks again at every trial after the gap.
         """
         if not trials:
             return
         with self._lock:
-            study = self._study(study_id)
-            # Numbers that follow on without a gap: trials written by others in between (a run
-            # hands over its trials of several writes at once) would otherwise be skipped forever.
-            first = len(study.trials)
-            contiguous = sorted(t.number for t in trials) == list(
-                range(first, first + len(trials))
-            ) and all(t.state.is_finished() for t in trials)
             self._remember(study_id, trials)
-            if contiguous and not study.unfinished:
-                study.known_up_to = max(study.known_up_to, *(t._trial_id for t in trials))
+            self._study(study_id).advance_known()
 
     # -- reading ----------------------------------------------------------------------------------
     def _refresh(self, study_id: int) -> None:
@@ -308,8 +315,7 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
             self._check_study_exists(study_id, study)
             return
         self._remember(study_id, trials)
-        # Ids below the newest one read are known now, finished or listed as unfinished.
-        study.known_up_to = max(study.known_up_to, trials[-1]._trial_id)
+        study.advance_known()
 
     def _check_study_exists(self, study_id: int, study: _StudyCache) -> None:
         if not study.trials and study.name is None:

@@ -186,3 +186,32 @@ def test_a_batched_study_read_by_a_new_process_equals_optunas_reading(tmp_path, 
     _same(fresh.get_all_trials(study._study_id), RDBStorage(url).get_all_trials(study._study_id))
     values = [t.value for t in fresh.get_all_trials(study._study_id)]
     assert len(values) == 300 and np.all(np.isfinite(values))
+
+
+def test_a_cached_trial_past_a_gap_does_not_let_reads_skip_the_gap(tmp_path):
+    """The cache read 0–1, another process wrote 2–4, this process looked up trial 3 alone and is
+    then handed 3–4: as many trials as the cache lacks, yet number 2 is still unread."""
+    url = f"sqlite:///{tmp_path / 'hole.db'}"
+    mine = open_storage(url)
+    study = optuna.create_study(storage=mine, study_name="s")
+    backend = RDBStorage(url)
+    theirs = optuna.load_study(study_name="s", storage=backend)
+
+    def add(n: int) -> None:
+        for _ in range(n):
+            theirs.add_trial(
+                optuna.trial.create_trial(
+                    params={"x": 0.5},
+                    distributions={"x": optuna.distributions.FloatDistribution(0, 1)},
+                    value=1.0,
+                )
+            )
+
+    add(2)
+    assert len(mine.get_all_trials(study._study_id)) == 2
+    add(3)
+    stored = backend.get_all_trials(study._study_id)
+    mine.get_trial(stored[3]._trial_id)
+    mine.add_finished_trials(study._study_id, stored[3:])
+    seen = mine.get_all_trials(study._study_id)
+    assert [t.number for t in seen] == [0, 1, 2, 3, 4], "the cache skipped trial 2"
