@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     undo = _print_package_log()
+    if not args.debug:
+        _quiet_driver_log()
     try:
         import optuna
 
@@ -71,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         if args.debug:
             raise
+        if _interrupted(error):
+            # Ctrl-C inside a database call: the driver's clean-up failed in its turn.
+            print("optuna-boxcox: interrupted; run the same command to resume", file=sys.stderr)
+            return INTERRUPTED
         from optuna_boxcox.storage import redact
         from optuna_boxcox.storage import storage_failure
 
@@ -95,6 +101,28 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         undo()
+
+
+def _interrupted(error: BaseException) -> bool:
+    """Whether ``error`` was raised while a KeyboardInterrupt was being handled."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _quiet_driver_log() -> None:
+    """SQLAlchemy logs a failed connection reset (after a Ctrl-C inside a query) with a traceback
+    through Python's last-resort handler; the command says what happened in its own one line."""
+    import logging
+
+    sqlalchemy = logging.getLogger("sqlalchemy")
+    if not sqlalchemy.handlers:
+        sqlalchemy.addHandler(logging.NullHandler())
 
 
 def _print_package_log() -> Callable[[], None]:

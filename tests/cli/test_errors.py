@@ -565,3 +565,21 @@ def test_the_transformer_refuses_such_a_column_by_name_too():
     X = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "huge": [-1.7e308, 0.0, 1.0, 1.7e308]})
     with pytest.raises(ValueError, match=r"'huge' span more"):
         BoxCoxTransformer().fit(X)
+
+
+def test_ctrl_c_inside_a_database_call_whose_clean_up_fails_is_one_line(monkeypatch, capsys):
+    """A Ctrl-C inside a PostgreSQL query: the driver's rollback fails in its turn, raising an
+    error whose context is the interrupt; the user sees the interrupt's one line, exit 130."""
+    from optuna_boxcox.cli import main
+    import optuna_boxcox.cli.search as cli_search
+
+    def interrupted_query(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("can't reset the connection: query canceled") from None
+
+    monkeypatch.setattr(cli_search, "cmd_search", interrupted_query)
+    assert main(["search", "--dataset", "wine"]) == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "optuna-boxcox: interrupted; run the same command to resume", err
