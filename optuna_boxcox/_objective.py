@@ -26,8 +26,12 @@ from sklearn.utils.validation import check_array
 from optuna_boxcox import _numerics
 from optuna_boxcox._columns import TransformedColumns
 from optuna_boxcox._evaluation import Evaluation
+from optuna_boxcox._fidelity import Fidelity
+from optuna_boxcox._fidelity import Rungs
+from optuna_boxcox._fidelity import score_by_rungs
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import resolve_threads
+from optuna_boxcox._memory import DEFAULT_FLOOR
 from optuna_boxcox._memory import MemoryBudget
 from optuna_boxcox._optuna import distribution_contains
 from optuna_boxcox._optuna import storage_of
@@ -45,7 +49,6 @@ from optuna_boxcox._scoring import is_criterion
 from optuna_boxcox._space import LAMBDA
 from optuna_boxcox._space import SETTING
 from optuna_boxcox._space import SETTING_PREFIX
-from optuna_boxcox._space import SPACE_ATTR
 from optuna_boxcox._space import TRANSFORM
 from optuna_boxcox._space import TRANSFORM_SUFFIX
 from optuna_boxcox._space import TRANSFORMS
@@ -53,9 +56,9 @@ from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox._space import default_bounds
 from optuna_boxcox._spec import SPEC_ATTR
 from optuna_boxcox._spec import SearchSpec
-from optuna_boxcox._spec import StudyMismatch
 from optuna_boxcox._spec import check_study
 from optuna_boxcox._spec import data_fingerprint
+from optuna_boxcox._spec import record_search
 from optuna_boxcox._transform import _check_features
 
 if TYPE_CHECKING:
@@ -64,8 +67,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CRITERIA", "METRICS", "OBJECTIVES", "BoxCoxObjective", "Configuration"]
 
-#: Study user attribute holding :meth:`BoxCoxObjective.describe` of the process that ran it last.
-DESCRIPTION_ATTR = "boxcox_evaluator"
 #: What a study's objectives may be, with their directions: the score, and the features kept
 #: (those whose transform is not "drop").
 OBJECTIVES = {"score": "maximize", "n_features": "minimize"}
@@ -154,6 +155,11 @@ class BoxCoxObjective:
         objectives: ``("score",)`` (default), or ``("score", "n_features")`` for a
             two-objective study that also minimises the features kept (create it with
             ``directions=objective.directions``).
+        fidelity: ``None``/``"exact"``: every Λ scored on all rows. An int N or a
+            :class:`~optuna_boxcox._fidelity.Fidelity`: successive halving over stratified row
+            subsets from N rows (:attr:`rungs`, :meth:`at_rows`; a trial reports each rung to the
+            study's pruner). ``"auto"``: chosen from the classifier's cost measured on this data
+            when the study is first met (or read from the study; see :mod:`~._fidelity`).
 
     Attributes:
         X, y: The rows scored (all rows, or the subsample).
@@ -181,6 +187,7 @@ class BoxCoxObjective:
         transforms: Sequence[str] | None = None,
         estimator_params: Mapping[str, BaseDistribution] | None = None,
         objectives: Sequence[str] = ("score",),
+        fidelity: Any = None,
     ) -> None:
         if method not in _numerics.METHODS:
             raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
@@ -270,11 +277,15 @@ class BoxCoxObjective:
             estimator_params=self.estimator_params,
             objectives=self.objectives,
             subsample=self.subsample,
+            fidelity=fidelity,
             seed=random_state,
             columns=tuple(self.names),
             fingerprint=fingerprint,
             n_samples=self.n_samples,
         )
+        self._bounds = bounds
+        self._rungs = Rungs(fidelity, self, lambda rows: _on_rows(self, rows))
+        self.spec = self._rungs.recorded_in(self.spec)
 
     # -- the search space ------------------------------------------------------------------
     @property
@@ -333,6 +344,27 @@ class BoxCoxObjective:
         """Features a point keeps (those not dropped), the second objective's value."""
         return self._points.n_kept(self._points.vector(point))
 
+    # -- rows as the fidelity (see optuna_boxcox._fidelity) -----------------------------------
+    @property
+    def fidelity(self) -> Fidelity | None:
+        """The successive halving's rungs, or None for exact (``auto``: chosen on first use)."""
+        return self._rungs.choice.fidelity
+
+    @property
+    def rungs(self) -> tuple[int, ...]:
+        """The rows of each rung, growing, the last the top rung; () when exact."""
+        return self._rungs.rows
+
+    def at_rows(self, rows: int) -> BoxCoxObjective:
+        """This objective on a stratified subset of ``rows`` rows (the transform's scaling and
+        the MLE still from all rows), built once with its own score cache; ``at_rows(n_samples)``
+        is this objective."""
+        return self._rungs.at(rows)
+
+    def prepare_rungs(self) -> None:
+        """Build every rung's objective now (before worker processes fork, to share them)."""
+        self._rungs.prepare()
+
     def register(self, study: optuna.Study) -> None:
         """Record the experiment (:attr:`spec`, user attribute ``boxcox_spec``) and the search space
         in the study, so samplers in every worker can find them, and what the objective chose
@@ -348,27 +380,26 @@ class BoxCoxObjective:
         if key in self._registered:
             return
         attrs = study.user_attrs
-        if check_study(study, self.spec, attrs):
-            study.set_user_attr(SPEC_ATTR, self.spec.to_dict())
-        if attrs.get(SPACE_ATTR) is None:
-            study.set_user_attr(SPACE_ATTR, self.space.to_attr())
-        else:
-            _check_space(study.study_name, attrs[SPACE_ATTR], self.space.to_attr())
-        if len(self.objectives) > 1 and study.metric_names is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                study.set_metric_names([self.metric_name, *self.objectives[1:]])
-        # What this process's objective chose (evaluator, memory, subsample), for the dashboard.
-        described = self.describe()
-        if attrs.get(DESCRIPTION_ATTR) != described:
-            study.set_user_attr(DESCRIPTION_ATTR, described)
+        write = check_study(study, self.spec, attrs)
+        # auto's rungs: those the study records, else measured now (for the sampler's plan).
+        self._rungs.choose(study.sampler, attrs.get(SPEC_ATTR))
+        self.spec = self._rungs.recorded_in(self.spec)
+        names = [self.metric_name, *self.objectives[1:]] if len(self.objectives) > 1 else None
+        record_search(
+            study,
+            attrs,
+            self.spec if write else None,
+            self.space.to_attr(),
+            names,
+            self.describe(),
+        )
         self._registered.add(key)
 
     # -- evaluation ------------------------------------------------------------------------
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, int]:
         self.register(trial.study)
         x = self._points.suggest(trial)
-        score = self.evaluate(x)
+        score = score_by_rungs(self, trial, x) if self.rungs else self.evaluate(x)
         if len(self.objectives) == 1:
             return score
         return score, self.n_kept(x)
@@ -478,6 +509,7 @@ class BoxCoxObjective:
             "n_threads": int(self.n_threads),
             "batch_threads": int(self._evaluation.batch_threads),
             "cache_capacity": int(self._cache.capacity),
+            "fidelity": self._rungs.choice.to_attrs(),
         }
 
     def cached_score(self, lambdas: Sequence[float]) -> float | None:
@@ -522,6 +554,32 @@ class BoxCoxObjective:
     # -- argument resolution ---------------------------------------------------------------
 
 
+def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
+    """A new objective like ``objective`` on a stratified subset of ``rows`` of its rows (its
+    subsample: the transform's scaling and MLE start from all rows), within what is left of its
+    memory budget."""
+    with warnings.catch_warnings():  # the objective has warned about its data already
+        warnings.simplefilter("ignore")
+        return BoxCoxObjective(
+            objective.X,
+            objective.y,
+            objective.estimator,
+            scoring=objective.scoring,
+            cv=objective.cv,
+            method=objective.method,
+            extrapolation=objective.extrapolation,
+            bounds=objective._bounds,
+            initial_params=objective.initial_params,
+            random_state=objective.spec.seed,
+            fast=objective.fast,
+            memory_limit=max(objective.budget.remaining(), DEFAULT_FLOOR),
+            subsample=rows,
+            n_threads=objective.n_threads,
+            transforms=objective.transforms,
+            estimator_params=objective.estimator_params,
+        )
+
+
 def _checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The feature names, X as float64 and y as an array, or a one-line error for unusable data."""
     names = _feature_names(X)
@@ -550,23 +608,6 @@ def _boxcox_values(
     _numerics.warn_crowded_columns(X, names, stacklevel=3)
     data_min, data_range = _numerics.fit_range(X)
     return (data_min, data_range), _numerics.range_standardise(X, data_min, data_range)
-
-
-def _check_space(study_name: str, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
-    """Refuse a study recorded with another λ space (other bounds, say) than this objective's."""
-    if (
-        theirs["names"] != mine["names"]
-        or not (
-            np.allclose(theirs["low"], mine["low"]) and np.allclose(theirs["high"], mine["high"])
-        )
-        or theirs.get("distributions") != mine.get("distributions")
-    ):
-        raise StudyMismatch(
-            study_name,
-            "λ search space",
-            f"({len(theirs['names'])} parameters {theirs['names'][:3]}…)",
-            f"({len(mine['names'])} parameters {mine['names'][:3]}…)",
-        )
 
 
 def _make_space(

@@ -3,7 +3,7 @@
 A study's trials answer one question: which Λ (and transforms and settings) score best for this
 classifier on these data, by this score. :class:`SearchSpec` says that question in full — the data
 (column names and a fingerprint of X and y), the classifier and its parameters, scoring, cv, the
-objectives and their directions, transforms, estimator parameters, subsample — and how it is
+objectives and their directions, transforms, estimator parameters, subsample, fidelity — and how it is
 searched (the sampler, its settings, the seed). Every command and the estimator build their
 objective from a spec, and the objective records the spec in the study (user attribute
 ``boxcox_spec``, JSON, shown by the dashboard) when it first meets it. A study recorded with
@@ -27,6 +27,7 @@ from optuna.distributions import distribution_to_json
 from optuna.distributions import json_to_distribution
 from optuna.trial import TrialState
 
+from optuna_boxcox._fidelity import fidelity_identity
 from optuna_boxcox._space import SPACE_ATTR
 
 if TYPE_CHECKING:
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
 
 #: Study user attribute holding :meth:`SearchSpec.to_dict`.
 SPEC_ATTR = "boxcox_spec"
+#: Study user attribute holding what the objective of the process that ran it last chose
+#: (:meth:`~optuna_boxcox.BoxCoxObjective.describe`).
+DESCRIPTION_ATTR = "boxcox_evaluator"
 #: Hex digits of the data fingerprint shown in messages and default study names.
 SHORT_FINGERPRINT = 8
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -79,7 +83,7 @@ class SearchSpec:
     Build the objective with :meth:`objective`; the objective records the spec in the study and
     refuses a study recorded with another experiment (:class:`StudyMismatch`). The experiment —
     :meth:`identity` — is the data, the classifier and its parameters, scoring, cv, objectives,
-    transforms, estimator parameters, subsample, the transform method, and the seed where it
+    transforms, estimator parameters, subsample, fidelity, the transform method, and the seed where it
     changes a score (inner folds, subsample). The sampler, its settings and where the data came
     from are recorded beside it; the sampler's own guard decides which of its settings may
     continue a study.
@@ -96,8 +100,12 @@ class SearchSpec:
     Args:
         classifier: A name of :mod:`optuna_boxcox.classifiers` (``"knn"``, ``"bayes"``, …) or a
             scikit-learn classifier.
-        scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives:
-            As in :class:`~optuna_boxcox.BoxCoxObjective`.
+        scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives,
+        fidelity: As in :class:`~optuna_boxcox.BoxCoxObjective`. The fidelity asked for is part
+            of the experiment (``"auto"`` as such, whatever it chose).
+        fidelity_choice: What the objective made of ``fidelity`` (the rungs, and for ``"auto"``
+            the measurements it chose from), filled in when made; an objective built from a spec
+            that holds one uses those rungs without measuring again.
         sampler: A name :func:`~optuna_boxcox.samplers.make_sampler` knows, or None when the
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).
@@ -116,6 +124,8 @@ class SearchSpec:
     estimator_params: Mapping[str, Any] = field(default_factory=dict)
     objectives: tuple[str, ...] = ("score",)
     subsample: int | None = None
+    fidelity: Any = None
+    fidelity_choice: Mapping[str, Any] | None = None
     sampler: str | None = None
     sampler_settings: Mapping[str, Any] = field(default_factory=dict)
     seed: int | None = 0
@@ -151,8 +161,10 @@ class SearchSpec:
         """The objective of this spec on (X, y), its :attr:`~BoxCoxObjective.spec` this spec with
         the data's columns and fingerprint filled in. The arguments are how it computes (memory,
         threads, the fast evaluators), or the λ domain, which the study's search space records."""
+        from optuna_boxcox._fidelity import FidelityChoice
         from optuna_boxcox._objective import BoxCoxObjective
 
+        chosen = self.fidelity_choice
         objective = BoxCoxObjective(
             X,
             y,
@@ -170,11 +182,16 @@ class SearchSpec:
             transforms=self.transforms,
             estimator_params=self.estimator_params,
             objectives=self.objectives,
+            fidelity=self.fidelity if chosen is None else FidelityChoice.from_attrs(chosen),
         )
         # Data other than the recorded ones: the study refuses them on register, by name.
         found = objective.spec
         objective.spec = dataclasses.replace(
-            self, columns=found.columns, fingerprint=found.fingerprint, n_samples=found.n_samples
+            self,
+            columns=found.columns,
+            fingerprint=found.fingerprint,
+            n_samples=found.n_samples,
+            fidelity_choice=found.fidelity_choice,
         )
         return objective
 
@@ -205,8 +222,10 @@ class SearchSpec:
     def identity(self) -> dict[str, Any]:
         """The experiment, JSON-ready, in the order a refusal looks for the first difference."""
         seeded = (
-            self.cv is not None and self.cv != "resubstitution"
-        ) or self.subsample is not None
+            (self.cv is not None and self.cv != "resubstitution")
+            or self.subsample is not None
+            or fidelity_identity(self.fidelity) is not None
+        )
         return {
             "columns": list(self.columns or ()),
             "data": self.fingerprint,
@@ -220,6 +239,7 @@ class SearchSpec:
                 name: distribution_to_json(d) for name, d in self.estimator_params.items()
             },
             "subsample": self.subsample,
+            "fidelity": fidelity_identity(self.fidelity),
             "method": self.method,
             "seed of folds and subsample": self.seed if seeded else None,
         }
@@ -259,6 +279,9 @@ class SearchSpec:
             "fingerprint": self.fingerprint,
             "n_samples": self.n_samples,
         }
+        if fidelity_identity(self.fidelity) is not None:  # exact studies keep their old record
+            record["fidelity"] = fidelity_identity(self.fidelity)
+            record["fidelity_choice"] = self.fidelity_choice
         return _plain(record)
 
     @classmethod
@@ -281,6 +304,8 @@ class SearchSpec:
             },
             objectives=tuple(record.get("objectives", ("score",))),
             subsample=record.get("subsample"),
+            fidelity=record.get("fidelity"),
+            fidelity_choice=record.get("fidelity_choice"),
             sampler=record.get("sampler"),
             sampler_settings=dict(record.get("sampler_settings") or {}),
             seed=record.get("seed"),
@@ -341,6 +366,53 @@ def check_study(study: optuna.Study, spec: SearchSpec, recorded: Mapping[str, An
     # How it is searched may change where the sampler allows it (more epochs, say); a spec that
     # names no sampler (an objective used with the study's own one) leaves the record alone.
     return spec.sampler is not None and _plain(theirs) != spec.to_dict()
+
+
+def record_search(
+    study: optuna.Study,
+    recorded: Mapping[str, Any],
+    spec: SearchSpec | None,
+    space: dict[str, Any],
+    metric_names: list[str] | None,
+    described: dict[str, Any],
+) -> None:
+    """Record in the study what an objective searches, for samplers in every worker and the
+    dashboard: ``spec`` (None: the record stands, see :func:`check_study`), the λ space (a study
+    recorded with another one is refused), the metric names of a multi-objective study and what
+    the objective chose (``described``). ``recorded`` are the study's user attributes."""
+    import warnings
+
+    import optuna
+
+    if spec is not None:
+        study.set_user_attr(SPEC_ATTR, spec.to_dict())
+    if recorded.get(SPACE_ATTR) is None:
+        study.set_user_attr(SPACE_ATTR, space)
+    else:
+        _check_space(study.study_name, recorded[SPACE_ATTR], space)
+    if metric_names is not None and study.metric_names is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(metric_names)
+    if recorded.get(DESCRIPTION_ATTR) != described:
+        study.set_user_attr(DESCRIPTION_ATTR, described)
+
+
+def _check_space(study_name: str, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
+    """Refuse a study recorded with another λ space (other bounds, say) than this objective's."""
+    if (
+        theirs["names"] != mine["names"]
+        or not (
+            np.allclose(theirs["low"], mine["low"]) and np.allclose(theirs["high"], mine["high"])
+        )
+        or theirs.get("distributions") != mine.get("distributions")
+    ):
+        raise StudyMismatch(
+            study_name,
+            "λ search space",
+            f"({len(theirs['names'])} parameters {theirs['names'][:3]}…)",
+            f"({len(mine['names'])} parameters {mine['names'][:3]}…)",
+        )
 
 
 def _classifier_record(classifier: Any) -> dict[str, Any]:

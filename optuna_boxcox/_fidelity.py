@@ -1,0 +1,555 @@
+"""Rows as the fidelity: candidates scored on growing stratified row subsets (successive halving).
+
+A search with a :class:`Fidelity` scores each candidate first on ``min_rows`` rows, promotes the
+best ``1/eta`` of them to ``eta`` times more rows, and so on up to the top rung (all rows, unless
+capped). The rows of every rung are a stratified subset drawn once; the transform's [1, 2] scaling
+and the MLE start point come from all rows, so a λ means the same transform at every rung.
+
+``fidelity="auto"`` (:class:`AutoFidelity`) chooses from measurements instead of a guess: the
+classifier's seconds per evaluation are timed on small stratified subsets of the data (through
+the evaluator the search uses), a power law ``cost(n) = a·n^b`` is fitted through them, and the
+search's time is estimated exact and with halving (:func:`choose_fidelity`). What was chosen, and
+from which measurements, is a :class:`FidelityChoice`, recorded in the study so that a resumed
+search or another worker uses the same rungs without measuring again (timings differ from run
+to run; the rungs of one study must not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+import math
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import optuna
+
+#: Optuna's default reduction factor of successive halving.
+DEFAULT_ETA = 3
+#: No rung scores on fewer rows than this: below it a classifier's accuracy moves by whole
+#: percent with every row, and the ranking of candidates is mostly noise.
+MIN_RUNG_ROWS = 200
+#: ... nor on fewer than this many rows per class (a rare class must still be learnable).
+MIN_RUNG_ROWS_PER_CLASS = 10
+#: ``auto`` searches exactly when the exact search is estimated to take at most this long: the
+#: halving search would save seconds and cost the fidelity of the scores.
+EXACT_SECONDS = 60.0
+#: ``auto`` chooses halving only when it is estimated at most this share of the exact time; with
+#: a cost that hardly grows with the rows, the rungs below the top would add more than they save.
+HALVING_SHARE = 0.5
+#: Time ``auto`` plans a search for: a halving search estimated longer gets its top rung capped
+#: to the most rows that fit (the result is then confirmed on all rows).
+DEFAULT_BUDGET_SECONDS = 20 * 60.0
+#: Positions per λ assumed when the plan's size is unknown (Optuna's samplers): the paper's
+#: iterative search takes 44 per λ (4 epochs × 11 grid points) of which about 30 are new points.
+TYPICAL_POSITIONS_PER_FEATURE = 30
+#: Candidates per batch assumed when the sampler does not say: the paper's sweeps of 11 points.
+TYPICAL_BATCH = 11
+#: Rows of the first timing; each next timing doubles them ...
+MEASURE_ROWS = 500
+#: ... until one evaluation takes this long (the last two timings fit the power law: at larger
+#: rows the fixed per-fit overhead no longer hides how the cost grows) or half the rows are reached.
+MEASURE_UNTIL_SECONDS = 0.25
+#: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
+#: of the machine).
+MEASURE_REPEATS = 3
+#: The fitted exponent is kept in this range: a fit reads every row (at least linear), and no
+#: paper classifier grows faster than cubic; timings of a few milliseconds can suggest either.
+EXPONENT_RANGE = (1.0, 3.0)
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """Successive halving over stratified row subsets (Optuna's semantics).
+
+    Args:
+        min_rows: Rows of the first rung (Optuna's ``min_resource``).
+        eta: Reduction factor (Optuna's ``reduction_factor``): a rung has ``eta`` times the rows
+            of the one below, and ``1/eta`` of its candidates go up.
+        top_rows: Rows of the last rung; None for all rows of the objective.
+    """
+
+    min_rows: int
+    eta: int = DEFAULT_ETA
+    top_rows: int | None = None
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.min_rows) or self.min_rows < 2:
+            raise ValueError(
+                f"fidelity min_rows must be an int of at least 2, got {self.min_rows!r}"
+            )
+        if not _is_int(self.eta) or self.eta < 2:
+            raise ValueError(f"fidelity eta must be an int of at least 2, got {self.eta!r}")
+        if self.top_rows is not None and (
+            not _is_int(self.top_rows) or self.top_rows < self.min_rows
+        ):
+            raise ValueError(
+                f"fidelity top_rows must be None or an int of at least min_rows "
+                f"({self.min_rows}), got {self.top_rows!r}"
+            )
+
+    def rungs(self, n_samples: int) -> tuple[int, ...]:
+        """Increasing row counts ``min_rows·eta^k`` below the top, then the top (all rows unless
+        capped)."""
+        top = n_samples if self.top_rows is None else min(self.top_rows, n_samples)
+        rows = []
+        r = self.min_rows
+        while r < top:
+            rows.append(r)
+            r *= self.eta
+        return (*rows, top)
+
+    def promoted(self, n_alive: int) -> int:
+        """How many of ``n_alive`` candidates go up one rung: ``max(1, n_alive // eta)``."""
+        return max(1, n_alive // self.eta)
+
+    def to_attrs(self) -> dict[str, Any]:
+        """JSON for the study and the search spec."""
+        return {"min_rows": int(self.min_rows), "eta": int(self.eta), "top_rows": self.top_rows}
+
+    @classmethod
+    def from_attrs(cls, attrs: Any) -> Fidelity:
+        return cls(attrs["min_rows"], attrs.get("eta", DEFAULT_ETA), attrs.get("top_rows"))
+
+    def describe(self, n_samples: int) -> str:
+        """``"halving from 556 to 5,000 rows, η=3"``."""
+        rungs = self.rungs(n_samples)
+        return f"halving from {rungs[0]:,} to {rungs[-1]:,} rows, η={self.eta}"
+
+
+@dataclass(frozen=True)
+class AutoFidelity:
+    """Ask for the fidelity to be chosen from a measured cost (see :func:`choose_fidelity`).
+
+    Args:
+        positions: Candidates the search will score; None: the sampler's plan when it knows it,
+            else :data:`TYPICAL_POSITIONS_PER_FEATURE` per parameter.
+        batch: Candidates halved together (a sweep); None: the sampler's grid size when it has
+            one, else :data:`TYPICAL_BATCH`.
+        budget_seconds: Time to plan the search for (the top rung is capped to fit it).
+        eta: The reduction factor of a halving search.
+    """
+
+    positions: int | None = None
+    batch: int | None = None
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS
+    eta: int = DEFAULT_ETA
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """Seconds per evaluation on n rows, ``a·n^b``, through the last two of measured
+    ``(rows, seconds)`` (the exponent kept in :data:`EXPONENT_RANGE`)."""
+
+    measured: tuple[tuple[int, float], ...]
+
+    @property
+    def exponent(self) -> float:
+        if len(self.measured) < 2:
+            return EXPONENT_RANGE[0]
+        (n1, t1), (n2, t2) = self.measured[-2:]
+        b = math.log(max(t2, 1e-9) / max(t1, 1e-9)) / math.log(n2 / n1)
+        return float(min(max(b, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
+
+    def seconds(self, n: int) -> float:
+        rows, seconds = self.measured[-1]
+        return seconds * (n / rows) ** self.exponent
+
+
+@dataclass(frozen=True)
+class FidelityChoice:
+    """The fidelity a search runs with, and why: what the study records.
+
+    Attributes:
+        fidelity: The halving's rungs, or None for exact.
+        requested: ``"auto"`` (chosen here from the measurements) or ``"given"``.
+        reason: Why, in a few words (for ``describe`` and ``search``'s line).
+        measured: ``(rows, seconds per evaluation)`` timed, for ``auto``.
+        exponent: Of the fitted power law.
+        positions, batch: What the estimates assumed.
+        exact_minutes, search_minutes: Estimated time of the exact search and of the one chosen.
+    """
+
+    fidelity: Fidelity | None
+    requested: str = "given"
+    reason: str = ""
+    measured: tuple[tuple[int, float], ...] = ()
+    exponent: float | None = None
+    positions: int | None = None
+    batch: int | None = None
+    exact_minutes: float | None = None
+    search_minutes: float | None = None
+
+    def to_attrs(self) -> dict[str, Any]:
+        return {
+            "fidelity": None if self.fidelity is None else self.fidelity.to_attrs(),
+            "requested": self.requested,
+            "reason": self.reason,
+            "measured": [[int(r), float(s)] for r, s in self.measured],
+            "exponent": self.exponent,
+            "positions": self.positions,
+            "batch": self.batch,
+            "exact_minutes": self.exact_minutes,
+            "search_minutes": self.search_minutes,
+        }
+
+    @classmethod
+    def from_attrs(cls, attrs: Any) -> FidelityChoice:
+        fidelity = attrs.get("fidelity")
+        return cls(
+            None if fidelity is None else Fidelity.from_attrs(fidelity),
+            requested=attrs.get("requested", "given"),
+            reason=attrs.get("reason", ""),
+            measured=tuple((int(r), float(s)) for r, s in attrs.get("measured") or ()),
+            exponent=attrs.get("exponent"),
+            positions=attrs.get("positions"),
+            batch=attrs.get("batch"),
+            exact_minutes=attrs.get("exact_minutes"),
+            search_minutes=attrs.get("search_minutes"),
+        )
+
+    def summary(self, n_samples: int, classifier: str) -> str:
+        """One line: ``"halving from 556 to 5,000 rows, η=3 (SVC ~0.9 s a fit at 5,000 rows,
+        exact search ~25 min estimated)"`` or ``"exact (...)"``."""
+        what = "exact" if self.fidelity is None else self.fidelity.describe(n_samples)
+        if not self.measured:
+            return f"{what} ({self.reason})" if self.reason else what
+        cost = CostModel(self.measured)
+        estimate = f"exact search ~{_minutes(self.exact_minutes)} estimated"
+        if self.fidelity is not None:
+            estimate += f", this one ~{_minutes(self.search_minutes)}"
+        return (
+            f"{what} ({classifier} ~{_seconds(cost.seconds(n_samples))} a fit at "
+            f"{n_samples:,} rows, {estimate}; {self.reason})"
+        )
+
+
+def fidelity_identity(fidelity: Any) -> Any:
+    """What a study's identity records of a fidelity request: None (exact), ``"auto"`` (the rungs
+    chosen by measurement, whatever they came out as), or the rungs given."""
+    if isinstance(fidelity, FidelityChoice):
+        if fidelity.requested == "auto":
+            return "auto"
+        fidelity = fidelity.fidelity
+    if fidelity is None or fidelity == "exact":
+        return None
+    if fidelity == "auto" or isinstance(fidelity, AutoFidelity):
+        return "auto"
+    if isinstance(fidelity, Fidelity):
+        return fidelity.to_attrs()
+    if isinstance(fidelity, dict):
+        return Fidelity.from_attrs(fidelity).to_attrs()
+    return Fidelity(fidelity).to_attrs()
+
+
+def resolve_request(fidelity: Any) -> FidelityChoice | AutoFidelity:
+    """A ``fidelity=`` argument as a choice made (exact, rows given, a choice recorded) or an
+    ``auto`` still to measure; a one-line ValueError for anything else."""
+    if isinstance(fidelity, (FidelityChoice, AutoFidelity)):
+        return fidelity
+    if fidelity is None or fidelity == "exact":
+        return FidelityChoice(None, reason="as asked")
+    if fidelity == "auto":
+        return AutoFidelity()
+    if isinstance(fidelity, Fidelity):
+        return FidelityChoice(fidelity, reason="as asked")
+    if _is_int(fidelity):
+        return FidelityChoice(Fidelity(int(fidelity)), reason="as asked")
+    raise ValueError(
+        f"fidelity must be 'exact', 'auto', a number of rows (int) or a Fidelity, got {fidelity!r}"
+    )
+
+
+def rung_floor(n_classes: int) -> int:
+    """The fewest rows a rung of ``auto`` may have."""
+    return max(MIN_RUNG_ROWS, MIN_RUNG_ROWS_PER_CLASS * n_classes)
+
+
+def halving_seconds(
+    cost: Callable[[int], float], rungs: tuple[int, ...], positions: int, batch: int, eta: int
+) -> float:
+    """Estimated time of a halving search: per batch of ``batch`` candidates, all scored at the
+    first rung and ``max(1, alive // eta)`` promoted to each next one."""
+    per_batch, alive = 0.0, max(1, batch)
+    for rows in rungs:
+        per_batch += alive * cost(rows)
+        alive = max(1, alive // eta)
+    return per_batch * positions / max(1, batch)
+
+
+def choose_fidelity(
+    n_samples: int,
+    n_classes: int,
+    cost: CostModel,
+    *,
+    positions: int,
+    batch: int = TYPICAL_BATCH,
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+    eta: int = DEFAULT_ETA,
+) -> FidelityChoice:
+    """What ``auto`` chooses from a cost model (pure: the measuring is :func:`measure_cost`).
+
+    Exact when the exact search is estimated at most :data:`EXACT_SECONDS` (halving does not
+    pay), when the data are too few for two rungs above :func:`rung_floor`, or when halving would
+    not save at least half the time. Otherwise halving over as many rungs as the floor allows
+    (``min_rows = ceil(n / eta^k)``, so the rungs grow to all rows), its top rung capped to the
+    most rows whose search is estimated within ``budget_seconds``.
+    """
+    exact = positions * cost.seconds(n_samples)
+    floor = rung_floor(n_classes)
+    made = dict(
+        measured=cost.measured,
+        exponent=round(cost.exponent, 3),
+        positions=positions,
+        batch=batch,
+        exact_minutes=round(exact / 60, 2),
+    )
+    if n_samples < eta * floor:
+        return FidelityChoice(None, "auto", f"fewer than {eta * floor} rows", **made)
+    if exact <= EXACT_SECONDS:
+        return FidelityChoice(None, "auto", f"under {EXACT_SECONDS:.0f} s exact", **made)
+    k = 1
+    while math.ceil(n_samples / eta ** (k + 1)) >= floor:
+        k += 1
+    fidelity = Fidelity(math.ceil(n_samples / eta**k), eta)
+    halving = halving_seconds(cost.seconds, fidelity.rungs(n_samples), positions, batch, eta)
+    if halving > HALVING_SHARE * exact:
+        return FidelityChoice(None, "auto", "halving would not save half the time", **made)
+    reason = "halving pays"
+    if halving > budget_seconds:
+        fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, budget_seconds)
+        reason = f"top rung capped to fit {budget_seconds / 60:.0f} min; confirmed on all rows"
+    made["search_minutes"] = round(halving / 60, 2)
+    return FidelityChoice(fidelity, "auto", reason, **made)
+
+
+def _capped(
+    fidelity: Fidelity,
+    n_samples: int,
+    cost: CostModel,
+    positions: int,
+    batch: int,
+    budget_seconds: float,
+) -> tuple[Fidelity, float]:
+    """The fidelity with the most top rows (at least two rungs) whose search fits the budget, by
+    bisection (the estimate grows with the top rows); the smallest when none fits."""
+
+    def estimate(top: int) -> float:
+        capped = Fidelity(fidelity.min_rows, fidelity.eta, top)
+        return halving_seconds(cost.seconds, capped.rungs(n_samples), positions, batch, capped.eta)
+
+    low, high = fidelity.min_rows * fidelity.eta, n_samples - 1
+    if estimate(low) > budget_seconds:
+        return Fidelity(fidelity.min_rows, fidelity.eta, low), estimate(low)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if estimate(middle) <= budget_seconds else (low, middle - 1)
+    return Fidelity(fidelity.min_rows, fidelity.eta, low), estimate(low)
+
+
+def measure_cost(
+    at_rows: Callable[[int], Any], n_samples: int, *, first_rows: int = MEASURE_ROWS
+) -> CostModel:
+    """Time evaluations of new points on stratified subsets, doubling the rows from
+    ``first_rows`` until one takes :data:`MEASURE_UNTIL_SECONDS` or half the rows are reached.
+
+    ``at_rows(r)`` is an objective on ``r`` rows (the search's evaluator on them). Each timing
+    scores the starting point once untimed (it builds the transform and compiled kernels), then
+    :data:`MEASURE_REPEATS` points that differ from it in one λ, as a sweep's candidates do.
+    """
+    measured: list[tuple[int, float]] = []
+    rows = min(first_rows, max(2, n_samples // 2))
+    while True:
+        objective = at_rows(rows)
+        start = dict(objective.initial_params)
+        objective.evaluate(start)
+        names = objective.param_names
+        times = []
+        for repeat in range(MEASURE_REPEATS):
+            point = dict(start)
+            name = names[repeat % len(names)]
+            point[name] = start[name] + 0.25 * (repeat + 1)
+            began = time.perf_counter()
+            objective.evaluate(point)
+            times.append(time.perf_counter() - began)
+        measured.append((rows, min(times)))
+        if measured[-1][1] >= MEASURE_UNTIL_SECONDS or 2 * rows > n_samples // 2:
+            break
+        rows *= 2
+    return CostModel(tuple(measured))
+
+
+def plan_size(sampler: Any, n_params: int) -> tuple[int | None, int | None]:
+    """(positions, batch) the sampler's plan takes for ``n_params`` parameters, as far as the
+    sampler says (the paper's samplers have a ``budget`` and the grid ones a ``grid_size``)."""
+    positions = None
+    budget = getattr(sampler, "budget", None)
+    if callable(budget):
+        try:
+            positions = int(budget(n_params))
+        except (NotImplementedError, TypeError, ValueError):
+            positions = None
+    batch = getattr(sampler, "grid_size", None)
+    return positions, batch if _is_int(batch) else None
+
+
+def choose_auto(
+    request: AutoFidelity,
+    at_rows: Callable[[int], Any],
+    n_samples: int,
+    n_classes: int,
+    n_params: int,
+    sampler: Any = None,
+) -> FidelityChoice:
+    """Measure and choose: :func:`measure_cost`, then :func:`choose_fidelity` with the plan's
+    size from the request, else from the sampler, else the typical one."""
+    planned, grid = plan_size(sampler, n_params)
+    positions = request.positions or planned or TYPICAL_POSITIONS_PER_FEATURE * n_params
+    batch = request.batch or grid or TYPICAL_BATCH
+    if n_samples < request.eta * rung_floor(n_classes):
+        # Too few rows for two rungs: nothing to measure, exact is the only choice.
+        return FidelityChoice(
+            None, "auto", f"fewer than {request.eta * rung_floor(n_classes)} rows"
+        )
+    cost = measure_cost(at_rows, n_samples)
+    return choose_fidelity(
+        n_samples,
+        n_classes,
+        cost,
+        positions=positions,
+        batch=batch,
+        budget_seconds=request.budget_seconds,
+        eta=request.eta,
+    )
+
+
+def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:
+    """Score a trial's point rung by rung for the study's pruner: each rung's value is reported
+    (``step`` = its rows) and the trial is pruned when the pruner says so; the top rung's value
+    is the trial's."""
+    import optuna
+
+    *lower, top = objective.rungs
+    for rows in lower:
+        value = objective.at_rows(rows).evaluate(point)
+        trial.report(value, step=rows)
+        if trial.should_prune():
+            raise optuna.TrialPruned(f"pruned at {rows} rows")
+    value = objective.at_rows(top).evaluate(point)
+    trial.report(value, step=top)
+    return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _minutes(minutes: float | None) -> str:
+    if minutes is None:
+        return "?"
+    return f"{minutes:.1f} min" if minutes < 10 else f"{minutes:.0f} min"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+
+
+class Rungs:
+    """An objective's fidelity and the objectives of its rungs.
+
+    The fidelity is chosen once: given, read from the study the objective registers on (a
+    resumed search, another worker), or — for ``auto`` with nothing recorded — measured then.
+    Each rung's objective is built on first use and kept (:meth:`prepare` builds them all).
+
+    Args:
+        request: The objective's ``fidelity=`` argument.
+        owner: The objective on all rows.
+        build: ``build(rows)``: a new objective like the owner on a stratified subset of ``rows``.
+    """
+
+    def __init__(self, request: Any, owner: Any, build: Callable[[int], Any]) -> None:
+        self.request = resolve_request(request)
+        self._owner, self._build = owner, build
+        self._objectives: dict[int, Any] = {owner.n_samples: owner}
+        if isinstance(self.request, FidelityChoice) and self.request.fidelity is None:
+            return
+        if owner.subsample is not None:
+            raise ValueError(
+                "fidelity and subsample both score on fewer rows: pass one of them (a fidelity's "
+                "top rung may be capped with Fidelity(top_rows=...))"
+            )
+        if len(owner.objectives) > 1:
+            raise ValueError("fidelity needs a single objective: Optuna prunes only those")
+        if isinstance(self.request, FidelityChoice):
+            self._check(self.request.fidelity)
+
+    def _check(self, fidelity: Fidelity) -> None:
+        n, n_classes = self._owner.n_samples, len(np.unique(self._owner.y))
+        if fidelity.min_rows >= n:
+            raise ValueError(
+                f"fidelity min_rows={fidelity.min_rows} must be below the {n} rows of X "
+                "(or use fidelity='exact')"
+            )
+        if fidelity.min_rows < 2 * n_classes:
+            raise ValueError(
+                f"fidelity min_rows={fidelity.min_rows} is too small: a rung needs at least 2 "
+                f"rows per class ({2 * n_classes} for {n_classes} classes)"
+            )
+
+    @property
+    def choice(self) -> FidelityChoice:
+        """What was chosen (``auto`` measures now if it has not yet)."""
+        return self.choose()
+
+    def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
+        """Settle ``auto``: adopt the choice in ``recorded`` (a study's spec record) when it was
+        ``auto``'s too, else measure, with the plan size of ``sampler`` when it says."""
+        if isinstance(self.request, AutoFidelity):
+            found = (recorded or {}).get("fidelity_choice")
+            if found is not None and found.get("requested") == "auto":
+                self.request = FidelityChoice.from_attrs(found)
+            else:
+                owner = self._owner
+                self.request = choose_auto(
+                    self.request,
+                    self._build,
+                    owner.n_samples,
+                    len(np.unique(owner.y)),
+                    owner.space.dim,
+                    sampler,
+                )
+        return self.request
+
+    def recorded_in(self, spec: Any) -> Any:
+        """``spec`` with the choice recorded once it is made (``auto`` before it: as it is)."""
+        import dataclasses
+
+        if isinstance(self.request, AutoFidelity):
+            return spec
+        return dataclasses.replace(spec, fidelity_choice=self.request.to_attrs())
+
+    @property
+    def rows(self) -> tuple[int, ...]:
+        fidelity = self.choice.fidelity
+        return () if fidelity is None else fidelity.rungs(self._owner.n_samples)
+
+    def at(self, rows: int) -> Any:
+        """The objective on ``rows`` rows, built on first use; the rung reserves what it plans
+        to allocate in the owner's memory budget (the rungs share it)."""
+        if not _is_int(rows) or not 2 <= rows <= self._owner.n_samples:
+            raise ValueError(
+                f"rows must be an int from 2 to the {self._owner.n_samples} rows of X, got {rows!r}"
+            )
+        found = self._objectives.get(int(rows))
+        if found is None:
+            found = self._objectives[int(rows)] = self._build(int(rows))
+            self._owner.budget.reserve(f"rung of {rows} rows", found.budget.used)
+        return found
+
+    def prepare(self) -> None:
+        for rows in self.rows:
+            self.at(rows)

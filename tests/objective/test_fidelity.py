@@ -1,0 +1,278 @@
+"""Rows as the fidelity: rungs, the sub-objectives on row subsets, the ``auto`` choice, Optuna's
+pruners on the objective's reports, and the fidelity as part of a study's identity."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import optuna
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+
+from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import StudyMismatch
+from optuna_boxcox import _fidelity as fidelity_module
+from optuna_boxcox._fidelity import EXACT_SECONDS
+from optuna_boxcox._fidelity import AutoFidelity
+from optuna_boxcox._fidelity import CostModel
+from optuna_boxcox._fidelity import Fidelity
+from optuna_boxcox._fidelity import FidelityChoice
+from optuna_boxcox._fidelity import choose_fidelity
+from optuna_boxcox._fidelity import halving_seconds
+from optuna_boxcox._spec import SPEC_ATTR
+from optuna_boxcox._spec import SearchSpec
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def skewed(n, p=6, seed=0, classes=2):
+    X, y = make_classification(
+        n, p, n_informative=3, n_classes=classes, n_clusters_per_class=1, random_state=seed
+    )
+    return np.exp(X / 2), y
+
+
+def cost(seconds_at_1000: float, exponent: float) -> CostModel:
+    """A fixed cost model (as if measured): the decisions below cannot depend on the machine."""
+    return CostModel(((500, seconds_at_1000 / 2**exponent), (1000, seconds_at_1000)))
+
+
+# -- Fidelity ------------------------------------------------------------------------------------
+def test_rungs_grow_by_eta_to_all_rows_or_the_cap():
+    assert Fidelity(556).rungs(5000) == (556, 1668, 5000)
+    assert Fidelity(100, eta=2).rungs(1000) == (100, 200, 400, 800, 1000)
+    assert Fidelity(556, top_rows=2000).rungs(5000) == (556, 1668, 2000)
+    assert Fidelity(556, top_rows=9000).rungs(5000) == (556, 1668, 5000)
+    assert Fidelity(300).rungs(900) == (300, 900)  # the top is exactly a power: no repeat
+
+
+@pytest.mark.parametrize(
+    "alive, eta, promoted", [(11, 3, 3), (3, 3, 1), (2, 3, 1), (1, 3, 1), (9, 2, 4)]
+)
+def test_promoted_keeps_a_third_and_at_least_one(alive, eta, promoted):
+    assert Fidelity(10, eta=eta).promoted(alive) == promoted
+
+
+def test_attrs_round_trip_and_bad_values_are_one_line():
+    fidelity = Fidelity(556, 4, 3000)
+    assert Fidelity.from_attrs(fidelity.to_attrs()) == fidelity
+    for bad in (dict(min_rows=1), dict(min_rows=10, eta=1), dict(min_rows=10, top_rows=5)):
+        with pytest.raises(ValueError, match="fidelity") as error:
+            Fidelity(**bad)
+        assert "\n" not in str(error.value)
+
+
+# -- the auto choice, from fixed cost models -----------------------------------------------------
+def test_auto_is_exact_when_the_exact_search_is_short():
+    choice = choose_fidelity(20_000, 2, cost(0.001, 1.0), positions=900)
+    assert choice.fidelity is None
+    assert choice.exact_minutes * 60 <= EXACT_SECONDS
+
+
+def test_auto_is_exact_when_too_few_rows_for_two_rungs():
+    assert choose_fidelity(590, 2, cost(10.0, 2.0), positions=900).fidelity is None
+
+
+def test_auto_halves_from_the_floor_to_all_rows_when_the_search_fits():
+    # 0.2 s a fit at 1,000 rows, quadratic: 5 s at 5,000, 900 positions: 75 min exact.
+    choice = choose_fidelity(5000, 2, cost(0.2, 2.0), positions=900)
+    assert choice.fidelity == Fidelity(556, 3)  # 5000 / 3^2: the most rungs above 200 rows
+    assert choice.exact_minutes == pytest.approx(75, rel=1e-3)
+    assert choice.search_minutes < choice.exact_minutes / 2
+    assert choice.reason == "halving pays"
+
+
+def test_auto_floor_grows_with_the_classes():
+    # 10 rows per class: 30 classes need 300 rows in the first rung.
+    choice = choose_fidelity(5000, 30, cost(0.5, 2.0), positions=900)
+    assert choice.fidelity.min_rows >= 300
+
+
+def test_auto_caps_the_top_rung_to_fit_the_budget():
+    choice = choose_fidelity(50_000, 2, cost(1.0, 2.0), positions=1320, budget_seconds=1200)
+    rungs = choice.fidelity.rungs(50_000)
+    assert choice.fidelity.top_rows is not None and rungs[-1] < 50_000
+    assert choice.search_minutes * 60 <= 1200
+    uncapped = halving_seconds(
+        cost(1.0, 2.0).seconds, Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
+    )
+    assert uncapped > 1200  # the cap was needed
+    one_more = Fidelity(choice.fidelity.min_rows, 3, choice.fidelity.top_rows + 1)
+    over = halving_seconds(cost(1.0, 2.0).seconds, one_more.rungs(50_000), 1320, 11, 3)
+    assert over > 1200  # and it is the largest that fits
+
+
+def test_auto_stays_exact_when_the_cost_does_not_grow_with_rows():
+    flat = CostModel(((500, 2.0), (1000, 2.0)))  # the exponent is kept at 1 at least
+    assert flat.exponent == 1.0
+    choice = choose_fidelity(1200, 2, flat, positions=900, batch=2)
+    assert choice.fidelity is None and "half" in choice.reason
+
+
+def test_auto_measures_through_the_objective_and_records_why():
+    X, y = skewed(3000)
+    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=AutoFidelity(positions=10**6))
+    described = objective.describe()["fidelity"]
+    assert described["requested"] == "auto"
+    rows = [r for r, _ in described["measured"]]
+    assert rows[0] == 500 and all(b == 2 * a for a, b in itertools.pairwise(rows))
+    assert all(s > 0 for _, s in described["measured"])
+    assert described["exact_minutes"] > 0
+    # A million positions make even naive Bayes worth halving.
+    assert objective.fidelity is not None and objective.rungs[-1] <= 3000
+
+
+def test_choice_summary_is_one_line():
+    choice = choose_fidelity(5000, 2, cost(0.2, 2.0), positions=900)
+    line = choice.summary(5000, "SVC")
+    assert line.startswith("halving from 556 to 5,000 rows, η=3 (SVC ~5 s a fit at 5,000 rows")
+    assert "exact search ~75 min estimated" in line and "\n" not in line
+    assert FidelityChoice.from_attrs(choice.to_attrs()) == choice
+
+
+# -- the objective's rungs ---------------------------------------------------------------------------
+def test_exact_has_no_rungs():
+    X, y = skewed(400)
+    for exact in (None, "exact"):
+        objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=exact)
+        assert objective.fidelity is None and objective.rungs == ()
+        assert objective.at_rows(400) is objective
+
+
+def test_at_rows_scores_a_stratified_subset_transformed_as_all_rows():
+    X, y = skewed(1000, classes=3)
+    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=100)
+    assert objective.rungs == (100, 300, 900, 1000)
+    sub = objective.at_rows(300)
+    assert sub is objective.at_rows(300)  # built once
+    assert objective.at_rows(1000) is objective
+    assert len(sub.X) == 300 and np.array_equal(sub.X, X[sub.rows])
+    # Stratified: each class in proportion.
+    assert np.bincount(sub.y).tolist() == pytest.approx(np.bincount(y) * 0.3, abs=1)
+    # The [1, 2] scaling and the MLE start point come from all rows.
+    assert np.array_equal(sub.values, objective.values[sub.rows])
+    assert sub.mle_params == objective.mle_params
+    assert sub.initial_params == objective.initial_params
+    lambdas = np.full(6, 0.5)
+    expected = GaussianNB().fit(sub.transform(lambdas), sub.y).score(sub.transform(lambdas), sub.y)
+    assert sub.evaluate(lambdas) == pytest.approx(expected)
+    assert objective.n_evaluations == 0  # the sub-objective has its own cache
+
+
+def test_prepare_rungs_builds_each_rung_once():
+    X, y = skewed(1000)
+    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=Fidelity(200, 2))
+    objective.prepare_rungs()
+    rungs = [objective.at_rows(r) for r in objective.rungs]
+    objective.prepare_rungs()
+    assert [objective.at_rows(r) for r in objective.rungs] == rungs
+    assert "rung of 200 rows" in objective.describe()["memory"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(fidelity=1000), "must be below the 1000 rows"),
+        (dict(fidelity=3), "at least 2 rows per class"),
+        (dict(fidelity=100, subsample=500), "fidelity and subsample"),
+        (dict(fidelity="fast"), "fidelity must be 'exact', 'auto'"),
+        (dict(fidelity=1.5), "fidelity must be"),
+    ],
+)
+def test_bad_fidelity_is_one_line(kwargs, message):
+    X, y = skewed(1000)
+    with pytest.raises(ValueError, match=message) as error:
+        BoxCoxObjective(X, y, GaussianNB(), **kwargs)
+    assert "\n" not in str(error.value)
+
+
+# -- Optuna's pruners ----------------------------------------------------------------------------------
+def test_tpe_with_successive_halving_prunes_at_the_rungs():
+    X, y = skewed(2000)
+    objective = BoxCoxObjective(X, y, KNeighborsClassifier(), fidelity=200)
+    study = optuna.create_study(
+        direction="maximize",
+        sampler=optuna.samplers.TPESampler(seed=0),
+        pruner=optuna.pruners.SuccessiveHalvingPruner(min_resource=200, reduction_factor=3),
+    )
+    study.optimize(objective, n_trials=30)
+    states = [t.state for t in study.trials]
+    pruned = [t for t in study.trials if t.state == optuna.trial.TrialState.PRUNED]
+    assert pruned and optuna.trial.TrialState.COMPLETE in states
+    for trial in study.trials:
+        steps = list(trial.intermediate_values)
+        assert steps == list(objective.rungs[: len(steps)]), steps
+        rows = steps[-1]
+        assert trial.value == pytest.approx(objective.at_rows(rows).evaluate(trial.params))
+    assert all(len(t.intermediate_values) < len(objective.rungs) for t in pruned)
+
+
+def test_nop_pruner_values_are_the_exact_objectives():
+    X, y = skewed(1000)
+    objective = BoxCoxObjective(X, y, KNeighborsClassifier(), fidelity=200)
+    exact = BoxCoxObjective(X, y, KNeighborsClassifier())
+    study = optuna.create_study(
+        direction="maximize",
+        sampler=optuna.samplers.TPESampler(seed=1),
+        pruner=optuna.pruners.NopPruner(),
+    )
+    study.optimize(objective, n_trials=12)
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
+    for trial in study.trials:
+        assert trial.value == exact.evaluate(trial.params)
+        assert list(trial.intermediate_values) == [200, 600, 1000]
+
+
+# -- identity ------------------------------------------------------------------------------------------
+def _study(objective):
+    study = optuna.create_study(direction="maximize")
+    objective.register(study)
+    return study
+
+
+def test_an_exact_study_is_not_continued_with_auto():
+    X, y = skewed(1000)
+    study = _study(BoxCoxObjective(X, y, GaussianNB()))
+    with pytest.raises(StudyMismatch, match=r"\(fidelity: None there, 'auto' here\)"):
+        BoxCoxObjective(X, y, GaussianNB(), fidelity="auto").register(study)
+
+
+def test_a_halving_study_is_not_continued_with_other_rungs():
+    X, y = skewed(1000)
+    study = _study(BoxCoxObjective(X, y, GaussianNB(), fidelity=200))
+    with pytest.raises(StudyMismatch, match="fidelity"):
+        BoxCoxObjective(X, y, GaussianNB(), fidelity=300).register(study)
+    with pytest.raises(StudyMismatch, match="fidelity"):
+        BoxCoxObjective(X, y, GaussianNB()).register(study)
+
+
+def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypatch):
+    X, y = skewed(3000)
+    first = SearchSpec("bayes", fidelity=AutoFidelity(positions=10**6)).objective(X, y)
+    study = _study(first)
+    record = study.user_attrs[SPEC_ATTR]
+    assert record["fidelity"] == "auto"
+    assert record["fidelity_choice"]["fidelity"] == first.fidelity.to_attrs()
+    # Pretend the study recorded other rungs: a resumed auto uses them, it does not re-measure.
+    recorded = dict(record["fidelity_choice"], fidelity=Fidelity(250, 2).to_attrs())
+    study.set_user_attr(SPEC_ATTR, dict(record, fidelity_choice=recorded))
+
+    def no_measuring(*args, **kwargs):
+        raise AssertionError("auto measured again instead of reading the study")
+
+    monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
+    again = SearchSpec("bayes", fidelity="auto").objective(X, y)
+    again.register(study)
+    assert again.fidelity == Fidelity(250, 2)
+    # A worker builds its objective from the study's spec: the same rungs.
+    spec = SearchSpec.of_study(study)
+    assert spec.objective(X, y).fidelity == Fidelity(250, 2)
+
+
+def test_exact_studies_keep_their_record():
+    X, y = skewed(400)
+    record = _study(BoxCoxObjective(X, y, GaussianNB())).user_attrs[SPEC_ATTR]
+    assert "fidelity" not in record and "fidelity_choice" not in record
