@@ -27,7 +27,9 @@ from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import to_stored_datetime
 from optuna_boxcox._optuna._sql import Sql
+from optuna_boxcox._optuna._sql import stored_intermediate
 from optuna_boxcox._optuna._sql import stored_value
+from optuna_boxcox._optuna._sql import told_value
 from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox._process import REAPED_KEY
 from optuna_boxcox._process import owner_is_dead
@@ -168,9 +170,21 @@ def claim(
 
 def complete(
     study: optuna.Study,
-    done: Sequence[tuple[Claimed, float, Mapping[str, Any], datetime.datetime]],
+    done: Sequence[
+        tuple[
+            Claimed,
+            float,
+            Mapping[str, Any],
+            datetime.datetime,
+            TrialState,
+            Mapping[int, float] | None,
+        ]
+    ],
 ) -> None:
-    """Complete claimed trials in one transaction: (claim, value, user attributes to add, end).
+    """Finish claimed trials in one transaction: (claim, value, user attributes to add, end,
+    state, intermediate values). The state is COMPLETE, or PRUNED (rows as the fidelity): a
+    pruned trial's value is its last intermediate value (none when NaN), as ``study.tell``
+    stores it.
 
     A claim another worker failed meanwhile (its heartbeat looked stale) stays failed.
     """
@@ -195,21 +209,34 @@ def complete(
                 "?", sql.mark
             ),
             [
-                (TrialState.COMPLETE.name, _stored_moment(end, sqlite), claimed.trial_id)
-                for claimed, _, _, end in done
+                (state.name, _stored_moment(end, sqlite), claimed.trial_id)
+                for claimed, _, _, end, state, _ in done
             ],
         )
+        told = [
+            (claimed.trial_id, told_value(state.name, float(value)))
+            for claimed, value, _, _, state, _ in done
+        ]
         sql.insert(
             "trial_values",
             ("trial_id", "objective", "value", "value_type"),
-            [(claimed.trial_id, 0, *stored_value(float(value))) for claimed, value, _, _ in done],
+            [(trial_id, 0, *stored_value(v)) for trial_id, v in told if v is not None],
+        )
+        sql.insert(
+            "trial_intermediate_values",
+            ("trial_id", "step", "intermediate_value", "intermediate_value_type"),
+            [
+                (claimed.trial_id, int(step), *stored_intermediate(float(v)))
+                for claimed, _, _, _, _, steps in done
+                for step, v in (steps or {}).items()
+            ],
         )
         sql.insert(
             "trial_user_attributes",
             ("trial_id", "key", "value_json"),
             [
                 (claimed.trial_id, key, json.dumps(v))
-                for claimed, _, attrs, _ in done
+                for claimed, _, attrs, _, _, _ in done
                 for key, v in attrs.items()
             ],
         )

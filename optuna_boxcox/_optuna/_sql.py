@@ -52,3 +52,21 @@ def stored_value(value: float) -> tuple[float | None, str]:
     if value == -math.inf:
         return None, "INF_NEG"
     return value, "FINITE"
+
+
+def stored_intermediate(value: float) -> tuple[float | None, str]:
+    """An intermediate value as the ``trial_intermediate_values`` table stores it: (value, type
+    name); unlike a trial value, NaN is stored too (``trial.report`` accepts it)."""
+    if math.isnan(value):
+        return None, "NAN"
+    return stored_value(value)
+
+
+def told_value(state_name: str, value: float | None) -> float | None:
+    """The value Optuna stores for a trial finished in this state: a complete trial's own; a
+    pruned one's last intermediate value unless NaN (``study.tell``); none for other states."""
+    if value is None or state_name not in ("COMPLETE", "PRUNED"):
+        return None
+    if state_name == "PRUNED" and math.isnan(value):
+        return None
+    return value

@@ -37,7 +37,9 @@ from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._claims import held_positions
 from optuna_boxcox._optuna._sql import Sql as _Sql
 from optuna_boxcox._optuna._sql import insert_statement as _insert_statement
+from optuna_boxcox._optuna._sql import stored_intermediate
 from optuna_boxcox._optuna._sql import stored_value
+from optuna_boxcox._optuna._sql import told_value
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -60,12 +62,15 @@ class TrialRecord:
     datetime_start: datetime.datetime
     datetime_complete: datetime.datetime
     state: TrialState = TrialState.COMPLETE
+    #: step → value, as ``trial.report`` records them (a PRUNED trial's value is its last one).
+    intermediate_values: Mapping[int, float] | None = None
 
     def frozen(self) -> FrozenTrial:
+        value = None if self.value is None else float(self.value)
         return FrozenTrial(
             number=-1,
             state=self.state,
-            value=self.value if self.state == TrialState.COMPLETE else None,
+            value=told_value(self.state.name, value),
             values=None,
             datetime_start=self.datetime_start,
             datetime_complete=self.datetime_complete,
@@ -73,7 +78,7 @@ class TrialRecord:
             distributions=dict(self.distributions),
             user_attrs=dict(self.user_attrs),
             system_attrs=dict(self.system_attrs),
-            intermediate_values={},
+            intermediate_values=dict(self.intermediate_values or {}),
             trial_id=-1,
         )
 
@@ -294,6 +299,8 @@ class EncodedTrial(NamedTuple):
     )  # else (name, internal value, distribution JSON)
     user_attrs: list[tuple[str, str]]  # (key, JSON)
     system_attrs: list[tuple[str, str]]
+    #: (step, stored value, value type) of each intermediate value
+    intermediate: list[tuple[int, float | None, str]] = []
 
 
 def encode_trials(
@@ -307,8 +314,9 @@ def encode_trials(
     encoded = []
     for record in records:
         value = None
-        if record.state == TrialState.COMPLETE:
-            value = stored_value(float(record.value))
+        told = told_value(record.state.name, None if record.value is None else float(record.value))
+        if told is not None:
+            value = stored_value(told)
         encoding = _encoded_distributions(record.distributions)
         param_values = param_rows = None
         if encoding.floats and list(record.params) == encoding.names:
@@ -338,9 +346,14 @@ def encode_trials(
                 param_rows=param_rows,
                 user_attrs=[(k, _json(v)) for k, v in record.user_attrs.items()],
                 system_attrs=[(k, _json(v)) for k, v in record.system_attrs.items()],
+                intermediate=_intermediate(record.intermediate_values),
             )
         )
     return encoded
+
+
+def _intermediate(values: Mapping[int, float] | None) -> list[tuple[int, float | None, str]]:
+    return [(int(step), *stored_intermediate(float(v))) for step, v in (values or {}).items()]
 
 
 class FloatTrialEncoder:
@@ -365,20 +378,25 @@ class FloatTrialEncoder:
         system_attrs: Mapping[str, Any],
         datetime_start: datetime.datetime,
         datetime_complete: datetime.datetime,
+        state: TrialState = TrialState.COMPLETE,
+        intermediate_values: Mapping[int, float] | None = None,
     ) -> EncodedTrial:
-        """One complete trial; ``values`` in the order of the distributions mapping."""
+        """One finished trial (COMPLETE, or PRUNED with its intermediate values); ``values`` in
+        the order of the distributions mapping."""
         key = self.position_key
+        told = told_value(state.name, float(value))
         return EncodedTrial(
             position=None if key is None else (key, _json(system_attrs.get(key))),
-            state=TrialState.COMPLETE.name,
+            state=state.name,
             datetime_start=datetime_start,
             datetime_complete=datetime_complete,
-            value=stored_value(float(value)),
+            value=None if told is None else stored_value(told),
             encoding=self.encoding,
             param_values=tuple(map(float, values)),
             param_rows=None,
             user_attrs=[(k, _json(v)) for k, v in user_attrs.items()],
             system_attrs=[(k, _json(v)) for k, v in system_attrs.items()],
+            intermediate=_intermediate(intermediate_values),
         )
 
 
@@ -426,6 +444,10 @@ class TrialRows:
                 ("trial_params", ("trial_id", "param_name", "param_value", "distribution_json")),
                 ("trial_user_attributes", ("trial_id", "key", "value_json")),
                 ("trial_system_attributes", ("trial_id", "key", "value_json")),
+                (
+                    "trial_intermediate_values",
+                    ("trial_id", "step", "intermediate_value", "intermediate_value_type"),
+                ),
             )
         }
 
@@ -455,6 +477,9 @@ class TrialRows:
             else:
                 for row in t.param_rows:
                     add(generic["trial_params"], (trial_id, *row))
+        for trial_id, t in enumerate(trials, first_id):
+            for row in t.intermediate:
+                add(generic["trial_intermediate_values"], (trial_id, *row))
         for table in ("trial_user_attributes", "trial_system_attributes"):
             for trial_id, t in enumerate(trials, first_id):
                 pairs = t.user_attrs if table == "trial_user_attributes" else t.system_attrs

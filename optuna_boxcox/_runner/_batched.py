@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import math
 import time
 from typing import TYPE_CHECKING
 from typing import Any
+
+from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import optimize_loop
 from optuna_boxcox._optuna import storage_of
@@ -14,21 +17,28 @@ from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._progress import Progress
 from optuna_boxcox._runner._cooperation import Cooperation
 from optuna_boxcox._runner._cooperation import settle
+from optuna_boxcox._runner._halving import Halving
+from optuna_boxcox._runner._halving import confirm
+from optuna_boxcox._runner._halving import exact
 from optuna_boxcox._runner._pool import ScoringPool
 from optuna_boxcox._runner._trials import RunTrials
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ProcessWriter
 from optuna_boxcox._runner._writers import ThreadWriter
+from optuna_boxcox.samplers._plan import Ranking
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    import numpy as np
     import optuna
     from optuna.trial import FrozenTrial
 
+    from optuna_boxcox._runner._halving import Scored
     from optuna_boxcox._runner._trials import Row
     from optuna_boxcox._runner._trials import RunStats
     from optuna_boxcox._runner._writers import TrialWriter
+    from optuna_boxcox.samplers import PendingPoints
     from optuna_boxcox.samplers import PlanRun
     from optuna_boxcox.samplers import SearchResult
 
@@ -60,6 +70,9 @@ class BatchedRun:
         # drop those (the plan is deterministic, so their scores are ours too).
         last_trial_id = max((trial_id_of(t) for t in run.trials), default=-1)
         self.pool = ScoringPool(objective, n_jobs)
+        #: Successive halving of each batch when the objective has a fidelity (rows as the
+        #: fidelity); None scores every point on all rows.
+        self.halving = self._halving(study, objective, run)
         bulk = bulk_supported(storage_of(study))
         self.writer: TrialWriter
         if self.pool.n_workers > 0 and bulk:
@@ -74,7 +87,42 @@ class BatchedRun:
             )
         #: Sharing the plan's positions with other batched workers, on storages several
         #: processes (or machines) can write.
-        self.cooperation = Cooperation(study, run, objective, self.trials) if bulk else None
+        self.cooperation = (
+            Cooperation(study, run, objective, self.trials, self.score) if bulk else None
+        )
+
+    @staticmethod
+    def _halving(study: optuna.Study, objective: Any, run: PlanRun) -> Halving | None:
+        if getattr(objective, "fidelity", None) is None:
+            return None
+        halving = Halving(objective, Ranking.of(study))
+        # Points COMPLETE before this run are known at the top rung, as in the run that
+        # scored them (see Halving.seed).
+        done = [
+            t
+            for t in run.trials
+            if t.state == TrialState.COMPLETE and run.position_key in t.system_attrs
+        ]
+        halving.seed([run.space.to_vector(t.params) for t in done], [t.value for t in done])
+        return halving
+
+    def score(
+        self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None
+    ) -> list[Scored]:
+        """Score ``points`` through the pool: on all rows, or halved over the objective's rungs.
+        ``meanwhile`` is called once (see :meth:`ScoringPool.score`)."""
+        if self.halving is None:
+            return exact(*self.pool.score(points, meanwhile=meanwhile))
+        pending = [meanwhile]
+
+        def score_at(chunk: list[np.ndarray], rows: int) -> tuple:
+            once, pending[0] = pending[0], None
+            return self.pool.score(chunk, meanwhile=once, rows=rows)
+
+        scored = self.halving.score(points, score_at)
+        if pending[0] is not None:  # every point known: nothing was scored
+            pending[0]()
+        return scored
 
     def run(self, *, n_trials: int | None, timeout: float | None, progress: bool) -> SearchResult:
         run = self.plan_run
@@ -110,43 +158,51 @@ class BatchedRun:
             self._end(started, settle_dropped=completed)
         if self.callbacks:
             self._call_back()
-        return run.finish()
+        result = run.finish()
+        if result.finished and self.halving is not None and self.halving.capped:
+            result = confirm(self.study, self.objective, result, self.halving.ranking)
+        return result
 
     def _batch(self, limit: int | None, started: float) -> None:
         """Score the plan's next pending points and queue their trials."""
-        run, stats, objective, handover = self.plan_run, self.stats, self.objective, self.handover
-        points = run.pending(limit)
+        run, stats, handover = self.plan_run, self.stats, self.handover
+        # Halving compares the points of a whole batch: a trial limit ends the run between
+        # batches (passing it by the rest of the last one), so that the next run halves the
+        # same batches as an uninterrupted one.
+        points = run.pending(limit if self.halving is None else None)
         if self.cooperation is not None and self.cooperation.check():
             # Another worker joined: what this one scored alone is written first.
             handover.ready.append(self.pending)
             self.pending = []
             handover()
             self.writer.flush()
-        tick, fits, handing = time.perf_counter(), objective.n_evaluations, handover.seconds
+        tick, fits, handing = time.perf_counter(), self._fits(), handover.seconds
         if self.cooperation is not None and self.cooperation.shared:
-            values, starts, ends, how = self.cooperation.score(
-                points, self.pool, meanwhile=handover
-            )
+            scored, how = self.cooperation.score(points, meanwhile=handover)
         else:
             # What is ready to write is handed over once the workers have this batch.
-            values, starts, ends = self.pool.score(points.points, meanwhile=handover)
-            how = ["write"] * len(values)
+            scored = self.score(points.points, meanwhile=handover)
+            how = ["write"] * len(scored)
         stats.evaluate_seconds += time.perf_counter() - tick - (handover.seconds - handing)
-        if objective.n_evaluations != fits:
+        if self._fits() != fits:
             stats.scoring_seconds = time.perf_counter() - started
         ours = [k for k, h in enumerate(how) if h == "write"]
         others = [k for k, h in enumerate(how) if h != "write"]
-        run.adopt([points.positions[k] for k in others], [values[k] for k in others])
+        tell(run, points, scored, others)
+        # A pruned candidate never improved on Λopt: NaN ranks worst.
+        values = [s.value if s.state == TrialState.COMPLETE else math.nan for s in scored]
         attrs = run.attrs(points, values, ours)
-        run.adopt([points.positions[k] for k in ours], [values[k] for k in ours])
+        tell(run, points, scored, ours)
         self.pending.extend(
             (
                 points.points[k],
-                float(values[k]),
+                float(scored[k].value),
                 a,
                 points.positions[k],
-                moment(starts[k]),
-                moment(ends[k]),
+                moment(scored[k].start),
+                moment(scored[k].end),
+                scored[k].state,
+                scored[k].intermediate or None,
             )
             for k, a in zip(ours, attrs)
         )
@@ -157,6 +213,14 @@ class BatchedRun:
         stats.trials += mine
         stats.batches += 1
         self.written += mine
+
+    def _fits(self) -> int:
+        """Λ fitted so far, on all rows and on every rung."""
+        objective = self.objective
+        rungs = objective.rungs if self.halving is not None else ()
+        return objective.n_evaluations + sum(
+            objective.at_rows(rows).n_evaluations for rows in rungs if rows != objective.n_samples
+        )
 
     def _end(self, started: float, *, settle_dropped: bool) -> None:
         """Whatever was scored is written, also when scoring failed or was interrupted; a run
@@ -184,6 +248,16 @@ class BatchedRun:
         for trial in self.trials.stored_since_last_call():
             for callback in self.callbacks:
                 callback(self.study, trial)
+
+
+def tell(run: PlanRun, points: PendingPoints, scored: list[Scored], which: list[int]) -> None:
+    """Tell the plan the outcome of ``points[k]`` for ``k`` in ``which``: the values of the
+    COMPLETE ones, the worst score for the PRUNED ones."""
+    complete = [k for k in which if scored[k].state == TrialState.COMPLETE]
+    pruned = [k for k in which if scored[k].state != TrialState.COMPLETE]
+    run.adopt([points.positions[k] for k in complete], [scored[k].value for k in complete])
+    if pruned:
+        run.prune([points.positions[k] for k in pruned])
 
 
 class Handover:

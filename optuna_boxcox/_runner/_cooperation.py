@@ -3,6 +3,7 @@ settling the positions another worker held when a run ends."""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING
 from typing import Any
@@ -18,13 +19,15 @@ from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._runner._halving import Scored
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ThreadWriter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from optuna_boxcox._runner._pool import ScoringPool
+    import numpy as np
+
     from optuna_boxcox._runner._trials import RunStats
     from optuna_boxcox._runner._trials import RunTrials
     from optuna_boxcox.samplers import PendingPoints
@@ -44,6 +47,9 @@ class Cooperation:
     position is completed once, and the workers split each batch's new fits between them. A
     claim whose owner died is reaped and claimed again (the one reaping rule of ``_claims``): on
     this host when its process is gone, elsewhere when its heartbeat stops (servers).
+
+    With rows as the fidelity, a worker halves among the positions it claimed (a chunk of a
+    batch): which of them are pruned depends on how the batch was split between the workers.
     """
 
     #: Seconds between two looks for other workers while alone.
@@ -55,9 +61,18 @@ class Cooperation:
     COORDINATION = 0.02
 
     def __init__(
-        self, study: optuna.Study, run: PlanRun, objective: Any, trials: RunTrials
+        self,
+        study: optuna.Study,
+        run: PlanRun,
+        objective: Any,
+        trials: RunTrials,
+        score: Callable[[list[np.ndarray]], list[Scored]],
     ) -> None:
         self.study, self.run, self.objective, self.trials = study, run, objective, trials
+        #: Scores a chunk of claimed points (the batched run's: on all rows, or halved).
+        self.score_points = score
+        #: The objective whose values COMPLETE trials hold: all rows, or a fidelity's top rung.
+        self.top = objective.at_rows(objective.rungs[-1]) if objective.rungs else objective
         self.identity = run.owner
         backend = rdb_backend(storage_of(study))
         self.heartbeat = backend is not None and backend.get_heartbeat_interval() is not None
@@ -89,15 +104,17 @@ class Cooperation:
             pass
 
     def score(
-        self, points: PendingPoints, pool: ScoringPool, *, meanwhile: Callable[[], None]
-    ) -> tuple[list[float], list[float], list[float], list[str]]:
-        """The batch's values, the times each was scored, and how each trial is stored:
-        ``"write"`` (by the writer), ``"claimed"`` (completed here), ``"others"`` (by another)."""
+        self, points: PendingPoints, *, meanwhile: Callable[[], None]
+    ) -> tuple[list[Scored], list[str]]:
+        """The batch's points scored, and how each trial is stored: ``"write"`` (by the
+        writer), ``"claimed"`` (completed here), ``"others"`` (by another)."""
         meanwhile()
         n = len(points.positions)
         now = time.time()
-        values: list[float | None] = [self.objective.cached_score(x) for x in points.points]
-        starts, ends = [now] * n, [now] * n
+        values: list[float | None] = [self.top.cached_score(x) for x in points.points]
+        scored: list[Scored | None] = [
+            None if v is None else Scored(TrialState.COMPLETE, v, now, now) for v in values
+        ]
         how = ["write" if v is not None else "" for v in values]
         index = {p: k for k, p in enumerate(points.positions)}
         delay = 0.001
@@ -107,15 +124,15 @@ class Cooperation:
                 free = [k for k in range(n) if how[k] == ""]
                 claimed = self._claim(points, free[: self._chunk(len(free))])
                 if claimed:
-                    self._score_claimed(points, claimed, index, pool, values, starts, ends, how)
+                    self._score_claimed(points, claimed, index, scored, how)
                     continue
             # The rest is held or done by other workers: read it back as it finishes; claim again
             # what a failed (or dead) claim gives back.
-            claiming = self._poll(points, index, values, how)
+            claiming = self._poll(points, index, scored, how)
             if not claiming and any(h == "" for h in how):
                 time.sleep(delay)
                 delay = min(2 * delay, 0.01)
-        return values, starts, ends, how  # type: ignore[return-value]
+        return scored, how  # type: ignore[return-value]
 
     def _claim(self, points: PendingPoints, chunk: list[int]) -> list[_claims.Claimed]:
         names = self.run.space.names
@@ -143,21 +160,33 @@ class Cooperation:
             return free
         return max(1, share)
 
-    def _score_claimed(self, points, claimed, index, pool, values, starts, ends, how) -> None:
+    def _score_claimed(self, points, claimed, index, scored, how) -> None:
         ks = [index[c.position] for c in claimed]
         tick = time.perf_counter()
-        scored, s, e = pool.score([points.points[k] for k in ks])
+        mine = self.score_points([points.points[k] for k in ks])
         # A running mean of what a point costs this worker, for the next batches' chunks.
         spent = (time.perf_counter() - tick) / len(ks)
         self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
-        for k, value, start, end in zip(ks, scored, s, e):
-            values[k], starts[k], ends[k], how[k] = value, start, end, "claimed"
-        # ``improved`` as far as the batch's earlier candidates are known now.
+        for k, outcome in zip(ks, mine):
+            scored[k], how[k] = outcome, "claimed"
+        # ``improved`` as far as the batch's earlier candidates are known now (a pruned one
+        # never improved: NaN ranks worst).
+        values = [
+            None if s is None else s.value if s.state == TrialState.COMPLETE else math.nan
+            for s in scored
+        ]
         attrs = self.run.attrs(points, values, ks)
         _claims.complete(
             self.study,
             [
-                (c, values[k], {"improved": a["improved"]}, moment(ends[k]))
+                (
+                    c,
+                    scored[k].value,
+                    {"improved": a["improved"]},
+                    moment(scored[k].end),
+                    scored[k].state,
+                    scored[k].intermediate,
+                )
                 for c, k, a in zip(claimed, ks, attrs)
             ],
         )
@@ -165,11 +194,13 @@ class Cooperation:
             [
                 self.trials.frozen(
                     points.points[k],
-                    values[k],
+                    scored[k].value,
                     a,
                     c.position,
-                    moment(starts[k]),
-                    moment(ends[k]),
+                    moment(scored[k].start),
+                    moment(scored[k].end),
+                    scored[k].state,
+                    scored[k].intermediate,
                     c.trial_id,
                     c.number,
                 )
@@ -177,7 +208,7 @@ class Cooperation:
             ]
         )
 
-    def _poll(self, points: PendingPoints, index, values, how) -> bool:
+    def _poll(self, points: PendingPoints, index, scored, how) -> bool:
         """Read back the positions this worker waits for: the values of those other workers
         completed (into this worker's cache too); whether any is free to claim again (its claims
         failed, or their owners died and were reaped)."""
@@ -189,8 +220,15 @@ class Cooperation:
             complete = [t for t in trials if t[0] == TrialState.COMPLETE and t[1] is not None]
             if complete:
                 k = index[position]
-                values[k], how[k] = float(complete[0][1]), "others"
-                self.objective.remember_score(points.points[k], values[k])
+                value = float(complete[0][1])
+                scored[k], how[k] = Scored(TrialState.COMPLETE, value, 0.0, 0.0), "others"
+                self.top.remember_score(points.points[k], value)
+                continue
+            pruned = [t for t in trials if t[0] == TrialState.PRUNED]
+            if pruned:  # its value is a lower rung's: not one to remember
+                k = index[position]
+                value = math.nan if pruned[0][1] is None else float(pruned[0][1])
+                scored[k], how[k] = Scored(TrialState.PRUNED, value, 0.0, 0.0), "others"
                 continue
             live = False
             for state, _, trial_id, owner in trials:
@@ -211,6 +249,10 @@ class Cooperation:
         return free
 
 
+#: States of a trial that finished its position for good.
+_DONE = (TrialState.COMPLETE, TrialState.PRUNED)
+
+
 def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
     """Complete the positions whose trials a write dropped because another worker's running trial
     held them: wait while that worker lives, and write this run's trial when it died (its claim
@@ -225,7 +267,7 @@ def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
         rewrite, waiting = [], []
         for row in rows:
             states = held.get(row[3], [])
-            if any(state == TrialState.COMPLETE for state, _, _ in states):
+            if any(state in _DONE for state, _, _ in states):
                 continue
             live = False
             for state, trial_id, owner in states:

@@ -75,6 +75,8 @@ def optimize(
             callable ``study.optimize`` accepts.
         n_trials: Stop after this many new trials; ``None`` runs a plan sampler's plan to its end
             (other samplers then run until ``timeout`` or ``study.stop()``, as in Optuna).
+            Batched with an objective's fidelity, the batch that reaches it is finished whole:
+            its points are halved together.
         timeout: Stop starting new work after this many seconds (batched: between batches); what
             was scored is written, and the same call later resumes.
         n_jobs: Batched: processes scoring each batch (-1: one per CPU), this one included; the

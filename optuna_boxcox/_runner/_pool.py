@@ -96,41 +96,53 @@ class ScoringPool:
 
     # -- scoring ------------------------------------------------------------------------------
     def score(
-        self, points: list[np.ndarray], meanwhile: Callable[[], None] | None = None
+        self,
+        points: list[np.ndarray],
+        meanwhile: Callable[[], None] | None = None,
+        *,
+        rows: int | None = None,
     ) -> tuple[list[float], list[float], list[float]]:
         """The values of ``points``, in order, with the ``time.time()`` each one's scoring
         started and ended (a point scored before: both the moment it was looked up).
 
         ``meanwhile`` is called once, before this returns: while the workers score the first
-        points when they are used, else first.
+        points when they are used, else first. ``rows``: score on the objective's rung of that
+        many rows (``objective.at_rows``) instead of all rows.
         """
+        objective = self._scorer(rows)
         n = len(points)
         now = time.time()
-        values: list[float | None] = [self.objective.cached_score(x) for x in points]
+        values: list[float | None] = [objective.cached_score(x) for x in points]
         starts, ends = [now] * n, [now] * n
         todo = [i for i, v in enumerate(values) if v is None]
         # Worker processes share out the points of a batch when the objective scores them one by
         # one; one whose batches share work (k-NN's sweeps) scores them together here. Waking a
         # worker for a single point costs more than it saves.
-        shared = self.objective.batch_work == "sequential"
+        shared = objective.batch_work == "sequential"
         if self.n_workers > 0 and len(todo) >= 2 and shared:
             self.start()
             for first in range(0, len(todo), self.capacity):
                 where = todo[first : first + self.capacity]
-                self._share([points[i] for i in where], where, values, starts, ends, meanwhile)
+                self._share(
+                    [points[i] for i in where], where, values, starts, ends, meanwhile, rows
+                )
                 meanwhile = None
             return values, starts, ends  # type: ignore[return-value]
         if meanwhile is not None:
             meanwhile()
         if todo:
             tick = time.time()
-            scored = self.objective.evaluate_batch([points[i] for i in todo])
+            scored = objective.evaluate_batch([points[i] for i in todo])
             # One call scored them all: each gets an equal share of its time, end to end.
             share = (time.time() - tick) / len(todo)
             for k, (i, value) in enumerate(zip(todo, scored)):
                 values[i] = value
                 starts[i], ends[i] = tick + k * share, tick + (k + 1) * share
         return values, starts, ends  # type: ignore[return-value]
+
+    def _scorer(self, rows: int | None) -> Any:
+        """The objective that scores on ``rows`` rows (None: all of them)."""
+        return self.objective if rows is None else self.objective.at_rows(rows)
 
     def _share(
         self,
@@ -140,7 +152,9 @@ class ScoringPool:
         starts: list[float],
         ends: list[float],
         meanwhile: Callable[[], None] | None,
+        rows: int | None,
     ) -> None:
+        objective = self._scorer(rows)
         n = len(chunk)
         state, lock = self._state, self._lock
         np.stack(chunk, out=self._points[:n])
@@ -151,7 +165,7 @@ class ScoringPool:
         self._batches = batch
         for _, connection in self._workers:
             try:
-                connection.send(("score", batch))
+                connection.send(("score", batch, rows))
             except OSError:  # broken pipe, reset: the worker is gone
                 raise self.died_error() from None
         mine = set()
@@ -161,7 +175,7 @@ class ScoringPool:
             while (k := self._take(batch)) is not None:
                 mine.add(k)
                 starts[where[k]] = time.time()
-                values[where[k]] = self.objective.evaluate(self._points[k])
+                values[where[k]] = objective.evaluate(self._points[k])
                 ends[where[k]] = time.time()
         finally:  # also on an error or Ctrl-C here: nothing new is taken, the workers' points end
             with lock:
@@ -177,7 +191,7 @@ class ScoringPool:
                     float(self._times[k, 0]),
                     float(self._times[k, 1]),
                 )
-                self.objective.remember_score(self._points[k], value)
+                objective.remember_score(self._points[k], value)
 
     def _take(self, batch: int, *, worker: bool = False) -> int | None:
         """Take the next unscored point of ``batch``: its index, or None when there is none.
@@ -249,16 +263,17 @@ class ScoringPool:
                 return
             if message is None:
                 break
-            self._score_taken(index, connection, message[1])
+            self._score_taken(index, connection, message[1], message[2])
         if duty is not None:
             duty.end()
 
-    def _score_taken(self, index: int, connection: Any, batch: int) -> None:
+    def _score_taken(self, index: int, connection: Any, batch: int, rows: int | None) -> None:
         state, lock = self._state, self._lock
+        objective = self._scorer(rows)
         while (k := self._take(batch, worker=True)) is not None:
             try:
                 self._times[k, 0] = time.time()
-                self._scores[k] = self.objective.evaluate(self._points[k].copy())
+                self._scores[k] = objective.evaluate(self._points[k].copy())
                 self._times[k, 1] = time.time()
             except Exception as error:  # raised again in the parent, which stops the run
                 with lock:
@@ -275,6 +290,10 @@ class ScoringPool:
         if self._workers or self._closed or self.n_workers == 0:
             return
         self.objective.warm_up()  # once here, inherited by every worker
+        if getattr(self.objective, "fidelity", None) is not None:
+            # The rungs' objectives (their row subsets) too: built after the fork, each worker
+            # would build its own.
+            self.objective.prepare_rungs()
         context = _parallel.worker_context()
         self._parent = os.getpid()
         self._state = context.RawArray("q", 6)

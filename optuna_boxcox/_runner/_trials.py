@@ -15,6 +15,7 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna._sql import told_value
 from optuna_boxcox._optuna._write import FloatTrialEncoder
 from optuna_boxcox._optuna._write import PreparedTrials
 from optuna_boxcox._optuna._write import TrialRecord
@@ -46,8 +47,20 @@ class RunStats:
 
 
 #: One scored trial waiting to be written: (Λ, objective value, user attributes, plan position,
-#: start, end). Compact, so that handing many to a writer process costs little.
-Row = tuple[np.ndarray, float, dict[str, Any], int, datetime.datetime, datetime.datetime]
+#: start, end, state, intermediate values). Compact, so that handing many to a writer process
+#: costs little. The state is COMPLETE, or PRUNED (rows as the fidelity: the value is then the
+#: last intermediate value); the intermediate values map rows → value (None: none, the exact
+#: search's trials).
+Row = tuple[
+    np.ndarray,
+    float,
+    dict[str, Any],
+    int,
+    datetime.datetime,
+    datetime.datetime,
+    TrialState,
+    "dict[int, float] | None",
+]
 
 
 def moment(seconds: float) -> datetime.datetime:
@@ -95,8 +108,10 @@ class RunTrials:
             return self._trial_rows(encode_trials(self.records(rows), key))
         return self._trial_rows(
             [
-                encode(x.tolist(), value, attrs, {OWNER_KEY: owner, key: p}, start, end)
-                for x, value, attrs, p, start, end in rows
+                encode(
+                    x.tolist(), value, attrs, {OWNER_KEY: owner, key: p}, start, end, state, steps
+                )
+                for x, value, attrs, p, start, end, state, steps in rows
             ]
         )
 
@@ -110,8 +125,10 @@ class RunTrials:
                 system_attrs={OWNER_KEY: self.owner, self.position_key: p},
                 datetime_start=start,
                 datetime_complete=end,
+                state=state,
+                intermediate_values=steps,
             )
-            for x, value, attrs, p, start, end in rows
+            for x, value, attrs, p, start, end, state, steps in rows
         ]
 
     def handed(self, rows: list[Row]) -> None:
@@ -139,14 +156,16 @@ class RunTrials:
         position: int,
         start: datetime.datetime,
         end: datetime.datetime,
+        state: TrialState,
+        intermediate_values: dict[int, float] | None,
         trial_id: int,
         number: int,
     ) -> FrozenTrial:
-        """A complete trial of this run as the storage holds it."""
+        """A finished trial of this run as the storage holds it."""
         return FrozenTrial(
             number=number,
-            state=TrialState.COMPLETE,
-            value=value,
+            state=state,
+            value=told_value(state.name, value),
             values=None,
             datetime_start=start,
             datetime_complete=end,
@@ -158,7 +177,7 @@ class RunTrials:
             distributions=self.distributions,
             user_attrs=attrs,
             system_attrs={OWNER_KEY: self.owner, self.position_key: position},
-            intermediate_values={},
+            intermediate_values=dict(intermediate_values or {}),
             trial_id=trial_id,
         )
 

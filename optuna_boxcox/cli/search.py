@@ -353,6 +353,16 @@ def print_search(found: dict[str, Any]) -> None:
         f"score      base (λ = 1) {found['base']:.4f}   MLE {found['mle']:.4f}   "
         f"Box-Cox search {found['best']:.4f}"
     )
+    confirmed = getattr(result, "confirmed", None)
+    if confirmed is not None:
+        # A tie keeps the found Λ.
+        found_kept = confirmed["value"] == confirmed["found_value"]
+        kept = "the found Λ" if found_kept else "the starting point G"
+        print(
+            f"confirmed  on all {confirmed['rows']:,} rows (the search's top rung had fewer): "
+            f"found Λ {confirmed['found_value']:.4f}, start G {confirmed['start_value']:.4f}; "
+            f"{kept} is the result"
+        )
     if not result.finished and result.budget is None and hasattr(found["sampler"], "budget"):
         print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")

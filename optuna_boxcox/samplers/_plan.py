@@ -102,6 +102,10 @@ class SearchResult:
         n_trials: Positions of the plan that are finished.
         budget: All positions of the plan (known once the plan is replayed to its end).
         finished: Whether the plan is complete.
+        confirmed: When the search's top rung was capped below all rows (rows as the
+            fidelity): the confirmation on all rows (study user attribute
+            ``boxcox_confirmed``: ``rows``, ``best``, ``value``, ``found_value``,
+            ``start_value``); ``params`` and ``best_value`` are then its ``best`` and ``value``.
     """
 
     params: dict[str, float] | None
@@ -110,6 +114,7 @@ class SearchResult:
     n_trials: int = 0
     budget: int | None = None
     finished: bool = False
+    confirmed: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -847,6 +852,13 @@ class PlanRun:
         """Values of positions whose trials another worker wrote: recorded, the plan advanced."""
         for position, value in zip(positions, values):
             self._scores[position] = self._ranking.score(value)
+        self._plan.advance(self._scores)
+
+    def prune(self, positions: Sequence[int]) -> None:
+        """Positions whose trials were pruned (rows as the fidelity): the worst score, as the
+        sampler's replay reads a PRUNED trial; the plan advanced."""
+        for position in positions:
+            self._scores[position] = -np.inf
         self._plan.advance(self._scores)
 
     def result(self) -> SearchResult:

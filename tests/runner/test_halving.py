@@ -1,0 +1,213 @@
+"""Rows as the fidelity in the batched runner: each batch halved over the objective's rungs, the
+pruned candidates PRUNED trials with their intermediate values, as a plain loop halves them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+import pytest
+from sklearn.naive_bayes import GaussianNB
+
+from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import optimize
+from optuna_boxcox._fidelity import Fidelity
+from optuna_boxcox.samplers import PlanRun
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import open_storage
+
+FIDELITY = Fidelity(min_rows=60)  # rungs 60, 180, 540 and all 569 rows of breast_cancer
+
+
+@pytest.fixture(scope="module")
+def data(breast_cancer):
+    return breast_cancer.data.iloc[:, :4].to_numpy(), breast_cancer.target
+
+
+def new_study(url, name="s"):
+    return optuna.create_study(
+        storage=open_storage(url) if url else None,
+        study_name=name,
+        direction="maximize",
+        sampler=make_sampler("iterative"),
+    )
+
+
+def oracle(X, y, fidelity):
+    """The plan halved by hand: every batch's points scored rung by rung with a fresh objective,
+    the best ``max(1, n // eta)`` (ties: plan order) promoted, a lone survivor straight to the
+    top rung, a point COMPLETE in an earlier batch known without scoring. Returns
+    {position: (state, value, intermediate values)} and the plan's (Λopt, value)."""
+    fresh = BoxCoxObjective(X, y, GaussianNB(), fidelity=fidelity)
+    rungs = fresh.rungs
+    plan = make_sampler("iterative").plan(fresh.space)
+    outcome, scores, top_known = {}, {}, {}
+    while not plan.finished:
+        span = plan.positions(plan.current)
+        points = plan.batches[plan.current].points
+        alive = []
+        for p, x in zip(span, points):
+            if x.tobytes() in top_known:
+                outcome[p] = (TrialState.COMPLETE, top_known[x.tobytes()], {})
+            else:
+                alive.append(p)
+        steps = {p: {} for p in alive}
+        for rows in rungs:
+            if not alive:
+                break
+            if len(alive) == 1:
+                rows = rungs[-1]
+            for p in alive:
+                steps[p][rows] = fresh.at_rows(rows).evaluate(points[p - span.start])
+            if rows == rungs[-1]:
+                break
+            ranked = sorted(alive, key=lambda p: (-steps[p][rows], p))
+            alive = sorted(ranked[: max(1, len(alive) // fidelity.eta)])
+        for p, values in steps.items():
+            last = list(values.values())[-1]
+            if rungs[-1] in values:
+                outcome[p] = (TrialState.COMPLETE, last, values)
+                top_known[points[p - span.start].tobytes()] = last
+            else:
+                outcome[p] = (TrialState.PRUNED, last, values)
+        scores.update(
+            (p, outcome[p][1] if outcome[p][0] == TrialState.COMPLETE else -math.inf) for p in span
+        )
+        plan.advance(scores)
+    point, value = plan.result
+    return outcome, fresh.space.to_params(point), value
+
+
+def by_position(study):
+    found = {}
+    for t in study.get_trials(deepcopy=False):
+        position = t.system_attrs[PlanRun.position_key]
+        assert position not in found, f"position {position} finished twice"
+        found[position] = (t.state, t.value, t.intermediate_values)
+    return found
+
+
+@pytest.fixture(scope="module")
+def expected(data):
+    return oracle(*data, FIDELITY)
+
+
+@pytest.mark.parametrize(
+    "kind, n_jobs", [("memory", 1), ("sqlite", 1), ("sqlite", 2), ("journal", 1), ("memory", 2)]
+)
+def test_the_runner_halves_each_batch_as_the_plain_loop(tmp_path, data, expected, kind, n_jobs):
+    url = {"memory": None, "sqlite": f"sqlite:///{tmp_path}/h.db", "journal": f"{tmp_path}/h.log"}
+    study = new_study(url[kind])
+    objective = BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY)
+    result = optimize(study, objective, n_jobs=n_jobs)
+    outcome, params, value = expected
+    assert by_position(study) == outcome
+    assert result.finished and result.params == params and result.best_value == value
+    states = {state for state, _, _ in outcome.values()}
+    assert states == {TrialState.COMPLETE, TrialState.PRUNED}
+    # Read back from the storage (not the runner's cache of its own trials) the same.
+    if url[kind] is not None:
+        reread = optuna.load_study(study_name="s", storage=open_storage(url[kind]))
+        assert by_position(reread) == outcome
+
+
+def test_a_resumed_search_equals_an_uninterrupted_one(tmp_path, data, expected):
+    url = f"sqlite:///{tmp_path}/r.db"
+    study = new_study(url)
+    # Cuts inside batches of 11: each run ends with the batch it started.
+    for n_trials in (5, 30, 7):
+        objective = BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY)
+        before = len(study.trials)
+        optimize(study, objective, n_trials=n_trials)
+        assert (len(study.trials) - before) % 11 == 0
+    objective = BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY)
+    result = optimize(study, objective)
+    outcome, params, value = expected
+    assert by_position(study) == outcome
+    assert result.params == params and result.best_value == value
+
+
+def test_exact_writes_no_pruned_trial(data):
+    study = new_study(None)
+    optimize(study, BoxCoxObjective(*data, GaussianNB()), n_trials=22)
+    assert {t.state for t in study.trials} == {TrialState.COMPLETE}
+    assert all(t.intermediate_values == {} for t in study.trials)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request, tmp_path):
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'read.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+def test_a_pruned_trial_reads_back_as_one_optuna_wrote(url, data):
+    study = new_study(url, "runner")
+    optimize(study, BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY), n_trials=11)
+    # Optuna's own reader is the oracle, on a storage without this package's cache.
+    storage = optuna.storages.RDBStorage(url)
+    ours = storage.get_all_trials(study._study_id)
+    pruned = [t for t in ours if t.state == TrialState.PRUNED]
+    assert pruned and all(len(t.intermediate_values) >= 1 for t in pruned)
+    theirs_study = optuna.create_study(storage=storage, study_name="optuna", direction="maximize")
+    for t in ours:
+        theirs_study.enqueue_trial(t.params)
+        trial = theirs_study.ask(t.distributions)
+        for key, value in t.user_attrs.items():
+            trial.set_user_attr(key, value)
+        for key, value in t.system_attrs.items():
+            storage.set_trial_system_attr(trial._trial_id, key, value)
+        for step, value in t.intermediate_values.items():
+            trial.report(value, step)
+        if t.state == TrialState.PRUNED:
+            theirs_study.tell(trial, state=TrialState.PRUNED)
+        else:
+            theirs_study.tell(trial, t.value)
+    theirs = storage.get_all_trials(theirs_study._study_id)
+    for a, b in zip(ours, theirs, strict=True):
+        assert (a.state, a.values, a.intermediate_values) == (
+            b.state,
+            b.values,
+            b.intermediate_values,
+        )
+        assert list(a.params.items()) == list(b.params.items())
+        assert a.distributions == b.distributions
+        assert a.user_attrs == b.user_attrs
+        # Optuna's tell adds nothing but the enqueued trial's marks to the system attributes.
+        assert a.system_attrs.items() <= b.system_attrs.items()
+
+
+def test_a_capped_top_rung_is_confirmed_on_all_rows(tmp_path, data):
+    capped = Fidelity(min_rows=60, top_rows=180)
+    study = new_study(f"sqlite:///{tmp_path}/c.db")
+    objective = BoxCoxObjective(*data, GaussianNB(), fidelity=capped)
+    assert objective.rungs == (60, 180)
+    result = optimize(study, objective)
+    completes = [t for t in study.trials if t.state == TrialState.COMPLETE]
+    assert all(max(t.intermediate_values, default=180) == 180 for t in completes)
+    # The plan's Λopt and G, scored on all 569 rows by an objective of their own.
+    plan = make_sampler("iterative").result(study)
+    full = BoxCoxObjective(*data, GaussianNB())
+    found_value = full.evaluate(full.to_point(plan.params))
+    start_value = full.evaluate(full.to_point(full.initial_params))
+    confirmed = study.user_attrs["boxcox_confirmed"]
+    assert confirmed["rows"] == 569
+    assert confirmed["found_value"] == found_value
+    assert confirmed["start_value"] == start_value
+    found_wins = found_value >= start_value
+    assert confirmed["best"] == (plan.params if found_wins else full.initial_params)
+    assert confirmed["value"] == max(found_value, start_value)
+    assert result.confirmed == confirmed
+    assert (result.params, result.best_value) == (confirmed["best"], confirmed["value"])
+    # A later run of the finished search reads the confirmation back.
+    again = optimize(study, BoxCoxObjective(*data, GaussianNB(), fidelity=capped))
+    assert again.confirmed == confirmed and again.best_value == result.best_value
+
+
+def test_an_uncapped_search_is_not_confirmed_again(data):
+    study = new_study(None)
+    result = optimize(study, BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY))
+    assert result.confirmed is None and "boxcox_confirmed" not in study.user_attrs
+    assert np.isfinite(result.best_value)
