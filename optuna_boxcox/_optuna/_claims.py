@@ -73,7 +73,9 @@ def announce(study: optuna.Study, identity: str, *, ended: bool = False) -> None
 
 
 def other_workers(study: optuna.Study, identity: str) -> list[str]:
-    """The other batched workers announced on this study and seen recently."""
+    """The other batched workers announced on this study, seen recently and not known dead (a
+    worker killed on this host a moment ago is no partner: a search resumed after it would share
+    its batches with nobody — and, with rows as the fidelity, halve them in pieces)."""
     now = time.time()
     attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
     return [
@@ -84,6 +86,7 @@ def other_workers(study: optuna.Study, identity: str) -> list[str]:
         and isinstance(value, dict)
         and not value.get("ended")
         and now - float(value.get("seen", 0.0)) < ACTIVE_SECONDS
+        and not owner_is_dead(key[len(WORKER_PREFIX) :])
     ]
 
 

@@ -4,6 +4,11 @@ pruned candidates PRUNED trials with their intermediate values, as a plain loop 
 from __future__ import annotations
 
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import optuna
@@ -14,6 +19,7 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._fidelity import Fidelity
+from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox.samplers import PlanRun
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
@@ -211,3 +217,85 @@ def test_an_uncapped_search_is_not_confirmed_again(data):
     result = optimize(study, BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY))
     assert result.confirmed is None and "boxcox_confirmed" not in study.user_attrs
     assert np.isfinite(result.best_value)
+
+
+# A search in a process of its own, for killing and for several workers on one study: GaussianNB
+# slowed down (argv[3] seconds a fit), so that a kill lands in the middle of the search and
+# workers overlap.
+_SEARCH = """
+import sys, time
+import optuna
+from sklearn.datasets import load_breast_cancer
+from sklearn.naive_bayes import GaussianNB
+from optuna_boxcox import BoxCoxObjective, optimize
+from optuna_boxcox._fidelity import Fidelity
+from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import open_storage
+
+class SlowNB(GaussianNB):
+    def fit(self, X, y, sample_weight=None):
+        time.sleep(float(sys.argv[3]))
+        return super().fit(X, y, sample_weight)
+
+X, y = load_breast_cancer(return_X_y=True)
+study = optuna.create_study(storage=open_storage(sys.argv[1]), study_name="s",
+    direction="maximize", sampler=make_sampler("iterative"), load_if_exists=True)
+objective = BoxCoxObjective(X[:, :4], y, SlowNB(), fidelity=Fidelity(min_rows=60))
+optimize(study, objective, n_jobs=int(sys.argv[2]))
+"""
+
+
+def search(url, n_jobs=1, fit_seconds=0.01):
+    return subprocess.Popen(
+        [sys.executable, "-c", _SEARCH, url, str(n_jobs), str(fit_seconds)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def finished(url):
+    try:
+        study = optuna.load_study(study_name="s", storage=open_storage(url))
+    except KeyError:
+        return 0
+    return sum(t.state.is_finished() for t in study.get_trials(deepcopy=False))
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_search_killed_mid_batch_resumes_to_the_uninterrupted_outcome(tmp_path, n_jobs):
+    whole = f"sqlite:///{tmp_path}/whole.db"
+    assert search(whole).wait(timeout=600) == 0
+    url = f"sqlite:///{tmp_path}/killed.db"
+    worker = search(url, n_jobs)
+    deadline = time.monotonic() + 300
+    while finished(url) < 60 and worker.poll() is None:
+        assert time.monotonic() < deadline, "the search made no progress"
+        time.sleep(0.02)
+    os.kill(worker.pid, signal.SIGKILL)
+    worker.wait()
+    assert 0 < finished(url) < 4 * 4 * 11, "the kill did not land mid-search"
+    assert search(url, n_jobs).wait(timeout=600) == 0
+    load = lambda u: optuna.load_study(study_name="s", storage=open_storage(u))
+    assert by_position(load(url)) == by_position(load(whole))
+    result = make_sampler("iterative").result(load(url))
+    assert (
+        result.finished and result.params == make_sampler("iterative").result(load(whole)).params
+    )
+
+
+def test_two_workers_on_one_study_finish_every_position_once(tmp_path):
+    url = f"sqlite:///{tmp_path}/shared.db"
+    optuna.create_study(storage=open_storage(url), study_name="s", direction="maximize")
+    # Started together, with fits slow enough for the search (~10 s) to outlast their start.
+    workers = [search(url, fit_seconds=0.03) for _ in range(2)]
+    for worker in workers:
+        assert worker.wait(timeout=600) == 0, worker.stderr.read().decode()[-2000:]
+    study = optuna.load_study(study_name="s", storage=open_storage(url))
+    outcome = by_position(study)  # fails on a position finished twice
+    assert sorted(outcome) == list(range(4 * 4 * 11))
+    assert {state for state, _, _ in outcome.values()} == {TrialState.COMPLETE, TrialState.PRUNED}
+    assert all(steps for state, _, steps in outcome.values() if state == TrialState.PRUNED)
+    assert make_sampler("iterative").result(study).finished
+    # Both took part: the batches were shared through claims.
+    assert len({t.system_attrs[OWNER_KEY] for t in study.trials}) == 2
