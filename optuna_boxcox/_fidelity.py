@@ -444,6 +444,30 @@ def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:
     return value
 
 
+#: Optuna's pruners a search with a fidelity may use (``--pruner``).
+PRUNERS = ("successive-halving", "hyperband", "median", "none")
+
+
+def make_pruner(name: str, fidelity: Fidelity, n_samples: int) -> optuna.pruners.BasePruner:
+    """Optuna's pruner ``name`` set up for the rungs of ``fidelity`` (steps are row counts)."""
+    import optuna
+
+    rungs = fidelity.rungs(n_samples)
+    if name == "successive-halving":
+        return optuna.pruners.SuccessiveHalvingPruner(
+            min_resource=fidelity.min_rows, reduction_factor=fidelity.eta
+        )
+    if name == "hyperband":
+        return optuna.pruners.HyperbandPruner(
+            min_resource=fidelity.min_rows, max_resource=rungs[-1], reduction_factor=fidelity.eta
+        )
+    if name == "median":
+        return optuna.pruners.MedianPruner()
+    if name == "none":
+        return optuna.pruners.NopPruner()
+    raise ValueError(f"pruner must be one of {', '.join(PRUNERS)}, got {name!r}")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -473,6 +497,7 @@ class Rungs:
 
     def __init__(self, request: Any, owner: Any, build: Callable[[int], Any]) -> None:
         self.request = resolve_request(request)
+        self._auto = isinstance(self.request, AutoFidelity)
         self._owner, self._build = owner, build
         self._objectives: dict[int, Any] = {owner.n_samples: owner}
         if isinstance(self.request, FidelityChoice) and self.request.fidelity is None:
@@ -507,21 +532,21 @@ class Rungs:
 
     def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
         """Settle ``auto``: adopt the choice in ``recorded`` (a study's spec record) when it was
-        ``auto``'s too, else measure, with the plan size of ``sampler`` when it says."""
-        if isinstance(self.request, AutoFidelity):
-            found = (recorded or {}).get("fidelity_choice")
-            if found is not None and found.get("requested") == "auto":
-                self.request = FidelityChoice.from_attrs(found)
-            else:
-                owner = self._owner
-                self.request = choose_auto(
-                    self.request,
-                    self._build,
-                    owner.n_samples,
-                    len(np.unique(owner.y)),
-                    owner.space.dim,
-                    sampler,
-                )
+        ``auto``'s too — even over one measured here before: the study's rungs are the search's
+        — else measure, with the plan size of ``sampler`` when it says."""
+        found = (recorded or {}).get("fidelity_choice")
+        if self._auto and found is not None and found.get("requested") == "auto":
+            self.request = FidelityChoice.from_attrs(found)
+        elif isinstance(self.request, AutoFidelity):
+            owner = self._owner
+            self.request = choose_auto(
+                self.request,
+                self._build,
+                owner.n_samples,
+                len(np.unique(owner.y)),
+                owner.space.dim,
+                sampler,
+            )
         return self.request
 
     def recorded_in(self, spec: Any) -> Any:

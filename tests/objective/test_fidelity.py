@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import optuna
+import pandas as pd
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.naive_bayes import GaussianNB
@@ -144,7 +145,8 @@ def test_exact_has_no_rungs():
 
 def test_at_rows_scores_a_stratified_subset_transformed_as_all_rows():
     X, y = skewed(1000, classes=3)
-    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=100)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)])
+    objective = BoxCoxObjective(frame, y, GaussianNB(), fidelity=100)
     assert objective.rungs == (100, 300, 900, 1000)
     sub = objective.at_rows(300)
     assert sub is objective.at_rows(300)  # built once
@@ -156,6 +158,7 @@ def test_at_rows_scores_a_stratified_subset_transformed_as_all_rows():
     assert np.array_equal(sub.values, objective.values[sub.rows])
     assert sub.mle_params == objective.mle_params
     assert sub.initial_params == objective.initial_params
+    assert sub.param_names == ["f0", "f1", "f2", "f3", "f4", "f5"]
     lambdas = np.full(6, 0.5)
     expected = GaussianNB().fit(sub.transform(lambdas), sub.y).score(sub.transform(lambdas), sub.y)
     assert sub.evaluate(lambdas) == pytest.approx(expected)
@@ -259,6 +262,11 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
     # Pretend the study recorded other rungs: a resumed auto uses them, it does not re-measure.
     recorded = dict(record["fidelity_choice"], fidelity=Fidelity(250, 2).to_attrs())
     study.set_user_attr(SPEC_ATTR, dict(record, fidelity_choice=recorded))
+    # Chosen here before it met the study (a short search: exact), the study's rungs still win.
+    early = SearchSpec("bayes", fidelity=AutoFidelity(positions=1)).objective(X, y)
+    assert early.fidelity is None
+    early.register(study)
+    assert early.fidelity == Fidelity(250, 2)
 
     def no_measuring(*args, **kwargs):
         raise AssertionError("auto measured again instead of reading the study")
