@@ -51,9 +51,12 @@ TYPICAL_POSITIONS_PER_FEATURE = 30
 TYPICAL_BATCH = 11
 #: Rows of the first timing; each next timing doubles them ...
 MEASURE_ROWS = 500
-#: ... until one evaluation takes this long (the last two timings fit the power law: at larger
-#: rows the fixed per-fit overhead no longer hides how the cost grows) or half the rows are reached.
+#: ... until one evaluation takes this long, after two timings at least, or half the rows are
+#: reached. The power law is fitted through the last :data:`FIT_POINTS` timings: at larger rows
+#: the fixed per-fit overhead no longer hides how the cost grows, and three points (least squares
+#: in log-log) steady the exponent against one timing disturbed by the rest of the machine.
 MEASURE_UNTIL_SECONDS = 0.25
+FIT_POINTS = 3
 #: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
 #: of the machine).
 MEASURE_REPEATS = 3
@@ -142,22 +145,28 @@ class AutoFidelity:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds per evaluation on n rows, ``a·n^b``, through the last two of measured
-    ``(rows, seconds)`` (the exponent kept in :data:`EXPONENT_RANGE`)."""
+    """Seconds per evaluation on n rows, ``a·n^b``, fitted by least squares in log-log through
+    the last :data:`FIT_POINTS` of measured ``(rows, seconds)``, the exponent kept in
+    :data:`EXPONENT_RANGE` (a single timing: linear)."""
 
     measured: tuple[tuple[int, float], ...]
 
+    def _fit(self) -> tuple[float, float]:
+        """(b, log a) of the line ``log seconds = log a + b·log rows``."""
+        points = self.measured[-FIT_POINTS:]
+        x = np.log([rows for rows, _ in points])
+        y = np.log([max(seconds, 1e-9) for _, seconds in points])
+        slope = np.polyfit(x, y, 1)[0] if len(points) >= 2 else EXPONENT_RANGE[0]
+        slope = float(min(max(slope, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
+        return slope, float(np.mean(y) - slope * np.mean(x))
+
     @property
     def exponent(self) -> float:
-        if len(self.measured) < 2:
-            return EXPONENT_RANGE[0]
-        (n1, t1), (n2, t2) = self.measured[-2:]
-        b = math.log(max(t2, 1e-9) / max(t1, 1e-9)) / math.log(n2 / n1)
-        return float(min(max(b, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
+        return self._fit()[0]
 
     def seconds(self, n: int) -> float:
-        rows, seconds = self.measured[-1]
-        return seconds * (n / rows) ** self.exponent
+        slope, intercept = self._fit()
+        return math.exp(intercept + slope * math.log(n))
 
 
 @dataclass(frozen=True)
@@ -322,7 +331,8 @@ def choose_fidelity(
     reason = "halving pays"
     if halving > budget_seconds:
         fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, budget_seconds)
-        reason = f"top rung capped to fit {budget_seconds / 60:.0f} min; confirmed on all rows"
+        fits = "to fit" if halving <= budget_seconds else "as far as it goes, still over"
+        reason = f"top rung capped {fits} {budget_seconds / 60:.0f} min; confirmed on all rows"
     made["search_minutes"] = round(halving / 60, 2)
     return FidelityChoice(fidelity, "auto", reason, **made)
 
@@ -355,7 +365,8 @@ def measure_cost(
     at_rows: Callable[[int], Any], n_samples: int, *, first_rows: int = MEASURE_ROWS
 ) -> CostModel:
     """Time evaluations of new points on stratified subsets, doubling the rows from
-    ``first_rows`` until one takes :data:`MEASURE_UNTIL_SECONDS` or half the rows are reached.
+    ``first_rows`` until one takes :data:`MEASURE_UNTIL_SECONDS` (two timings at least) or half
+    the rows are reached.
 
     ``at_rows(r)`` is an objective on ``r`` rows (the search's evaluator on them). Each timing
     scores the starting point once untimed (it builds the transform and compiled kernels), then
@@ -377,7 +388,8 @@ def measure_cost(
             objective.evaluate(point)
             times.append(time.perf_counter() - began)
         measured.append((rows, min(times)))
-        if measured[-1][1] >= MEASURE_UNTIL_SECONDS or 2 * rows > n_samples // 2:
+        slow = measured[-1][1] >= MEASURE_UNTIL_SECONDS and len(measured) >= 2
+        if slow or 2 * rows > n_samples // 2:
             break
         rows *= 2
     return CostModel(tuple(measured))

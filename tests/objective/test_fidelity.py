@@ -284,3 +284,16 @@ def test_exact_studies_keep_their_record():
     X, y = skewed(400)
     record = _study(BoxCoxObjective(X, y, GaussianNB())).user_attrs[SPEC_ATTR]
     assert "fidelity" not in record and "fidelity_choice" not in record
+
+
+def test_auto_caps_to_the_smallest_top_when_nothing_fits_and_says_so():
+    choice = choose_fidelity(50_000, 2, cost(20.0, 1.0), positions=1320, budget_seconds=60)
+    assert choice.fidelity.rungs(50_000) == (206, 618)
+    assert "still over 1 min" in choice.reason
+
+
+def test_the_cost_model_fits_the_last_three_timings():
+    steady = CostModel(((500, 9.0), (1000, 0.001), (2000, 0.004), (4000, 0.016)))
+    assert steady.exponent == pytest.approx(2.0)
+    assert steady.seconds(8000) == pytest.approx(0.064)
+    assert CostModel(((500, 0.5),)).seconds(1000) == pytest.approx(1.0)  # one timing: linear
