@@ -297,3 +297,35 @@ def test_the_cost_model_fits_the_last_three_timings():
     assert steady.exponent == pytest.approx(2.0)
     assert steady.seconds(8000) == pytest.approx(0.064)
     assert CostModel(((500, 0.5),)).seconds(1000) == pytest.approx(1.0)  # one timing: linear
+
+
+# -- the command line ------------------------------------------------------------------------------
+def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
+    tmp_path, capsys, monkeypatch
+):
+    from optuna_boxcox.cli import main
+
+    X, y = skewed(1500)
+    pd.DataFrame(X).assign(y=y).to_csv(tmp_path / "data.csv", index=False)
+    command = ["search", "--csv", str(tmp_path / "data.csv"), "--label", "y"]
+    command += ["--classifier", "knn", "--sampler", "tpe", "--n-trials", "12", "--no-figures"]
+    command += ["--storage", f"sqlite:///{tmp_path}/s.db", "--fidelity", "auto"]
+    # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays.
+    monkeypatch.setattr(fidelity_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
+    assert main(command) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
+    assert line.startswith("fidelity   halving from 500 to 1,500 rows, η=3 (KNeighborsClassifier")
+
+    def no_measuring(*args, **kwargs):
+        raise AssertionError("a resumed auto search measured again")
+
+    monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
+    more = [
+        ("4" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
+    ]
+    assert main(more) == 0
+    again = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
+    assert again == line
+    study = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path}/s.db")
+    assert len(study.trials) == 16
+    assert all(set(t.intermediate_values) <= {500, 1500} for t in study.trials)
