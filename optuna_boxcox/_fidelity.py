@@ -44,6 +44,9 @@ HALVING_SHARE = 0.5
 #: Time ``auto`` plans a search for: a halving search estimated longer gets its top rung capped
 #: to the most rows that fit (the result is then confirmed on all rows).
 DEFAULT_BUDGET_SECONDS = 20 * 60.0
+#: Points a search with a capped top rung scores on all rows at its end (the best found and
+#: the start point, see the runner's confirmation): part of the time budget.
+CONFIRMED_POINTS = 2
 #: Positions per λ assumed when the plan's size is unknown (Optuna's samplers): the paper's
 #: iterative search takes 44 per λ (4 epochs × 11 grid points) of which about 30 are new points.
 TYPICAL_POSITIONS_PER_FEATURE = 30
@@ -52,9 +55,12 @@ TYPICAL_BATCH = 11
 #: Rows of the first timing; each next timing doubles them ...
 MEASURE_ROWS = 500
 #: ... until one evaluation takes this long, after two timings at least, or half the rows are
-#: reached. The power law is fitted through the last :data:`FIT_POINTS` timings: at larger rows
-#: the fixed per-fit overhead no longer hides how the cost grows, and three points (least squares
-#: in log-log) steady the exponent against one timing disturbed by the rest of the machine.
+#: reached. The power law is fitted through the last :data:`FIT_POINTS` timings (at larger rows
+#: the fixed per-fit overhead no longer hides how the cost grows), its exponent the larger of
+#: their least-squares slope in log-log and the slope of the last two: a busy machine disturbs
+#: single timings either way, and an exponent too low lets a search overrun its time budget by
+#: hours (an RBF SVC grows faster at 50,000 rows than its timings up to 8,000 rows suggest),
+#: where one too high only caps the top rung lower (and the result is confirmed on all rows).
 MEASURE_UNTIL_SECONDS = 0.25
 FIT_POINTS = 3
 #: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
@@ -145,28 +151,26 @@ class AutoFidelity:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds per evaluation on n rows, ``a·n^b``, fitted by least squares in log-log through
-    the last :data:`FIT_POINTS` of measured ``(rows, seconds)``, the exponent kept in
+    """Seconds per evaluation on n rows, ``a·n^b`` through the last of measured ``(rows,
+    seconds)``, b the larger of the least-squares slope in log-log of the last
+    :data:`FIT_POINTS` and the slope of the last two (see :data:`MEASURE_UNTIL_SECONDS`), kept in
     :data:`EXPONENT_RANGE` (a single timing: linear)."""
 
     measured: tuple[tuple[int, float], ...]
 
-    def _fit(self) -> tuple[float, float]:
-        """(b, log a) of the line ``log seconds = log a + b·log rows``."""
-        points = self.measured[-FIT_POINTS:]
-        x = np.log([rows for rows, _ in points])
-        y = np.log([max(seconds, 1e-9) for _, seconds in points])
-        slope = np.polyfit(x, y, 1)[0] if len(points) >= 2 else EXPONENT_RANGE[0]
-        slope = float(min(max(slope, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
-        return slope, float(np.mean(y) - slope * np.mean(x))
-
     @property
     def exponent(self) -> float:
-        return self._fit()[0]
+        points = self.measured[-FIT_POINTS:]
+        if len(points) < 2:
+            return EXPONENT_RANGE[0]
+        x = np.log([rows for rows, _ in points])
+        y = np.log([max(seconds, 1e-9) for _, seconds in points])
+        slope = max(np.polyfit(x, y, 1)[0], (y[-1] - y[-2]) / (x[-1] - x[-2]))
+        return float(min(max(slope, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
 
     def seconds(self, n: int) -> float:
-        slope, intercept = self._fit()
-        return math.exp(intercept + slope * math.log(n))
+        rows, seconds = self.measured[-1]
+        return seconds * (n / rows) ** self.exponent
 
 
 @dataclass(frozen=True)
@@ -306,7 +310,8 @@ def choose_fidelity(
     pay), when the data are too few for two rungs above :func:`rung_floor`, or when halving would
     not save at least half the time. Otherwise halving over as many rungs as the floor allows
     (``min_rows = ceil(n / eta^k)``, so the rungs grow to all rows), its top rung capped to the
-    most rows whose search is estimated within ``budget_seconds``.
+    most rows whose search, and the confirmation of its result on all rows, is estimated within
+    ``budget_seconds``.
     """
     exact = positions * cost.seconds(n_samples)
     floor = rung_floor(n_classes)
@@ -330,7 +335,11 @@ def choose_fidelity(
         return FidelityChoice(None, "auto", "halving would not save half the time", **made)
     reason = "halving pays"
     if halving > budget_seconds:
-        fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, budget_seconds)
+        # The search's result and start point are then scored on all rows too (confirmed).
+        confirming = CONFIRMED_POINTS * cost.seconds(n_samples)
+        search_budget = budget_seconds - confirming
+        fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, search_budget)
+        halving += confirming
         fits = "to fit" if halving <= budget_seconds else "as far as it goes, still over"
         reason = f"top rung capped {fits} {budget_seconds / 60:.0f} min; confirmed on all rows"
     made["search_minutes"] = round(halving / 60, 2)

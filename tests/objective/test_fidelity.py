@@ -93,17 +93,20 @@ def test_auto_floor_grows_with_the_classes():
 
 
 def test_auto_caps_the_top_rung_to_fit_the_budget():
-    choice = choose_fidelity(50_000, 2, cost(1.0, 2.0), positions=1320, budget_seconds=1200)
+    choice = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320, budget_seconds=1200)
     rungs = choice.fidelity.rungs(50_000)
     assert choice.fidelity.top_rows is not None and rungs[-1] < 50_000
     assert choice.search_minutes * 60 <= 1200
     uncapped = halving_seconds(
-        cost(1.0, 2.0).seconds, Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
+        cost(0.05, 2.0).seconds, Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
     )
     assert uncapped > 1200  # the cap was needed
+    # The largest top that fits, with two points confirmed on all rows (2 × 125 s here).
+    confirming = 2 * cost(0.05, 2.0).seconds(50_000)
+    assert choice.search_minutes * 60 > confirming
     one_more = Fidelity(choice.fidelity.min_rows, 3, choice.fidelity.top_rows + 1)
-    over = halving_seconds(cost(1.0, 2.0).seconds, one_more.rungs(50_000), 1320, 11, 3)
-    assert over > 1200  # and it is the largest that fits
+    over = halving_seconds(cost(0.05, 2.0).seconds, one_more.rungs(50_000), 1320, 11, 3)
+    assert over + confirming > 1200
 
 
 def test_auto_stays_exact_when_the_cost_does_not_grow_with_rows():
@@ -292,10 +295,16 @@ def test_auto_caps_to_the_smallest_top_when_nothing_fits_and_says_so():
     assert "still over 1 min" in choice.reason
 
 
-def test_the_cost_model_fits_the_last_three_timings():
+def test_the_cost_model_grows_from_the_last_timings_and_never_too_slowly():
     steady = CostModel(((500, 9.0), (1000, 0.001), (2000, 0.004), (4000, 0.016)))
-    assert steady.exponent == pytest.approx(2.0)
+    assert steady.exponent == pytest.approx(2.0)  # the first timing is not among the last three
     assert steady.seconds(8000) == pytest.approx(0.064)
+    # The first of the three too slow (4 ms where 1 ms was due): least squares says 1, the last
+    # two say 2, and the steeper is kept.
+    disturbed = CostModel(((1000, 0.004), (2000, 0.004), (4000, 0.016)))
+    assert disturbed.exponent == pytest.approx(2.0)
+    # The last pair steeper than the three together: it is kept too (safe side of the budget).
+    assert CostModel(((1000, 0.001), (2000, 0.002), (4000, 0.016))).exponent == pytest.approx(3.0)
     assert CostModel(((500, 0.5),)).seconds(1000) == pytest.approx(1.0)  # one timing: linear
 
 
