@@ -338,3 +338,46 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     study = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path}/s.db")
     assert len(study.trials) == 16
     assert all(set(t.intermediate_values) <= {500, 1500} for t in study.trials)
+
+
+class _Clock:
+    now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class _Timed:
+    """An objective whose evaluations take ``cost(rows)`` seconds of a fake clock."""
+
+    initial_params = {"a": 0.0, "b": 0.0}
+    param_names = ["a", "b"]
+
+    def __init__(self, rows, clock, cost):
+        self.rows, self.clock, self.cost = rows, clock, cost
+
+    def evaluate(self, params):
+        self.clock.now += self.cost(self.rows)
+
+
+def test_auto_times_the_rows_it_relies_on_and_chooses_again_when_they_cost_more(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(fidelity_module, "time", clock)
+
+    # Linear up to 10,000 rows, then 50 times dearer (another evaluator, as block-wise SVC).
+    def cost(rows):
+        return 1e-6 * rows * (1 if rows <= 10_000 else 50)
+
+    def at_rows(rows):
+        return _Timed(rows, clock, cost)
+
+    request = AutoFidelity(positions=1320, batch=11)
+    choice = fidelity_module.choose_auto(request, at_rows, 20_000, 2, 30)
+    timed = [rows for rows, _ in choice.measured]
+    assert timed == [500, 1000, 2000, 4000, 8000, 20_000]  # all rows timed: exact looked cheap
+    assert choice.fidelity is not None and choice.exponent == 3.0
+    # Without the jump the first choice stands: exact, all rows timed once to check.
+    steady = fidelity_module.choose_auto(
+        request, lambda rows: _Timed(rows, clock, lambda r: 1e-6 * r), 20_000, 2, 30
+    )
+    assert steady.fidelity is None and [r for r, _ in steady.measured][-1] == 8000
