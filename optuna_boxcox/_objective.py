@@ -162,6 +162,7 @@ class BoxCoxObjective:
         X, y: The rows scored (all rows, or the subsample).
         rows: Indices of the scored rows in the data given, or None without subsampling.
         n_samples: Rows of the data given.
+        bounds: The λ domain, feature name → (low, high).
     """
 
     def __init__(
@@ -223,6 +224,7 @@ class BoxCoxObjective:
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )
         low, high = _resolve_bounds(bounds, self.names, start)
+        self.bounds = {n: (float(lo), float(hi)) for n, lo, hi in zip(self.names, low, high)}
         self.space = _make_space(
             self.names,
             method,
@@ -270,7 +272,6 @@ class BoxCoxObjective:
             fingerprint=fingerprint,
             n_samples=self.n_samples,
         )
-        self._bounds = bounds
         self._rungs = Rungs(fidelity, self, functools.partial(_on_rows, self))
         self.spec = self._rungs.recorded_in(self.spec)
 
@@ -540,7 +541,7 @@ def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
             cv=objective.cv,
             method=objective.method,
             extrapolation=objective.extrapolation,
-            bounds=objective._bounds,
+            bounds=objective.bounds,
             initial_params=objective.initial_params,
             random_state=objective.spec.seed,
             fast=objective.fast,
