@@ -15,6 +15,8 @@ from optuna_boxcox._version import __version__
 
 if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
+    from optuna_boxcox._fidelity import AutoFidelity
+    from optuna_boxcox._fidelity import Fidelity
     from optuna_boxcox._objective import BoxCoxObjective
     from optuna_boxcox._runner import optimize
     from optuna_boxcox._spec import ForeignStudy
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
 #: Public name → the module that defines it.
 _EXPORTS = {
     "BoxCoxClassifier": "optuna_boxcox._classifier",
+    "AutoFidelity": "optuna_boxcox._fidelity",
+    "Fidelity": "optuna_boxcox._fidelity",
     "BoxCoxObjective": "optuna_boxcox._objective",
     "BoxCoxTransformer": "optuna_boxcox._transform",
     "box_cox": "optuna_boxcox._transform",
@@ -58,11 +62,13 @@ _EXPORTS = {
 __all__ = [
     "PRESETS",
     "SAMPLERS",
+    "AutoFidelity",
     "BoxCoxClassifier",
     "BoxCoxObjective",
     "BoxCoxTransformer",
     "CoordinateGridSampler",
     "DiagonalSampler",
+    "Fidelity",
     "ForeignStudy",
     "FullGridSampler",
     "MLESampler",

@@ -32,6 +32,8 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
+from optuna_boxcox._defaults import DEFAULT_PRUNER
+from optuna_boxcox._fidelity import make_pruner
 from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
@@ -135,9 +137,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     study_name : str or None, default=None
         Name of the study in ``storage`` (resumed if it exists); ``None`` lets Optuna name it.
         A study is resumed only for the same experiment — the same data, classifier and
-        parameters, scoring, cv, transforms, estimator parameters and subsample — else fit raises
-        :class:`~optuna_boxcox.StudyMismatch` naming the first that differs; a study optuna-boxcox
-        did not make is used only while it is empty.
+        parameters, scoring, cv, transforms, estimator parameters, subsample and fidelity — else
+        fit raises :class:`~optuna_boxcox.StudyMismatch` naming the first that differs; a study
+        optuna-boxcox did not make is used only while it is empty.
     n_jobs : int, default=1
         The paper's samplers: processes scoring each batch (see :func:`optuna_boxcox.optimize`);
         Optuna's samplers: threads of ``study.optimize``.
@@ -151,6 +153,12 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Score each Λ on this many training rows (stratified, seeded with ``random_state``) — for
         data sets far larger than the paper's; the transform and the classifier are then fitted
         on all rows.
+    fidelity : {"exact", "auto"}, int or None, default=None
+        ``None``/``"exact"`` scores each Λ on all training rows; an int N searches by successive
+        halving over stratified row subsets from N rows (Optuna's pruner decides for Optuna's
+        samplers: successive halving unless ``storage`` is a study with its own); ``"auto"``
+        chooses from the classifier's cost measured on the data. Recorded in the study. See
+        :class:`BoxCoxObjective`.
     verbose : int, default=0
         0 silences Optuna's per-trial log lines during ``fit``.
     transforms : tuple of str or None, default=None
@@ -251,6 +259,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "random_state": ["random_state"],
         "memory_limit": [Interval(Integral, 1, None, closed="left"), str, None],
         "subsample": [Interval(Integral, 2, None, closed="left"), None],
+        "fidelity": [
+            StrOptions({"exact", "auto"}),
+            Interval(Integral, 2, None, closed="left"),
+            None,
+        ],
         "verbose": ["verbose"],
         "transforms": [tuple, list, None],
         "estimator_params": [dict, None],
@@ -274,6 +287,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         random_state: int | None = 0,
         memory_limit: int | str | None = None,
         subsample: int | None = None,
+        fidelity: str | int | None = None,
         verbose: int = 0,
         transforms: tuple[str, ...] | None = None,
         estimator_params: dict[str, Any] | None = None,
@@ -293,6 +307,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.memory_limit = memory_limit
         self.subsample = subsample
+        self.fidelity = fidelity
         self.verbose = verbose
         self.transforms = transforms
         self.estimator_params = estimator_params
@@ -346,6 +361,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             transforms=self.transforms,
             estimator_params=self.estimator_params or {},
             subsample=self.subsample,
+            fidelity=self.fidelity,
             # The user's own sampler object or study searches with itself: nothing to rebuild.
             sampler=sampler if isinstance(sampler, str) and self._owns_study() else None,
             seed=seed,
@@ -357,6 +373,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             # A study of another experiment (other data, classifier, scoring, …) is refused before
             # its old best is reported as this fit's.
             objective.register(study)
+            if objective.fidelity is not None and self._owns_study():
+                # Optuna's samplers: trials report their rungs to Optuna's successive halving.
+                study.pruner = make_pruner(DEFAULT_PRUNER, objective.fidelity, objective.n_samples)
             n_trials = self.n_trials
             if n_trials is None and not isinstance(sampler, PlanSampler):
                 n_trials = DEFAULT_OPEN_ENDED_TRIALS

@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING
 from typing import Any
 
+import numpy as np
 from sklearn.base import clone
 from sklearn.svm import SVC
 
@@ -14,10 +15,12 @@ from optuna_boxcox._criteria import _NN_BLOCK_ROWS
 from optuna_boxcox._evaluators import GENERIC
 from optuna_boxcox._evaluators import make_fast_scorer
 from optuna_boxcox._evaluators import svc_cache_bytes
+from optuna_boxcox._jit import parallel_map
+from optuna_boxcox._points import sweep_column
 from optuna_boxcox._score_cache import ENTRY_BYTES
 
 if TYPE_CHECKING:
-    import numpy as np
+    from collections.abc import Callable
 
     from optuna_boxcox._columns import TransformedColumns
     from optuna_boxcox._memory import MemoryBudget
@@ -214,6 +217,22 @@ class Evaluation:
             if score is not None:
                 return float(score)
         return self.generic_score(scaled, settings, kept)
+
+    def score_batch(
+        self, points: list[np.ndarray], score_one: Callable[[np.ndarray], float]
+    ) -> list[float]:
+        """Scores of distinct points, sharing work where they allow it: a coordinate sweep's
+        distances once (k-NN, :meth:`score_sweep`), else side by side on :attr:`batch_threads`
+        threads, else one after another; ``score_one`` scores (and caches) a single point."""
+        if len(points) >= 2:
+            column = sweep_column(np.array(points))
+            if column is not None and self.shares_sweeps and self.points.feature_at[column] >= 0:
+                swept = self.score_sweep(points, column)
+                if swept is not None:
+                    return swept
+            if self.batch_threads > 1:
+                return parallel_map(score_one, points, self.batch_threads)
+        return [score_one(x) for x in points]
 
     def score_sweep(self, points: list[np.ndarray], d: int) -> list[float] | None:
         """Scores of points that differ in coordinate d only, which changes one column, through

@@ -44,6 +44,9 @@ HALVING_SHARE = 0.5
 #: Time ``auto`` plans a search for: a halving search estimated longer gets its top rung capped
 #: to the most rows that fit (the result is then confirmed on all rows).
 DEFAULT_BUDGET_SECONDS = 20 * 60.0
+#: Points a search with a capped top rung scores on all rows at its end (the best found and
+#: the start point, see the runner's confirmation): part of the time budget.
+CONFIRMED_POINTS = 2
 #: Positions per λ assumed when the plan's size is unknown (Optuna's samplers): the paper's
 #: iterative search takes 44 per λ (4 epochs × 11 grid points) of which about 30 are new points.
 TYPICAL_POSITIONS_PER_FEATURE = 30
@@ -51,12 +54,26 @@ TYPICAL_POSITIONS_PER_FEATURE = 30
 TYPICAL_BATCH = 11
 #: Rows of the first timing; each next timing doubles them ...
 MEASURE_ROWS = 500
-#: ... until one evaluation takes this long (the last two timings fit the power law: at larger
-#: rows the fixed per-fit overhead no longer hides how the cost grows) or half the rows are reached.
+#: ... until one evaluation takes this long, after two timings at least, or half the rows are
+#: reached. The power law is fitted through the last :data:`FIT_POINTS` timings (at larger rows
+#: the fixed per-fit overhead no longer hides how the cost grows), its exponent the larger of
+#: their least-squares slope in log-log and the slope of the last two: a busy machine disturbs
+#: single timings either way, and an exponent too low lets a search overrun its time budget by
+#: hours (an RBF SVC grows faster at 50,000 rows than its timings up to 8,000 rows suggest),
+#: where one too high only caps the top rung lower (and the result is confirmed on all rows).
 MEASURE_UNTIL_SECONDS = 0.25
+FIT_POINTS = 3
 #: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
 #: of the machine).
 MEASURE_REPEATS = 3
+#: The rows a search spends most on (its top rung, or all rows when exact) are timed once more
+#: when the cost model says an evaluation there takes at most this long: an evaluator chosen for
+#: larger data (block-wise where an n × n matrix no longer fits the memory) can cost many times
+#: what timings on small subsets predict (an RBF SVC: 46 s at 20,000 rows where 4,000 rows
+#: predict 4 s) ...
+VERIFY_UNDER_SECONDS = 30.0
+#: ... and the choice is made again with that timing when it is this many times the prediction.
+VERIFY_FACTOR = 1.5
 #: The fitted exponent is kept in this range: a fit reads every row (at least linear), and no
 #: paper classifier grows faster than cubic; timings of a few milliseconds can suggest either.
 EXPONENT_RANGE = (1.0, 3.0)
@@ -142,18 +159,22 @@ class AutoFidelity:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds per evaluation on n rows, ``a·n^b``, through the last two of measured
-    ``(rows, seconds)`` (the exponent kept in :data:`EXPONENT_RANGE`)."""
+    """Seconds per evaluation on n rows, ``a·n^b`` through the last of measured ``(rows,
+    seconds)``, b the larger of the least-squares slope in log-log of the last
+    :data:`FIT_POINTS` and the slope of the last two (see :data:`MEASURE_UNTIL_SECONDS`), kept in
+    :data:`EXPONENT_RANGE` (a single timing: linear)."""
 
     measured: tuple[tuple[int, float], ...]
 
     @property
     def exponent(self) -> float:
-        if len(self.measured) < 2:
+        points = self.measured[-FIT_POINTS:]
+        if len(points) < 2:
             return EXPONENT_RANGE[0]
-        (n1, t1), (n2, t2) = self.measured[-2:]
-        b = math.log(max(t2, 1e-9) / max(t1, 1e-9)) / math.log(n2 / n1)
-        return float(min(max(b, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
+        x = np.log([rows for rows, _ in points])
+        y = np.log([max(seconds, 1e-9) for _, seconds in points])
+        slope = max(np.polyfit(x, y, 1)[0], (y[-1] - y[-2]) / (x[-1] - x[-2]))
+        return float(min(max(slope, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
 
     def seconds(self, n: int) -> float:
         rows, seconds = self.measured[-1]
@@ -297,7 +318,8 @@ def choose_fidelity(
     pay), when the data are too few for two rungs above :func:`rung_floor`, or when halving would
     not save at least half the time. Otherwise halving over as many rungs as the floor allows
     (``min_rows = ceil(n / eta^k)``, so the rungs grow to all rows), its top rung capped to the
-    most rows whose search is estimated within ``budget_seconds``.
+    most rows whose search, and the confirmation of its result on all rows, is estimated within
+    ``budget_seconds``.
     """
     exact = positions * cost.seconds(n_samples)
     floor = rung_floor(n_classes)
@@ -321,8 +343,13 @@ def choose_fidelity(
         return FidelityChoice(None, "auto", "halving would not save half the time", **made)
     reason = "halving pays"
     if halving > budget_seconds:
-        fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, budget_seconds)
-        reason = f"top rung capped to fit {budget_seconds / 60:.0f} min; confirmed on all rows"
+        # The search's result and start point are then scored on all rows too (confirmed).
+        confirming = CONFIRMED_POINTS * cost.seconds(n_samples)
+        search_budget = budget_seconds - confirming
+        fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, search_budget)
+        halving += confirming
+        fits = "to fit" if halving <= budget_seconds else "as far as it goes, still over"
+        reason = f"top rung capped {fits} {budget_seconds / 60:.0f} min; confirmed on all rows"
     made["search_minutes"] = round(halving / 60, 2)
     return FidelityChoice(fidelity, "auto", reason, **made)
 
@@ -355,7 +382,8 @@ def measure_cost(
     at_rows: Callable[[int], Any], n_samples: int, *, first_rows: int = MEASURE_ROWS
 ) -> CostModel:
     """Time evaluations of new points on stratified subsets, doubling the rows from
-    ``first_rows`` until one takes :data:`MEASURE_UNTIL_SECONDS` or half the rows are reached.
+    ``first_rows`` until one takes :data:`MEASURE_UNTIL_SECONDS` (two timings at least) or half
+    the rows are reached.
 
     ``at_rows(r)`` is an objective on ``r`` rows (the search's evaluator on them). Each timing
     scores the starting point once untimed (it builds the transform and compiled kernels), then
@@ -364,23 +392,30 @@ def measure_cost(
     measured: list[tuple[int, float]] = []
     rows = min(first_rows, max(2, n_samples // 2))
     while True:
-        objective = at_rows(rows)
-        start = dict(objective.initial_params)
-        objective.evaluate(start)
-        names = objective.param_names
-        times = []
-        for repeat in range(MEASURE_REPEATS):
-            point = dict(start)
-            name = names[repeat % len(names)]
-            point[name] = start[name] + 0.25 * (repeat + 1)
-            began = time.perf_counter()
-            objective.evaluate(point)
-            times.append(time.perf_counter() - began)
-        measured.append((rows, min(times)))
-        if measured[-1][1] >= MEASURE_UNTIL_SECONDS or 2 * rows > n_samples // 2:
+        measured.append((rows, time_evaluations(at_rows(rows), MEASURE_REPEATS)))
+        slow = measured[-1][1] >= MEASURE_UNTIL_SECONDS and len(measured) >= 2
+        if slow or 2 * rows > n_samples // 2:
             break
         rows *= 2
     return CostModel(tuple(measured))
+
+
+def time_evaluations(objective: Any, repeats: int) -> float:
+    """Seconds of the fastest of ``repeats`` evaluations of new points, each a λ away from the
+    start point in one coordinate as a sweep's candidates are; the start is scored first,
+    untimed (it builds the transform and loads compiled kernels)."""
+    start = dict(objective.initial_params)
+    objective.evaluate(start)
+    names = objective.param_names
+    times = []
+    for repeat in range(repeats):
+        point = dict(start)
+        name = names[repeat % len(names)]
+        point[name] = start[name] + 0.25 * (repeat + 1)
+        began = time.perf_counter()
+        objective.evaluate(point)
+        times.append(time.perf_counter() - began)
+    return min(times)
 
 
 def plan_size(sampler: Any, n_params: int) -> tuple[int | None, int | None]:
@@ -404,9 +439,14 @@ def choose_auto(
     n_classes: int,
     n_params: int,
     sampler: Any = None,
+    kept: Callable[[int], Any] | None = None,
 ) -> FidelityChoice:
     """Measure and choose: :func:`measure_cost`, then :func:`choose_fidelity` with the plan's
-    size from the request, else from the sampler, else the typical one."""
+    size from the request, else from the sampler, else the typical one; then the rows the search
+    spends most on (its top rung, or all rows when exact) are timed once when the model says that
+    is cheap (:data:`VERIFY_UNDER_SECONDS`), and the choice is made again with that timing if it
+    is :data:`VERIFY_FACTOR` times the prediction or more. ``kept(rows)`` is the objective the
+    search will use on those rows (default ``at_rows``)."""
     planned, grid = plan_size(sampler, n_params)
     positions = request.positions or planned or TYPICAL_POSITIONS_PER_FEATURE * n_params
     batch = request.batch or grid or TYPICAL_BATCH
@@ -415,16 +455,26 @@ def choose_auto(
         return FidelityChoice(
             None, "auto", f"fewer than {request.eta * rung_floor(n_classes)} rows"
         )
+
+    def choose(cost: CostModel) -> FidelityChoice:
+        return choose_fidelity(
+            n_samples,
+            n_classes,
+            cost,
+            positions=positions,
+            batch=batch,
+            budget_seconds=request.budget_seconds,
+            eta=request.eta,
+        )
+
     cost = measure_cost(at_rows, n_samples)
-    return choose_fidelity(
-        n_samples,
-        n_classes,
-        cost,
-        positions=positions,
-        batch=batch,
-        budget_seconds=request.budget_seconds,
-        eta=request.eta,
-    )
+    choice = choose(cost)
+    rows = n_samples if choice.fidelity is None else choice.fidelity.rungs(n_samples)[-1]
+    if rows > cost.measured[-1][0] and cost.seconds(rows) <= VERIFY_UNDER_SECONDS:
+        seconds = time_evaluations((kept or at_rows)(rows), 1)
+        if seconds >= VERIFY_FACTOR * cost.seconds(rows):
+            choice = choose(CostModel((*cost.measured, (rows, seconds))))
+    return choice
 
 
 def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:
@@ -442,6 +492,30 @@ def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:
     value = objective.at_rows(top).evaluate(point)
     trial.report(value, step=top)
     return value
+
+
+#: Optuna's pruners a search with a fidelity may use (``--pruner``).
+PRUNERS = ("successive-halving", "hyperband", "median", "none")
+
+
+def make_pruner(name: str, fidelity: Fidelity, n_samples: int) -> optuna.pruners.BasePruner:
+    """Optuna's pruner ``name`` set up for the rungs of ``fidelity`` (steps are row counts)."""
+    import optuna
+
+    rungs = fidelity.rungs(n_samples)
+    if name == "successive-halving":
+        return optuna.pruners.SuccessiveHalvingPruner(
+            min_resource=fidelity.min_rows, reduction_factor=fidelity.eta
+        )
+    if name == "hyperband":
+        return optuna.pruners.HyperbandPruner(
+            min_resource=fidelity.min_rows, max_resource=rungs[-1], reduction_factor=fidelity.eta
+        )
+    if name == "median":
+        return optuna.pruners.MedianPruner()
+    if name == "none":
+        return optuna.pruners.NopPruner()
+    raise ValueError(f"pruner must be one of {', '.join(PRUNERS)}, got {name!r}")
 
 
 def _is_int(value: Any) -> bool:
@@ -473,6 +547,7 @@ class Rungs:
 
     def __init__(self, request: Any, owner: Any, build: Callable[[int], Any]) -> None:
         self.request = resolve_request(request)
+        self._auto = isinstance(self.request, AutoFidelity)
         self._owner, self._build = owner, build
         self._objectives: dict[int, Any] = {owner.n_samples: owner}
         if isinstance(self.request, FidelityChoice) and self.request.fidelity is None:
@@ -507,22 +582,32 @@ class Rungs:
 
     def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
         """Settle ``auto``: adopt the choice in ``recorded`` (a study's spec record) when it was
-        ``auto``'s too, else measure, with the plan size of ``sampler`` when it says."""
-        if isinstance(self.request, AutoFidelity):
-            found = (recorded or {}).get("fidelity_choice")
-            if found is not None and found.get("requested") == "auto":
-                self.request = FidelityChoice.from_attrs(found)
-            else:
-                owner = self._owner
-                self.request = choose_auto(
-                    self.request,
-                    self._build,
-                    owner.n_samples,
-                    len(np.unique(owner.y)),
-                    owner.space.dim,
-                    sampler,
-                )
+        ``auto``'s too — even over one measured here before: the study's rungs are the search's
+        — else measure, with the plan size of ``sampler`` when it says."""
+        found = (recorded or {}).get("fidelity_choice")
+        if self._auto and found is not None and found.get("requested") == "auto":
+            self.request = FidelityChoice.from_attrs(found)
+            self._forget_others()
+        elif isinstance(self.request, AutoFidelity):
+            owner = self._owner
+            self.request = choose_auto(
+                self.request,
+                self._build,
+                owner.n_samples,
+                len(np.unique(owner.y)),
+                owner.space.dim,
+                sampler,
+                kept=self.at,
+            )
+            self._forget_others()
         return self.request
+
+    def _forget_others(self) -> None:
+        """Drop the objectives of rows that are not rungs (one timed while choosing)."""
+        rungs = set(self.rows) | {self._owner.n_samples}
+        for rows in [r for r in self._objectives if r not in rungs]:
+            del self._objectives[rows]
+            self._owner.budget.release(f"rung of {rows} rows")
 
     def recorded_in(self, spec: Any) -> Any:
         """``spec`` with the choice recorded once it is made (``auto`` before it: as it is)."""

@@ -10,6 +10,7 @@ folds), :class:`~._evaluation.Evaluation` (the evaluator and the memory plan) an
 from __future__ import annotations
 
 from collections.abc import Callable
+import functools
 from typing import TYPE_CHECKING
 from typing import Any
 import warnings
@@ -29,7 +30,6 @@ from optuna_boxcox._evaluation import Evaluation
 from optuna_boxcox._fidelity import Fidelity
 from optuna_boxcox._fidelity import Rungs
 from optuna_boxcox._fidelity import score_by_rungs
-from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._jit import resolve_threads
 from optuna_boxcox._memory import DEFAULT_FLOOR
 from optuna_boxcox._memory import MemoryBudget
@@ -38,7 +38,6 @@ from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._points import Configuration
 from optuna_boxcox._points import Points
-from optuna_boxcox._points import sweep_column
 from optuna_boxcox._score_cache import ScoreCache
 from optuna_boxcox._scoring import CRITERIA
 from optuna_boxcox._scoring import METRICS
@@ -155,16 +154,15 @@ class BoxCoxObjective:
         objectives: ``("score",)`` (default), or ``("score", "n_features")`` for a
             two-objective study that also minimises the features kept (create it with
             ``directions=objective.directions``).
-        fidelity: ``None``/``"exact"``: every Λ scored on all rows. An int N or a
-            :class:`~optuna_boxcox._fidelity.Fidelity`: successive halving over stratified row
-            subsets from N rows (:attr:`rungs`, :meth:`at_rows`; a trial reports each rung to the
-            study's pruner). ``"auto"``: chosen from the classifier's cost measured on this data
-            when the study is first met (or read from the study; see :mod:`~._fidelity`).
+        fidelity: ``None``/``"exact"`` (all rows), an int N (a :class:`~._fidelity.Fidelity` from
+            N rows: successive halving over stratified row subsets, see :attr:`rungs`), or
+            ``"auto"``: chosen from the classifier's measured cost (see :mod:`~._fidelity`).
 
     Attributes:
         X, y: The rows scored (all rows, or the subsample).
         rows: Indices of the scored rows in the data given, or None without subsampling.
         n_samples: Rows of the data given.
+        bounds: The λ domain, feature name → (low, high).
     """
 
     def __init__(
@@ -189,13 +187,7 @@ class BoxCoxObjective:
         objectives: Sequence[str] = ("score",),
         fidelity: Any = None,
     ) -> None:
-        if method not in _numerics.METHODS:
-            raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
-        if extrapolation not in _numerics.EXTRAPOLATIONS:
-            raise ValueError(
-                f"extrapolation must be one of {_numerics.EXTRAPOLATIONS}, got {extrapolation!r}"
-            )
-        check_scoring(scoring)
+        _check_choices(method, extrapolation, scoring)
         self.names, self.X, self.y = _checked_data(X, y)
         fingerprint = data_fingerprint(self.X, self.y)
         self.n_threads = resolve_threads(n_threads)
@@ -211,11 +203,7 @@ class BoxCoxObjective:
         self.transforms = _resolve_transforms(transforms, method)
         self.estimator_params = _resolve_estimator_params(estimator_params, estimator, cv)
         self.objectives = _resolve_objectives(objectives, self.transforms)
-        if is_criterion(scoring) and (len(self.transforms) > 1 or self.estimator_params):
-            raise ValueError(
-                f"scoring {self.scoring!r} is a criterion of the Box-Cox λ alone: search "
-                "transforms or estimator_params with a classifier's score"
-            )
+        _check_criterion(scoring, self.transforms, self.estimator_params)
 
         fitted, boxcox_values = _boxcox_values(self.X, self.names, self.transforms)
         if fitted is not None:
@@ -236,6 +224,7 @@ class BoxCoxObjective:
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )
         low, high = _resolve_bounds(bounds, self.names, start)
+        self.bounds = {n: (float(lo), float(hi)) for n, lo, hi in zip(self.names, low, high)}
         self.space = _make_space(
             self.names,
             method,
@@ -283,8 +272,7 @@ class BoxCoxObjective:
             fingerprint=fingerprint,
             n_samples=self.n_samples,
         )
-        self._bounds = bounds
-        self._rungs = Rungs(fidelity, self, lambda rows: _on_rows(self, rows))
+        self._rungs = Rungs(fidelity, self, functools.partial(_on_rows, self))
         self.spec = self._rungs.recorded_in(self.spec)
 
     # -- the search space ------------------------------------------------------------------
@@ -440,27 +428,9 @@ class BoxCoxObjective:
         keys = [self._points.key(x) for x in vectors]
         scores = self._cache.found(keys)
         todo = list({key: x for key, x in zip(keys, vectors) if key not in scores}.items())
-        if len(todo) >= 2:
-            column = sweep_column(np.array([x for _, x in todo]))
-            swept = None
-            if (
-                column is not None
-                and self._evaluation.shares_sweeps
-                and self._points.feature_at[column] >= 0
-            ):
-                swept = self._evaluation.score_sweep([x for _, x in todo], column)
-            if swept is not None:
-                for (key, _), score in zip(todo, swept):
-                    scores[key] = self._cache.store(key, score)
-                todo = []
-            elif self._evaluation.batch_threads > 1:
-                found = parallel_map(
-                    self.evaluate, [x for _, x in todo], self._evaluation.batch_threads
-                )
-                scores.update(zip([key for key, _ in todo], found))
-                todo = []
-        for key, x in todo:
-            scores[key] = self.evaluate(x)
+        found = self._evaluation.score_batch([x for _, x in todo], self.evaluate)
+        for (key, _), score in zip(todo, found):
+            scores[key] = self._cache.store(key, score)  # evaluate stored it already: no-op
         return [scores[key] for key in keys]
 
     @property
@@ -551,24 +521,27 @@ class BoxCoxObjective:
             features = features[self.rows]
         return self._scoring.fit_score(features, self._evaluation.generic)
 
-    # -- argument resolution ---------------------------------------------------------------
+
+# -- argument resolution -----------------------------------------------------------------------
 
 
 def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
     """A new objective like ``objective`` on a stratified subset of ``rows`` of its rows (its
     subsample: the transform's scaling and MLE start from all rows), within what is left of its
     memory budget."""
+    import pandas as pd
+
     with warnings.catch_warnings():  # the objective has warned about its data already
         warnings.simplefilter("ignore")
         return BoxCoxObjective(
-            objective.X,
+            pd.DataFrame(objective.X, columns=objective.names, copy=False),  # the λ names
             objective.y,
             objective.estimator,
             scoring=objective.scoring,
             cv=objective.cv,
             method=objective.method,
             extrapolation=objective.extrapolation,
-            bounds=objective._bounds,
+            bounds=objective.bounds,
             initial_params=objective.initial_params,
             random_state=objective.spec.seed,
             fast=objective.fast,
@@ -577,6 +550,25 @@ def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
             n_threads=objective.n_threads,
             transforms=objective.transforms,
             estimator_params=objective.estimator_params,
+        )
+
+
+def _check_choices(method: str, extrapolation: str, scoring: Any) -> None:
+    if method not in _numerics.METHODS:
+        raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
+    if extrapolation not in _numerics.EXTRAPOLATIONS:
+        raise ValueError(
+            f"extrapolation must be one of {_numerics.EXTRAPOLATIONS}, got {extrapolation!r}"
+        )
+    check_scoring(scoring)
+
+
+def _check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params: Any) -> None:
+    """Refuse a criterion (a score of the λ alone) with transform choices or settings."""
+    if is_criterion(scoring) and (len(transforms) > 1 or estimator_params):
+        raise ValueError(
+            f"scoring {scoring!r} is a criterion of the Box-Cox λ alone: search "
+            "transforms or estimator_params with a classifier's score"
         )
 
 

@@ -109,6 +109,8 @@ class SearchSpec:
         sampler: A name :func:`~optuna_boxcox.samplers.make_sampler` knows, or None when the
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).
+        pruner: The Optuna pruner of a search with a fidelity through ``study.optimize`` (a name
+            of :data:`~optuna_boxcox._fidelity.PRUNERS`; None: successive halving).
         seed: Seed of the sampler, the inner folds and the subsample.
         source: Where the data came from (``dataset``, ``csv``, ``label``, ``features``), so that
             a worker can load them again; not part of the experiment (the fingerprint is).
@@ -128,6 +130,7 @@ class SearchSpec:
     fidelity_choice: Mapping[str, Any] | None = None
     sampler: str | None = None
     sampler_settings: Mapping[str, Any] = field(default_factory=dict)
+    pruner: str | None = None
     seed: int | None = 0
     source: Mapping[str, Any] | None = None
     columns: tuple[str, ...] | None = None
@@ -282,6 +285,8 @@ class SearchSpec:
         if fidelity_identity(self.fidelity) is not None:  # exact studies keep their old record
             record["fidelity"] = fidelity_identity(self.fidelity)
             record["fidelity_choice"] = self.fidelity_choice
+        if self.pruner is not None:
+            record["pruner"] = self.pruner
         return _plain(record)
 
     @classmethod
@@ -308,6 +313,7 @@ class SearchSpec:
             fidelity_choice=record.get("fidelity_choice"),
             sampler=record.get("sampler"),
             sampler_settings=dict(record.get("sampler_settings") or {}),
+            pruner=record.get("pruner"),
             seed=record.get("seed"),
             source=record.get("source"),
             columns=None if record.get("columns") is None else tuple(record["columns"]),

@@ -8,6 +8,7 @@ import re
 from typing import TYPE_CHECKING
 from typing import Any
 
+from optuna_boxcox._defaults import DEFAULT_FIDELITY
 from optuna_boxcox._defaults import DEFAULT_STORAGE
 from optuna_boxcox._defaults import REPRODUCE_STORAGE
 
@@ -64,7 +65,7 @@ def add_objective_arguments(parser: argparse.ArgumentParser, *, classifier: str 
 
 
 def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
-    """--max-memory, --subsample: for data sets far larger than the paper's."""
+    """--max-memory, --subsample, --fidelity: for data sets far larger than the paper's."""
     parser.add_argument(
         "--max-memory",
         default=None,
@@ -80,6 +81,15 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="score every Λ on N rows (stratified, seeded by --seed); the search is recorded "
         "with it, and a model built from the result is fitted on all rows",
+    )
+    parser.add_argument(
+        "--fidelity",
+        default=DEFAULT_FIDELITY,
+        metavar="exact|auto|N",
+        help="exact: every Λ on all rows; N: successive halving, candidates scored first on N "
+        "rows (stratified), the best third promoted to 3 times the rows, up to all rows; auto: "
+        "chosen from the classifier's cost measured on the data (exact when the exact search "
+        f"is estimated under a minute); recorded in the study (default {DEFAULT_FIDELITY})",
     )
 
 
@@ -129,6 +139,22 @@ def load_data_source(
             raise UsageError(f"--features must be at least 1, got {features}")
         X = X.iloc[:, :features]
     return X, y, name
+
+
+def parse_fidelity(text: str) -> str | int | None:
+    """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError."""
+    value = text.strip().lower()
+    if value in ("exact", "auto"):
+        return None if value == "exact" else value
+    try:
+        rows = int(value)
+    except ValueError:
+        raise UsageError(
+            f"--fidelity must be exact, auto or a number of rows, got {text!r}"
+        ) from None
+    if rows < 2:
+        raise UsageError(f"--fidelity must be at least 2 rows, got {rows}")
+    return rows
 
 
 def split_names(text: str | None) -> list[str] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from pathlib import Path
 import time
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
+from optuna_boxcox._defaults import DEFAULT_PRUNER
 from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import add_data_arguments
 from optuna_boxcox.cli._args import add_jobs_argument
@@ -17,6 +19,7 @@ from optuna_boxcox.cli._args import add_objective_arguments
 from optuna_boxcox.cli._args import add_scale_arguments
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import load_data
+from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
 
 if TYPE_CHECKING:
@@ -57,6 +60,15 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     settings.add_argument("--shift-epoch", type=positive(int), help="Shift every s epochs")
     settings.add_argument("--shuffle-epoch", type=positive(int), help="Shuffle every h epochs")
     settings.add_argument("--finer-epoch", type=positive(int), help="Finer every f epochs")
+    parser.add_argument(
+        "--pruner",
+        default=None,
+        metavar="NAME",
+        help="Optuna's pruner for a search with a --fidelity through study.optimize (Optuna's "
+        "samplers, --no-batch): successive-halving, hyperband, median or none (default "
+        f"{DEFAULT_PRUNER}, from the fidelity's rows and η); the paper's samplers run batch by "
+        "batch halve each sweep themselves",
+    )
     add_storage_argument(parser)
     parser.add_argument(
         "--study-name",
@@ -149,6 +161,17 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
     from optuna_boxcox._spec import SearchSpec
 
     options = space_options(args)
+    fidelity = parse_fidelity(getattr(args, "fidelity", "exact"))
+    pruner = getattr(args, "pruner", None)
+    if pruner is not None:
+        from optuna_boxcox._fidelity import PRUNERS
+
+        if pruner not in PRUNERS:
+            raise UsageError(f"--pruner must be one of {', '.join(PRUNERS)}, got {pruner!r}")
+        if fidelity is None:
+            raise UsageError(
+                "--pruner needs --fidelity auto or N: an exact search has no rungs to prune at"
+            )
     source = {
         "dataset": None if args.csv is not None else (args.dataset or "breast_cancer"),
         "csv": None if args.csv is None else str(args.csv),
@@ -163,8 +186,10 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         estimator_params=options.get("estimator_params", {}),
         objectives=options.get("objectives", ("score",)),
         subsample=getattr(args, "subsample", None),
+        fidelity=fidelity,
         sampler=args.sampler,
         sampler_settings=sampler_settings(args),
+        pruner=pruner,
         seed=args.seed,
         source=source,
     )
@@ -221,6 +246,8 @@ def run_spec(
     import optuna
     from optuna.trial import TrialState
 
+    from optuna_boxcox._fidelity import AutoFidelity
+    from optuna_boxcox._fidelity import make_pruner
     from optuna_boxcox._runner import RunStats
     from optuna_boxcox._runner import optimize
     from optuna_boxcox._spec import ForeignStudy
@@ -232,6 +259,10 @@ def run_spec(
         sampler = spec.make_sampler()
     except (TypeError, ValueError) as error:
         raise UsageError(str(error)) from None
+    if spec.fidelity == "auto" and not isinstance(sampler, PlanSampler):
+        # Optuna's samplers run their trials one by one and the pruner halves them all.
+        trials = n_trials or DEFAULT_OPEN_ENDED_TRIALS
+        spec = dataclasses.replace(spec, fidelity=AutoFidelity(positions=trials, batch=trials))
     objective = spec.objective(X, y, memory_limit=memory_limit)
     spec = objective.spec
     study_name = study_name or default_study_name(spec, data_name)
@@ -260,6 +291,10 @@ def run_spec(
         ) from None
     except ForeignStudy as foreign:
         raise UsageError(str(foreign).replace("new study name", "new --study-name")) from None
+    if objective.fidelity is not None:  # study.optimize's trials report their rungs to it
+        study.pruner = make_pruner(
+            spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples
+        )
     if n_trials is None and not isinstance(sampler, PlanSampler):
         n_trials = DEFAULT_OPEN_ENDED_TRIALS
     stats = RunStats()
@@ -349,6 +384,9 @@ def print_search(found: dict[str, Any]) -> None:
             f"subsample  every Λ scored on {described['n_scored']} of {described['n_samples']} "
             "rows (stratified); a model with these λ is fitted on all rows"
         )
+    fidelity_line = fidelity_summary(objective)
+    if fidelity_line is not None:
+        print(f"fidelity   {fidelity_line}")
     print(
         f"score      base (λ = 1) {found['base']:.4f}   MLE {found['mle']:.4f}   "
         f"Box-Cox search {found['best']:.4f}"
@@ -372,6 +410,17 @@ def print_search(found: dict[str, Any]) -> None:
     for name in objective.param_names:
         print(f"  {name:<{width}}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
     print_choices(objective, found["params"])
+
+
+def fidelity_summary(objective: Any) -> str | None:
+    """What the search's fidelity is and why, in one line; None for an exact search asked as such
+    (the paper's search, nothing to say)."""
+    from optuna_boxcox._fidelity import FidelityChoice
+
+    choice = FidelityChoice.from_attrs(objective.describe()["fidelity"])
+    if choice.fidelity is None and choice.requested != "auto":
+        return None
+    return choice.summary(objective.n_samples, type(objective.estimator).__name__)
 
 
 #: What --transforms offers (BoxCoxObjective's transforms).

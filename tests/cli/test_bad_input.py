@@ -372,6 +372,23 @@ def _search(*args: str, sampler: str = "mle") -> list[str]:
     ]
 
 
+#: Bad --fidelity and --pruner values on wine (178 rows): case → (options, the error's words).
+FIDELITY_OPTIONS = {
+    "fidelity-not-a-number": (
+        ["--fidelity", "half"],
+        r"--fidelity must be exact, auto or a number of rows, got 'half'",
+    ),
+    "fidelity-one-row": (["--fidelity", "1"], r"--fidelity must be at least 2 rows, got 1"),
+    "fidelity-all-rows": (["--fidelity", "178"], r"min_rows=178 must be below the 178 rows"),
+    "fidelity-too-few-per-class": (["--fidelity", "5"], r"at least 2 rows per class \(6 for 3"),
+    "pruner-unknown": (
+        ["--fidelity", "40", "--pruner", "asha"],
+        r"--pruner must be one of successive-halving, hyperband, median, none, got 'asha'",
+    ),
+    "pruner-without-fidelity": (["--pruner", "median"], r"--pruner needs --fidelity auto or N"),
+}
+
+
 def _cli_plan(directory: Path, existing_db: Path) -> dict[str, Any]:
     """Every CLI case: its directory, commands (run in order), environment, and the watched study."""
     plans: dict[str, Any] = {}
@@ -408,6 +425,11 @@ def _cli_plan(directory: Path, existing_db: Path) -> dict[str, Any]:
             "commands": [_search("--csv", "data.csv", "--label", "y", "--storage", url(where))],
             "study": (_existing_study(where, existing_db), "existing"),
         }
+    for case, (options, _) in FIDELITY_OPTIONS.items():
+        where = directory / case
+        where.mkdir()
+        command = _search("--dataset", "wine", "--storage", "sqlite:///s.db", *options)
+        plans[case] = {"cwd": where, "commands": [command]}
     where = directory / "study-name-reused"
     where.mkdir()
     shared = ("--storage", "sqlite:///s.db", "--study-name", "shared")
@@ -536,3 +558,9 @@ def test_search_command_one_trial_at_a_time_with_a_reused_study_name_writes_no_t
     (_, _, third), (_, found, _, after) = result["runs"], result["snapshots"]
     assert after[0] == found[0], "a failed trial was written into the existing study"
     _assert_one_line_error(third, REUSED, 2)
+
+
+@pytest.mark.parametrize("case", list(FIDELITY_OPTIONS))
+def test_search_command_with_a_bad_fidelity_or_pruner_prints_one_line(case, cli_results):
+    (run,) = cli_results[case]["runs"]
+    _assert_one_line_error(run, FIDELITY_OPTIONS[case][1], 2)

@@ -151,3 +151,20 @@ def test_a_subsampled_search_scores_few_rows_and_the_model_is_fitted_on_all(brea
     # The transform and the classifier saw every row.
     np.testing.assert_array_equal(clf.transformer_.data_min_, X.min().to_numpy())
     assert clf.estimator_.class_count_.sum() == len(X)
+
+
+def test_a_search_with_a_fidelity_prunes_trials_and_fits_the_model_on_all_rows(breast_cancer):
+    from optuna.trial import TrialState
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = breast_cancer.data, breast_cancer.target
+    clf = BoxCoxClassifier(GaussianNB(), sampler="tpe", n_trials=30, fidelity=60).fit(X, y)
+    assert clf.get_params()["fidelity"] == 60
+    assert clf.study_.user_attrs["boxcox_spec"]["fidelity"]["min_rows"] == 60
+    states = [t.state for t in clf.study_.trials]
+    assert TrialState.PRUNED in states and TrialState.COMPLETE in states
+    # The best trial's value is its score on all rows (the top rung).
+    assert max(clf.study_.trials[-1].intermediate_values) in (60, 180, 540, len(X))
+    assert clf.best_score_ == clf.study_.best_value
+    assert len(clf.study_.best_trial.intermediate_values) == 4
+    assert clf.estimator_.class_count_.sum() == len(X)

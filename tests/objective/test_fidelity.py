@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import optuna
+import pandas as pd
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.naive_bayes import GaussianNB
@@ -92,17 +93,20 @@ def test_auto_floor_grows_with_the_classes():
 
 
 def test_auto_caps_the_top_rung_to_fit_the_budget():
-    choice = choose_fidelity(50_000, 2, cost(1.0, 2.0), positions=1320, budget_seconds=1200)
+    choice = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320, budget_seconds=1200)
     rungs = choice.fidelity.rungs(50_000)
     assert choice.fidelity.top_rows is not None and rungs[-1] < 50_000
     assert choice.search_minutes * 60 <= 1200
     uncapped = halving_seconds(
-        cost(1.0, 2.0).seconds, Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
+        cost(0.05, 2.0).seconds, Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
     )
     assert uncapped > 1200  # the cap was needed
+    # The largest top that fits, with two points confirmed on all rows (2 × 125 s here).
+    confirming = 2 * cost(0.05, 2.0).seconds(50_000)
+    assert choice.search_minutes * 60 > confirming
     one_more = Fidelity(choice.fidelity.min_rows, 3, choice.fidelity.top_rows + 1)
-    over = halving_seconds(cost(1.0, 2.0).seconds, one_more.rungs(50_000), 1320, 11, 3)
-    assert over > 1200  # and it is the largest that fits
+    over = halving_seconds(cost(0.05, 2.0).seconds, one_more.rungs(50_000), 1320, 11, 3)
+    assert over + confirming > 1200
 
 
 def test_auto_stays_exact_when_the_cost_does_not_grow_with_rows():
@@ -144,7 +148,8 @@ def test_exact_has_no_rungs():
 
 def test_at_rows_scores_a_stratified_subset_transformed_as_all_rows():
     X, y = skewed(1000, classes=3)
-    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=100)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)])
+    objective = BoxCoxObjective(frame, y, GaussianNB(), fidelity=100)
     assert objective.rungs == (100, 300, 900, 1000)
     sub = objective.at_rows(300)
     assert sub is objective.at_rows(300)  # built once
@@ -156,6 +161,7 @@ def test_at_rows_scores_a_stratified_subset_transformed_as_all_rows():
     assert np.array_equal(sub.values, objective.values[sub.rows])
     assert sub.mle_params == objective.mle_params
     assert sub.initial_params == objective.initial_params
+    assert sub.param_names == ["f0", "f1", "f2", "f3", "f4", "f5"]
     lambdas = np.full(6, 0.5)
     expected = GaussianNB().fit(sub.transform(lambdas), sub.y).score(sub.transform(lambdas), sub.y)
     assert sub.evaluate(lambdas) == pytest.approx(expected)
@@ -259,6 +265,11 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
     # Pretend the study recorded other rungs: a resumed auto uses them, it does not re-measure.
     recorded = dict(record["fidelity_choice"], fidelity=Fidelity(250, 2).to_attrs())
     study.set_user_attr(SPEC_ATTR, dict(record, fidelity_choice=recorded))
+    # Chosen here before it met the study (a short search: exact), the study's rungs still win.
+    early = SearchSpec("bayes", fidelity=AutoFidelity(positions=1)).objective(X, y)
+    assert early.fidelity is None
+    early.register(study)
+    assert early.fidelity == Fidelity(250, 2)
 
     def no_measuring(*args, **kwargs):
         raise AssertionError("auto measured again instead of reading the study")
@@ -276,3 +287,97 @@ def test_exact_studies_keep_their_record():
     X, y = skewed(400)
     record = _study(BoxCoxObjective(X, y, GaussianNB())).user_attrs[SPEC_ATTR]
     assert "fidelity" not in record and "fidelity_choice" not in record
+
+
+def test_auto_caps_to_the_smallest_top_when_nothing_fits_and_says_so():
+    choice = choose_fidelity(50_000, 2, cost(20.0, 1.0), positions=1320, budget_seconds=60)
+    assert choice.fidelity.rungs(50_000) == (206, 618)
+    assert "still over 1 min" in choice.reason
+
+
+def test_the_cost_model_grows_from_the_last_timings_and_never_too_slowly():
+    steady = CostModel(((500, 9.0), (1000, 0.001), (2000, 0.004), (4000, 0.016)))
+    assert steady.exponent == pytest.approx(2.0)  # the first timing is not among the last three
+    assert steady.seconds(8000) == pytest.approx(0.064)
+    # The first of the three too slow (4 ms where 1 ms was due): least squares says 1, the last
+    # two say 2, and the steeper is kept.
+    disturbed = CostModel(((1000, 0.004), (2000, 0.004), (4000, 0.016)))
+    assert disturbed.exponent == pytest.approx(2.0)
+    # The last pair steeper than the three together: it is kept too (safe side of the budget).
+    assert CostModel(((1000, 0.001), (2000, 0.002), (4000, 0.016))).exponent == pytest.approx(3.0)
+    assert CostModel(((500, 0.5),)).seconds(1000) == pytest.approx(1.0)  # one timing: linear
+
+
+# -- the command line ------------------------------------------------------------------------------
+def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
+    tmp_path, capsys, monkeypatch
+):
+    from optuna_boxcox.cli import main
+
+    X, y = skewed(1500)
+    pd.DataFrame(X).assign(y=y).to_csv(tmp_path / "data.csv", index=False)
+    command = ["search", "--csv", str(tmp_path / "data.csv"), "--label", "y"]
+    command += ["--classifier", "knn", "--sampler", "tpe", "--n-trials", "12", "--no-figures"]
+    command += ["--storage", f"sqlite:///{tmp_path}/s.db", "--fidelity", "auto"]
+    # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays.
+    monkeypatch.setattr(fidelity_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
+    assert main(command) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
+    assert line.startswith("fidelity   halving from 500 to 1,500 rows, η=3 (KNeighborsClassifier")
+
+    def no_measuring(*args, **kwargs):
+        raise AssertionError("a resumed auto search measured again")
+
+    monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
+    more = [
+        ("4" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
+    ]
+    assert main(more) == 0
+    again = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
+    assert again == line
+    study = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path}/s.db")
+    assert len(study.trials) == 16
+    assert all(set(t.intermediate_values) <= {500, 1500} for t in study.trials)
+
+
+class _Clock:
+    now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class _Timed:
+    """An objective whose evaluations take ``cost(rows)`` seconds of a fake clock."""
+
+    initial_params = {"a": 0.0, "b": 0.0}
+    param_names = ["a", "b"]
+
+    def __init__(self, rows, clock, cost):
+        self.rows, self.clock, self.cost = rows, clock, cost
+
+    def evaluate(self, params):
+        self.clock.now += self.cost(self.rows)
+
+
+def test_auto_times_the_rows_it_relies_on_and_chooses_again_when_they_cost_more(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(fidelity_module, "time", clock)
+
+    # Linear up to 10,000 rows, then 50 times dearer (another evaluator, as block-wise SVC).
+    def cost(rows):
+        return 1e-6 * rows * (1 if rows <= 10_000 else 50)
+
+    def at_rows(rows):
+        return _Timed(rows, clock, cost)
+
+    request = AutoFidelity(positions=1320, batch=11)
+    choice = fidelity_module.choose_auto(request, at_rows, 20_000, 2, 30)
+    timed = [rows for rows, _ in choice.measured]
+    assert timed == [500, 1000, 2000, 4000, 8000, 20_000]  # all rows timed: exact looked cheap
+    assert choice.fidelity is not None and choice.exponent == 3.0
+    # Without the jump the first choice stands: exact, all rows timed once to check.
+    steady = fidelity_module.choose_auto(
+        request, lambda rows: _Timed(rows, clock, lambda r: 1e-6 * r), 20_000, 2, 30
+    )
+    assert steady.fidelity is None and [r for r, _ in steady.measured][-1] == 8000

@@ -109,6 +109,8 @@ def test_a_reordered_column_is_refused(tmp_path, capsys, wine_csv):
         ("classifier", ["--classifier", "knn"]),
         ("scoring", ["--scoring", "mcc"]),
         ("cv", ["--cv", "3"]),
+        ("fidelity", ["--fidelity", "auto"]),
+        ("fidelity", ["--fidelity", "50"]),
     ],
 )
 def test_another_classifier_scoring_or_cv_is_refused(tmp_path, capsys, wine_csv, field, changed):
