@@ -3,6 +3,7 @@ pruned candidates PRUNED trials with their intermediate values, as a plain loop 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import signal
@@ -299,3 +300,28 @@ def test_two_workers_on_one_study_finish_every_position_once(tmp_path):
     assert make_sampler("iterative").result(study).finished
     # Both took part: the batches were shared through claims.
     assert len({t.system_attrs[OWNER_KEY] for t in study.trials}) == 2
+
+
+def test_search_prints_the_confirmation_of_a_capped_search(tmp_path, capsys):
+    from optuna_boxcox.cli import build_parser
+    from optuna_boxcox.cli import search as cli_search
+
+    storage = f"sqlite:///{tmp_path}/cli.db"
+    argv = ["search", "--dataset", "breast_cancer", "--features", "4", "--classifier", "bayes"]
+    args = build_parser().parse_args([*argv, "--storage", storage, "--fidelity", "60"])
+    X, y, _ = cli_search.load_data(args)
+    # A capped top rung (what auto chooses for data too large to fit whole every sweep).
+    spec = dataclasses.replace(
+        cli_search.search_spec(args), fidelity=Fidelity(min_rows=60, top_rows=180)
+    )
+    found = cli_search.run_spec(spec, X, y, study_name="capped", storage=storage)
+    cli_search.print_search(found)
+    printed = capsys.readouterr().out
+    confirmed = found["study"].user_attrs["boxcox_confirmed"]
+    line = next(line for line in printed.splitlines() if line.startswith("confirmed"))
+    assert f"on all {confirmed['rows']} rows" in line
+    assert f"found Λ {confirmed['found_value']:.4f}" in line
+    assert f"start G {confirmed['start_value']:.4f}" in line
+    # The result printed is the confirmed one.
+    assert f"Box-Cox search {confirmed['value']:.4f}" in printed
+    assert found["params"] == confirmed["best"]
