@@ -4,6 +4,7 @@ pruned candidates PRUNED trials with their intermediate values, as a plain loop 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 import os
 import signal
@@ -158,7 +159,13 @@ def test_a_pruned_trial_reads_back_as_one_optuna_wrote(url, data):
     ours = storage.get_all_trials(study._study_id)
     pruned = [t for t in ours if t.state == TrialState.PRUNED]
     assert pruned and all(len(t.intermediate_values) >= 1 for t in pruned)
-    theirs_study = optuna.create_study(storage=storage, study_name="optuna", direction="maximize")
+    assert_written_as_by_optuna(storage, ours)
+
+
+def assert_written_as_by_optuna(storage, ours):
+    """Each of ``ours`` equals its twin written through Optuna's public API (ask, report,
+    tell), read back by Optuna's own reader."""
+    theirs_study = optuna.create_study(storage=storage, direction="maximize")
     for t in ours:
         theirs_study.enqueue_trial(t.params)
         trial = theirs_study.ask(t.distributions)
@@ -174,16 +181,54 @@ def test_a_pruned_trial_reads_back_as_one_optuna_wrote(url, data):
             theirs_study.tell(trial, t.value)
     theirs = storage.get_all_trials(theirs_study._study_id)
     for a, b in zip(ours, theirs, strict=True):
-        assert (a.state, a.values, a.intermediate_values) == (
+        assert (a.state, a.values, nan_equal(a.intermediate_values)) == (
             b.state,
             b.values,
-            b.intermediate_values,
+            nan_equal(b.intermediate_values),
         )
         assert list(a.params.items()) == list(b.params.items())
         assert a.distributions == b.distributions
         assert a.user_attrs == b.user_attrs
         # Optuna's tell adds nothing but the enqueued trial's marks to the system attributes.
         assert a.system_attrs.items() <= b.system_attrs.items()
+
+
+def nan_equal(values):
+    """Intermediate values with NaN spelled out (NaN equals nothing, itself included)."""
+    return {step: "NaN" if math.isnan(v) else v for step, v in values.items()}
+
+
+def test_a_claim_finished_as_pruned_reads_back_as_one_optuna_wrote(url):
+    from optuna.distributions import FloatDistribution
+
+    from optuna_boxcox._optuna import _claims
+
+    study = optuna.create_study(storage=open_storage(url), study_name="claims")
+    distributions = {"lambda_0": FloatDistribution(-4, 4), "lambda_1": FloatDistribution(-4, 4)}
+    claimed = _claims.claim(
+        study,
+        [
+            _claims.Claim(p, {"lambda_0": 0.5 * p, "lambda_1": -1.0}, {"epoch": 0})
+            for p in range(3)
+        ],
+        distributions,
+        position_key=PlanRun.position_key,
+        owner="a worker",
+    )
+    end = datetime.datetime.now()
+    _claims.complete(
+        study,
+        [
+            (claimed[0], 0.75, {"improved": False}, end, TrialState.PRUNED, {60: 0.8, 180: 0.75}),
+            (claimed[1], math.nan, {"improved": False}, end, TrialState.PRUNED, {60: math.nan}),
+            (claimed[2], 0.9, {"improved": True}, end, TrialState.COMPLETE, {60: 0.7, 569: 0.9}),
+        ],
+    )
+    storage = optuna.storages.RDBStorage(url)
+    ours = storage.get_all_trials(study._study_id)
+    assert [t.state for t in ours] == [TrialState.PRUNED, TrialState.PRUNED, TrialState.COMPLETE]
+    assert ours[0].value == 0.75 and ours[1].value is None
+    assert_written_as_by_optuna(storage, ours)
 
 
 def test_a_capped_top_rung_is_confirmed_on_all_rows(tmp_path, data):
