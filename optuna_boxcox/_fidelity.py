@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 #: Optuna's default reduction factor of successive halving.
 DEFAULT_ETA = 3
-#: No rung scores on fewer rows than this: below it a classifier's accuracy moves by whole
-#: percent with every row, and the ranking of candidates is mostly noise.
+#: No rung scores on fewer rows than this: below it one row moves the accuracy by over half a
+#: percent, and the ranking of a sweep's candidates is mostly noise.
 MIN_RUNG_ROWS = 200
 #: ... nor on fewer than this many rows per class (a rare class must still be learnable).
 MIN_RUNG_ROWS_PER_CLASS = 10
@@ -66,14 +66,15 @@ FIT_POINTS = 3
 #: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
 #: of the machine).
 MEASURE_REPEATS = 3
-#: The rows a search spends most on (its top rung, or all rows when exact) are timed once more
-#: when the cost model says an evaluation there takes at most this long: an evaluator chosen for
-#: larger data (block-wise where an n × n matrix no longer fits the memory) can cost many times
-#: what timings on small subsets predict (an RBF SVC: 46 s at 20,000 rows where 4,000 rows
-#: predict 4 s) ...
+#: The rows a search spends most on (its top rung, or all rows when exact) are timed too, and
+#: the choice made again with that timing, when the cost model says an evaluation there takes at
+#: most this long: an evaluator chosen for larger data (block-wise where an n × n matrix no longer
+#: fits the memory) can cost several times what timings on small subsets predict (the MLP: 5.9 s
+#: at 5,562 rows where 1,000 rows predicted 3.3 s).
 VERIFY_UNDER_SECONDS = 30.0
-#: ... and the choice is made again with that timing when it is this many times the prediction.
-VERIFY_FACTOR = 1.5
+#: Timed evaluations there (the first new point after the start can pay a one-off cost: k-NN's
+#: took 0.97 s at 5,000 rows, the next ones 0.11 s).
+VERIFY_REPEATS = 2
 #: The fitted exponent is kept in this range: a fit reads every row (at least linear), and no
 #: paper classifier grows faster than cubic; timings of a few milliseconds can suggest either.
 EXPONENT_RANGE = (1.0, 3.0)
@@ -443,10 +444,9 @@ def choose_auto(
 ) -> FidelityChoice:
     """Measure and choose: :func:`measure_cost`, then :func:`choose_fidelity` with the plan's
     size from the request, else from the sampler, else the typical one; then the rows the search
-    spends most on (its top rung, or all rows when exact) are timed once when the model says that
-    is cheap (:data:`VERIFY_UNDER_SECONDS`), and the choice is made again with that timing if it
-    is :data:`VERIFY_FACTOR` times the prediction or more. ``kept(rows)`` is the objective the
-    search will use on those rows (default ``at_rows``)."""
+    spends most on (its top rung, or all rows when exact) are timed too when the model says that
+    is cheap (:data:`VERIFY_UNDER_SECONDS`), and the choice is made again with that timing.
+    ``kept(rows)`` is the objective the search will use on those rows (default ``at_rows``)."""
     planned, grid = plan_size(sampler, n_params)
     positions = request.positions or planned or TYPICAL_POSITIONS_PER_FEATURE * n_params
     batch = request.batch or grid or TYPICAL_BATCH
@@ -471,9 +471,8 @@ def choose_auto(
     choice = choose(cost)
     rows = n_samples if choice.fidelity is None else choice.fidelity.rungs(n_samples)[-1]
     if rows > cost.measured[-1][0] and cost.seconds(rows) <= VERIFY_UNDER_SECONDS:
-        seconds = time_evaluations((kept or at_rows)(rows), 1)
-        if seconds >= VERIFY_FACTOR * cost.seconds(rows):
-            choice = choose(CostModel((*cost.measured, (rows, seconds))))
+        seconds = time_evaluations((kept or at_rows)(rows), VERIFY_REPEATS)
+        choice = choose(CostModel((*cost.measured, (rows, seconds))))
     return choice
 
 

@@ -344,9 +344,8 @@ class BoxCoxObjective:
         return self._rungs.rows
 
     def at_rows(self, rows: int) -> BoxCoxObjective:
-        """This objective on a stratified subset of ``rows`` rows (the transform's scaling and
-        the MLE still from all rows), built once with its own score cache; ``at_rows(n_samples)``
-        is this objective."""
+        """This objective on a stratified subset of ``rows`` rows, transformed as all rows are
+        (scaling, MLE), built once, own cache; ``at_rows(n_samples)`` is this objective."""
         return self._rungs.at(rows)
 
     def prepare_rungs(self) -> None:
@@ -464,7 +463,8 @@ class BoxCoxObjective:
         ``estimated_peak_bytes`` (the objective's own allocations at their peak, by the footprints
         stated before allocating), ``memory`` (that estimate per part), ``n_samples`` (rows given),
         ``n_scored`` (rows each Λ is scored on), ``subsample``, ``n_features``, ``n_threads``,
-        ``batch_threads`` and ``cache_capacity`` (scores kept before the oldest are dropped).
+        ``batch_threads``, ``cache_capacity`` (scores kept before the oldest are dropped) and
+        ``fidelity`` (the :attr:`rungs` and why: ``auto``'s timings and estimates).
         """
         return {
             "evaluator": self.evaluator,

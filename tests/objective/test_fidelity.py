@@ -3,8 +3,6 @@ pruners on the objective's reports, and the fidelity as part of a study's identi
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import optuna
 import pandas as pd
@@ -121,8 +119,10 @@ def test_auto_measures_through_the_objective_and_records_why():
     objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=AutoFidelity(positions=10**6))
     described = objective.describe()["fidelity"]
     assert described["requested"] == "auto"
-    rows = [r for r, _ in described["measured"]]
-    assert rows[0] == 500 and all(b == 2 * a for a, b in itertools.pairwise(rows))
+    *doubling, (top, _) = described["measured"]
+    rows = [r for r, _ in doubling]
+    assert rows == [500, 1000]  # doubling up to half the rows ...
+    assert top == objective.rungs[-1]  # ... and the top rung timed too
     assert all(s > 0 for _, s in described["measured"])
     assert described["exact_minutes"] > 0
     # A million positions make even naive Bayes worth halving.
@@ -275,6 +275,7 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
         raise AssertionError("auto measured again instead of reading the study")
 
     monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
+    monkeypatch.setattr(fidelity_module, "time_evaluations", no_measuring)
     again = SearchSpec("bayes", fidelity="auto").objective(X, y)
     again.register(study)
     assert again.fidelity == Fidelity(250, 2)
@@ -321,6 +322,7 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     command += ["--storage", f"sqlite:///{tmp_path}/s.db", "--fidelity", "auto"]
     # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays.
     monkeypatch.setattr(fidelity_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
+    monkeypatch.setattr(fidelity_module, "VERIFY_UNDER_SECONDS", 0.0)  # no real timing
     assert main(command) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
     assert line.startswith("fidelity   halving from 500 to 1,500 rows, η=3 (KNeighborsClassifier")
@@ -329,6 +331,7 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
         raise AssertionError("a resumed auto search measured again")
 
     monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
+    monkeypatch.setattr(fidelity_module, "time_evaluations", no_measuring)
     more = [
         ("4" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
     ]
@@ -360,7 +363,7 @@ class _Timed:
         self.clock.now += self.cost(self.rows)
 
 
-def test_auto_times_the_rows_it_relies_on_and_chooses_again_when_they_cost_more(monkeypatch):
+def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatch):
     clock = _Clock()
     monkeypatch.setattr(fidelity_module, "time", clock)
 
@@ -376,8 +379,8 @@ def test_auto_times_the_rows_it_relies_on_and_chooses_again_when_they_cost_more(
     timed = [rows for rows, _ in choice.measured]
     assert timed == [500, 1000, 2000, 4000, 8000, 20_000]  # all rows timed: exact looked cheap
     assert choice.fidelity is not None and choice.exponent == 3.0
-    # Without the jump the first choice stands: exact, all rows timed once to check.
+    # Without the jump the first choice stands: exact, all rows timed to check.
     steady = fidelity_module.choose_auto(
         request, lambda rows: _Timed(rows, clock, lambda r: 1e-6 * r), 20_000, 2, 30
     )
-    assert steady.fidelity is None and [r for r, _ in steady.measured][-1] == 8000
+    assert steady.fidelity is None and steady.measured[-1] == (20_000, pytest.approx(0.02))
