@@ -397,6 +397,31 @@ def test_a_run_whose_writer_died_fails_at_once_instead_of_settling(tmp_path, dat
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, ValueError], ids=["ctrl-c", "error"])
+def test_a_run_stopped_while_scoring_its_claims_gives_them_back(tmp_path, data, stop):
+    """Ctrl-C (or a scoring error) while this run scores positions it claimed, sharing the plan
+    with another worker: the claims fail, marked reaped (re-run without counting as failures),
+    instead of staying RUNNING until another worker finds this process gone."""
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox._process import REAPED_KEY
+
+    X, y = data
+    study = new_study("sqlite", tmp_path, "stopped", make_sampler("iterative"))
+    _claims.announce(study, "elsewhere:1:1")  # another batched worker: the batches are shared
+
+    class StopsScoring(BoxCoxObjective):
+        def evaluate_batch(self, points):
+            raise stop("stopped while scoring claimed positions")
+
+    with pytest.raises(stop, match="stopped while scoring"):
+        optimize(study, StopsScoring(X, y, GaussianNB()))
+    trials = study.get_trials(deepcopy=False)
+    assert trials, "the run claimed no position"
+    assert all(
+        t.state == optuna.trial.TrialState.FAIL and t.system_attrs.get(REAPED_KEY) for t in trials
+    ), [(t.number, t.state.name) for t in trials]
+
+
 def _identity_of(process) -> str:
     """The owner identity a child Python process records (it prints it first)."""
     return process.stdout.readline().strip()
