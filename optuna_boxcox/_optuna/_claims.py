@@ -245,6 +245,28 @@ def complete(
         )
 
 
+def release(study: optuna.Study, owner: str) -> None:
+    """Give back the positions ``owner`` holds (this process, stopping before it completed its
+    claims: interrupted, or its scoring failed): its running trials fail, marked reaped as if it
+    had died, in one transaction. Else they would stay RUNNING until another worker finds the
+    process gone, and its report would disagree with the storage.
+
+    Its claims are looked up by owner, not from what it knows it holds: a claim may have been
+    committed just before an interrupt kept the claiming call from returning it.
+    """
+    backend = rdb_backend(storage_of(study))
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        rows = sql(
+            "SELECT t.trial_id FROM trials t JOIN trial_system_attributes o"
+            " ON o.trial_id = t.trial_id AND o.key = ?"
+            " WHERE t.study_id = ? AND t.state = ? AND o.value_json = ?",
+            (OWNER_KEY, study_id_of(study), TrialState.RUNNING.name, json.dumps(owner)),
+        )
+        if rows:
+            _reap_rows(sql, [trial_id for (trial_id,) in rows])
+
+
 def read_positions(
     study: optuna.Study, position_key: str, positions: Sequence[int]
 ) -> dict[int, list[tuple[TrialState, float | None, int, str | None]]]:

@@ -68,7 +68,7 @@ class BatchedRun:
         self.trials = RunTrials(study, run)
         # Another writer on the same study may have finished some positions meanwhile: the writes
         # drop those (the plan is deterministic, so their scores are ours too).
-        last_trial_id = max((trial_id_of(t) for t in run.trials), default=-1)
+        last_trial_id = _first_after_trial_id(study, run.trials)
         self.pool = ScoringPool(objective, n_jobs)
         #: Successive halving of each batch when the objective has a fidelity (rows as the
         #: fidelity); None scores every point on all rows.
@@ -224,19 +224,26 @@ class BatchedRun:
 
     def _end(self, started: float, *, settle_dropped: bool) -> None:
         """Whatever was scored is written, also when scoring failed or was interrupted; a run
-        that ended normally also settles the positions its writes dropped (see :func:`settle`),
-        while an interrupted one leaves them to the next run's replay."""
+        that ended normally and wrote all of it also settles the positions its writes dropped
+        (see :func:`settle`), while an interrupted one, or one whose writer failed, leaves them
+        to the next run's replay."""
+        handed = closed = False
         try:
             self.handover.ready.append(self.pending)
             self.pending = []
             self.handover()
+            handed = True
         finally:
             try:
                 self.writer.close()
+                closed = True
             finally:
                 self.pool.close()
                 try:
-                    if settle_dropped and self.trials.dropped:
+                    # A failed writer (its process died, say) may have written lists it never
+                    # reported, which settling's writer would take for its own; and the run fails
+                    # anyway, so it does not wait for other workers' claims first.
+                    if settle_dropped and handed and closed and self.trials.dropped:
                         settle(self.study, self.trials, self.stats)
                 finally:
                     if self.cooperation is not None:
@@ -258,6 +265,27 @@ def tell(run: PlanRun, points: PendingPoints, scored: list[Scored], which: list[
     run.adopt([points.positions[k] for k in complete], [scored[k].value for k in complete])
     if pruned:
         run.prune([points.positions[k] for k in pruned])
+
+
+def _first_after_trial_id(study: optuna.Study, trials: list[FrozenTrial]) -> int:
+    """The first write's ``after_trial_id``: the trials up to it hold no position the run writes,
+    so its writes need not look at them for positions another worker holds.
+
+    Those are the study's trials when the run started (``trials``), whose finished positions the
+    plan counts done — but not a trial still running then: its position is pending in this run,
+    and its worker may complete it after this run scored the same point (alone, or from its
+    cache), so the writes look from the first such trial on. One that failed since (a dead
+    worker's claim, reaped as the run started) holds nothing.
+    """
+    storage = storage_of(study)
+    held = [
+        trial_id_of(t)
+        for t in trials
+        if not t.state.is_finished() and storage.get_trial(trial_id_of(t)).state != TrialState.FAIL
+    ]
+    if held:
+        return min(held) - 1
+    return max((trial_id_of(t) for t in trials), default=-1)
 
 
 class Handover:

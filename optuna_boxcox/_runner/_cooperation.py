@@ -3,6 +3,7 @@ settling the positions another worker held when a run ends."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from typing import TYPE_CHECKING
@@ -122,9 +123,17 @@ class Cooperation:
         while any(h == "" for h in how):
             if claiming:
                 free = [k for k in range(n) if how[k] == ""]
-                claimed = self._claim(points, free[: self._chunk(len(free))])
+                try:
+                    claimed = self._claim(points, free[: self._chunk(len(free))])
+                    if claimed:
+                        self._score_claimed(points, claimed, index, scored, how)
+                except BaseException:
+                    # Ctrl-C, or the scoring failed: the claims go back, unless the storage is
+                    # what failed (then they are reaped once this process is gone).
+                    with contextlib.suppress(Exception):
+                        _claims.release(self.study, self.identity)
+                    raise
                 if claimed:
-                    self._score_claimed(points, claimed, index, scored, how)
                     continue
             # The rest is held or done by other workers: read it back as it finishes; claim again
             # what a failed (or dead) claim gives back.

@@ -253,6 +253,18 @@ class Report:
         return report
 
 
+def interrupted_while_imported(err: str) -> bool:
+    """Whether ``err`` is Python's report of a KeyboardInterrupt raised while it imported the
+    command: the package's frames are all modules' top level (none is a function, such as the
+    command's entry point, which handles Ctrl-C)."""
+    lines = err.strip().splitlines()
+    frames = re.findall(r'^  File "([^"]+)", line \d+, in (\S+)$', err, re.M)
+    ours = [name for path, name in frames if "/optuna_boxcox/" in path]
+    return bool(lines and lines[-1] == "KeyboardInterrupt" and frames) and all(
+        name == "<module>" for name in ours
+    )
+
+
 def search_command(url: str, study: str) -> list[str]:
     return [
         sys.executable,
@@ -493,6 +505,15 @@ class Run:
             # Ctrl-C in the first milliseconds, before Python installs its handler, ends any
             # Python program this way (silently, as the operating system's default does).
             self.log(f"{worker.name} was interrupted before Python could handle it")
+            return
+        if (
+            code == -signal.SIGINT
+            and any("SIGINT" in s for s in worker.signals)
+            and interrupted_while_imported(err)
+        ):
+            # Ctrl-C while Python still imports the command, before any of its code can catch it:
+            # Python prints the KeyboardInterrupt and ends by SIGINT, as for any Python program.
+            self.log(f"{worker.name} was interrupted while Python imported it")
             return
         if "Traceback" in err:
             self.problem("traceback", f"{worker.name} printed a traceback: {worker.tail()}")

@@ -280,6 +280,162 @@ def test_a_write_another_writer_overtook_does_not_blind_the_next_write(tmp_path,
     assert sorted(positions) == [0, 1, 2, 3], positions
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_claim_running_when_the_run_started_and_completed_later_is_not_written_again(
+    tmp_path, data, monkeypatch, n_jobs
+):
+    """Another worker's claim is RUNNING when this run reads the study, and that worker completes
+    it before this run writes the same position (alone, the run scores every position of its
+    batches): the write must see the claim although its trial is older than every trial the run
+    writes, so that the position is COMPLETE once."""
+    from datetime import datetime
+
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox.samplers import PlanRun
+
+    X, y = data
+    key = PlanRun.position_key
+    reference = new_study("memory", tmp_path, "ref", make_sampler("iterative"))
+    expected = optimize(reference, BoxCoxObjective(X, y, GaussianNB()))
+    sampler = make_sampler("iterative")
+    study = new_study("sqlite", tmp_path, "late", sampler)
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    objective.register(study)
+    first = sampler.start_run(study).pending()
+    position, point = first.positions[0], first.points[0]
+    (theirs,) = [t for t in reference.trials if t.system_attrs[key] == position]
+    (claimed,) = _claims.claim(
+        study,
+        [_claims.Claim(position, objective.space.to_params(point), first.attrs[0])],
+        objective.space.distributions(),
+        position_key=key,
+        owner="elsewhere:1:1",  # a worker on another machine: never taken for dead here
+    )
+    start_run = sampler.start_run
+
+    def completed_once_the_run_started(*args, **kwargs):
+        run = start_run(*args, **kwargs)
+        improved = {"improved": theirs.user_attrs["improved"]}
+        _claims.complete(
+            study,
+            [
+                (
+                    claimed,
+                    theirs.value,
+                    improved,
+                    datetime.now(),
+                    optuna.trial.TrialState.COMPLETE,
+                    None,
+                )
+            ],
+        )
+        return run
+
+    monkeypatch.setattr(sampler, "start_run", completed_once_the_run_started)
+    result = optimize(study, objective, n_jobs=n_jobs)
+
+    positions = _plan_positions(study)
+    assert not [p for p, n in positions.items() if n > 1], "positions COMPLETE twice"
+    assert len(positions) == len(reference.trials) == len(study.trials)
+    assert storage_of(study).get_trial(claimed.trial_id).state == optuna.trial.TrialState.COMPLETE
+    assert result.params == expected.params
+
+
+def test_a_run_whose_writer_died_fails_at_once_instead_of_settling(tmp_path, data, monkeypatch):
+    """The writing worker dies once every batch is scored, after writing a list that dropped a
+    position another live worker holds: the run fails with that at once. It does not settle the
+    dropped position (waiting for that worker, and writing through a writer that would take the
+    dead writer's unreported lists for its own); the next run replays what is not written."""
+    from datetime import datetime
+    import multiprocessing
+    import sqlite3
+    import threading
+    import time
+
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox._runner._batched import BatchedRun
+
+    X, y = data
+    study = new_study("sqlite", tmp_path, "dead", make_sampler("iterative"))
+    claims = []
+
+    class ClaimedMeanwhile(BoxCoxObjective):
+        def evaluate_batch(self, points):
+            if not claims:  # a worker on another machine claims a position of the first write
+                claims.append(_claim(study, self, "elsewhere:1:1", position=5))
+            return super().evaluate_batch(points)
+
+    end = BatchedRun._end
+
+    def writer_killed_first(run, *args, **kwargs):
+        # The loop is done; the writer has written its first list (the plan's 132 trials go in
+        # lists of at least 100) and dies before this process reads its report.
+        deadline = time.monotonic() + 60
+        with sqlite3.connect(tmp_path / "dead.db") as connection:
+            while time.monotonic() < deadline:
+                ((done,),) = connection.execute(
+                    "SELECT COUNT(*) FROM trials WHERE state = 'COMPLETE'"
+                ).fetchall()
+                if done >= 100:
+                    break
+                time.sleep(0.02)
+        for worker in multiprocessing.active_children():
+            os.kill(worker.pid, signal.SIGKILL)
+            worker.join()
+        return end(run, *args, **kwargs)
+
+    monkeypatch.setattr(BatchedRun, "_end", writer_killed_first)
+    # k-NN scores each batch in this process: the pool's one worker only writes.
+    objective = ClaimedMeanwhile(X, y, KNeighborsClassifier())
+    raised = []
+
+    def search():
+        try:
+            optimize(study, objective, n_jobs=2)
+        except Exception as error:
+            raised.append(error)
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    thread.join(timeout=20)
+    settling = thread.is_alive()
+    if settling:  # let it end: the other worker completes its claim
+        _claims.complete(
+            study, [(claims[0], 0.5, {}, datetime.now(), optuna.trial.TrialState.COMPLETE, None)]
+        )
+        thread.join()
+    assert not settling, "the run waited for another worker after its writer had died"
+    assert len(raised) == 1 and "a worker process of the search died" in str(raised[0])
+    assert multiprocessing.active_children() == []
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, ValueError], ids=["ctrl-c", "error"])
+def test_a_run_stopped_while_scoring_its_claims_gives_them_back(tmp_path, data, stop):
+    """Ctrl-C (or a scoring error) while this run scores positions it claimed, sharing the plan
+    with another worker: the claims fail, marked reaped (re-run without counting as failures),
+    instead of staying RUNNING until another worker finds this process gone."""
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox._process import REAPED_KEY
+
+    X, y = data
+    study = new_study("sqlite", tmp_path, "stopped", make_sampler("iterative"))
+    _claims.announce(study, "elsewhere:1:1")  # another batched worker: the batches are shared
+
+    class StopsScoring(BoxCoxObjective):
+        def evaluate_batch(self, points):
+            raise stop("stopped while scoring claimed positions")
+
+    with pytest.raises(stop, match="stopped while scoring"):
+        optimize(study, StopsScoring(X, y, GaussianNB()))
+    trials = study.get_trials(deepcopy=False)
+    assert trials, "the run claimed no position"
+    assert all(
+        t.state == optuna.trial.TrialState.FAIL and t.system_attrs.get(REAPED_KEY) for t in trials
+    ), [(t.number, t.state.name) for t in trials]
+
+
 def _identity_of(process) -> str:
     """The owner identity a child Python process records (it prints it first)."""
     return process.stdout.readline().strip()
