@@ -66,7 +66,7 @@ def _python_with_peak(module: str, args: list[str]) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def _timed_python(module: str, args: list[str], cwd: Path) -> Timed:
+def timed_python(module: str, args: list[str], cwd: Path) -> Timed:
     started = time.time()
     run = subprocess.run(
         _python_with_peak(module, args), cwd=cwd, capture_output=True, text=True, timeout=3600
@@ -123,7 +123,7 @@ def compare_search(
         timings = workdir / f"timings-{k}.json"
         for path in (db, timings):
             path.unlink(missing_ok=True)
-        search = _timed_python(
+        search = timed_python(
             "optuna_boxcox.cli",
             [
                 "search",
@@ -149,7 +149,7 @@ def compare_search(
         search.report["lambdas"] = _stored_result(db)
         searches.append(search)
         plains.append(
-            _timed_python(
+            timed_python(
                 "optuna_boxcox.bench.plain_loop",
                 [
                     "--csv",
@@ -211,14 +211,14 @@ def compare_study_scripts(
         db.unlink(missing_ok=True)
         url = f"sqlite:///{db}"
         plugin.append(
-            _timed_python(
+            timed_python(
                 "optuna_boxcox.bench.study_script",
                 ["--storage", url, "--study-name", "plugin", "--runner", "plugin"],
                 workdir,
             )
         )
         plain.append(
-            _timed_python(
+            timed_python(
                 "optuna_boxcox.bench.study_script",
                 [
                     "--storage",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
-SECTIONS = ("end-to-end", "components", "scale", "parallel", "read")
+SECTIONS = ("end-to-end", "components", "scale", "parallel", "read", "fidelity")
 DEFAULT_SECTIONS = ("end-to-end", "components")
 
 
@@ -103,6 +103,29 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--preset", default="iterative", help="components: the preset")
     parser.add_argument(
+        "--fidelity-data",
+        default="scale",
+        help="fidelity: comma-separated data sets, 'scale' (the synthetic generator) or "
+        "csv:PATH (default scale)",
+    )
+    parser.add_argument(
+        "--fidelity-classifiers",
+        default="bayes,linear,knn,svc",
+        help="fidelity: comma-separated classifiers (default bayes,linear,knn,svc)",
+    )
+    parser.add_argument(
+        "--fidelity-rows",
+        type=int,
+        default=5000,
+        help="fidelity: rows of each data set before the 70/30 split (default 5000)",
+    )
+    parser.add_argument(
+        "--fidelity-repeats",
+        type=int,
+        default=1,
+        help="fidelity: alternating runs of the three searches (medians; default 1)",
+    )
+    parser.add_argument(
         "--b-trials",
         type=int,
         default=110,
@@ -153,6 +176,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _parallel(args, Path(tmp))
         if "read" in sections:
             ok = _read(args, Path(tmp)) and ok
+        if "fidelity" in sections:
+            _fidelity(args, Path(tmp))
     return 0 if ok else 1
 
 
@@ -196,6 +221,34 @@ def _read(args: argparse.Namespace, workdir: Path) -> bool:
     )
     print(read.format_read_row(row), flush=True)
     return row["equal"]
+
+
+def _fidelity(args: argparse.Namespace, workdir: Path) -> None:
+    from optuna_boxcox.bench import fidelity
+    from optuna_boxcox.cli._args import split_names
+
+    print(
+        f"fidelity: iterative search on 70 % of {args.fidelity_rows} rows, exact vs "
+        "--fidelity auto vs --subsample at about auto's time; held-out accuracy on the other "
+        f"30 % (medians of {args.fidelity_repeats} alternating runs)",
+        flush=True,
+    )
+    rows = []
+    for data in split_names(args.fidelity_data) or []:
+        for classifier in split_names(args.fidelity_classifiers) or []:
+            rows.append(
+                fidelity.measure(
+                    data,
+                    classifier,
+                    workdir,
+                    rows=args.fidelity_rows,
+                    repeats=args.fidelity_repeats,
+                )
+            )
+            print(fidelity.format_rows(rows[-1:]).splitlines()[2], flush=True)
+    print()
+    print(fidelity.format_rows(rows))
+    print()
 
 
 def _parallel(args: argparse.Namespace, workdir: Path) -> None:

@@ -1,0 +1,203 @@
+"""Rows as the fidelity, as a user measures it: whole ``search`` commands on held-out data.
+
+For each data set and classifier the rows are split once, 70 % to search and 30 % held out
+(stratified, seed 0). Three whole ``optuna-boxcox search --sampler iterative`` commands run on the
+70 %, alternating over the repeats so that the machine's drift hits them alike:
+
+- ``exact``: every candidate scored on all rows (``--fidelity exact``);
+- ``auto``: ``--fidelity auto`` (successive halving over row subsets when it pays);
+- ``subsample``: ``--subsample N`` with N chosen to take about auto's time: rows scale the cost of
+  a search by roughly ``rows ** b``, with the exponent ``b`` that auto measured for this classifier
+  (1 when it recorded none); the times printed are the measured ones.
+
+Each chosen Λ (the confirmed one when the search confirmed on all rows) is fitted with the
+classifier on the 70 % and scored on the 30 %. The table gives wall seconds (medians), peak
+resident memory, held-out accuracy, and auto's accuracy and speed against exact.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import sqlite3
+import statistics
+from typing import Any
+
+import numpy as np
+
+from optuna_boxcox.bench.end_to_end import timed_python
+
+#: The modes compared, in the order they run.
+MODES = ("exact", "auto", "subsample")
+#: Rows of each data set (a larger one is stratified-sampled down to this).
+DEFAULT_ROWS = 5000
+HELD_OUT = 0.3
+
+
+def load_case(data: str, rows: int) -> tuple[str, Any, np.ndarray]:
+    """``scale`` (the synthetic scale generator) or ``csv:PATH`` (class in the last column named
+    ``y``, ``label`` or ``class``, else the last column), cut to ``rows`` rows, stratified."""
+    import pandas as pd
+
+    from optuna_boxcox.bench.scale import scale_data
+    from optuna_boxcox.benchmark import subsample
+
+    if data == "scale":
+        X, y = scale_data(rows)
+        return f"scale{rows}", pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]), y
+    if not data.startswith("csv:"):
+        raise ValueError(f"fidelity data must be 'scale' or 'csv:PATH', got {data!r}")
+    path = Path(data[4:])
+    frame = pd.read_csv(path)
+    label = next((c for c in ("y", "label", "class") if c in frame.columns), frame.columns[-1])
+    y = frame.pop(label).to_numpy()
+    if len(y) > rows:
+        keep = subsample(y, rows)
+        frame, y = frame.iloc[keep].reset_index(drop=True), y[keep]
+    return path.stem, frame, y
+
+
+def _split(X: Any, y: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray]:
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(X, y, test_size=HELD_OUT, stratify=y, random_state=0)
+
+
+def _search(csv: Path, classifier: str, db: Path, extra: list[str], workdir: Path) -> Any:
+    db.unlink(missing_ok=True)
+    return timed_python(
+        "optuna_boxcox.cli",
+        [
+            "search",
+            "--csv",
+            str(csv),
+            "--label",
+            "y",
+            "--classifier",
+            classifier,
+            "--sampler",
+            "iterative",
+            "--storage",
+            f"sqlite:///{db}",
+            "--study-name",
+            "fidelity",
+            *extra,
+        ],
+        workdir,
+    )
+
+
+def chosen(db: Path) -> tuple[dict[str, float], dict[str, Any]]:
+    """The Λ a search chose (confirmed on all rows when it confirmed) and what its objective
+    recorded about itself (evaluator, fidelity)."""
+    with sqlite3.connect(db) as connection:
+        attrs = dict(
+            connection.execute("SELECT key, value_json FROM study_user_attributes").fetchall()
+        )
+    result = json.loads(attrs["boxcox_result"])["params"]
+    confirmed = json.loads(attrs.get("boxcox_confirmed", "null"))
+    described = json.loads(attrs.get("boxcox_evaluator", "{}"))
+    return (confirmed["best"] if confirmed else result), described
+
+
+def held_out_accuracy(lambdas: dict[str, float], classifier: str, split: tuple) -> float:
+    """Λ's transform and the classifier fitted on the searched part, accuracy on the held-out."""
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from optuna_boxcox import BoxCoxTransformer
+    from optuna_boxcox.classifiers import make_classifier
+
+    X_train, X_test, y_train, y_test = split
+    names = list(X_train.columns)
+    model = make_pipeline(
+        BoxCoxTransformer(lambdas=[lambdas[n] for n in names]), clone(make_classifier(classifier))
+    )
+    model.fit(X_train, y_train)
+    return float(np.mean(model.predict(X_test) == y_test))
+
+
+def _exponent(described: dict[str, Any]) -> float:
+    fidelity = described.get("fidelity") or {}
+    measured = fidelity.get("measured") if isinstance(fidelity, dict) else None
+    exponent = (measured or {}).get("exponent")
+    return float(exponent) if exponent else 1.0
+
+
+def measure(
+    data: str, classifier: str, workdir: Path, *, rows: int = DEFAULT_ROWS, repeats: int = 1
+) -> dict[str, Any]:
+    """The three searches on one data set and classifier (see the module's docstring)."""
+    name, X, y = load_case(data, rows)
+    split = _split(X, y)
+    X_train, _, y_train, _ = split
+    csv = workdir / f"fidelity-{name}.csv"
+    frame = X_train.copy()
+    frame["y"] = y_train
+    frame.to_csv(csv, index=False)
+    n_train = len(y_train)
+    times: dict[str, list[float]] = {m: [] for m in MODES}
+    peaks: dict[str, float] = dict.fromkeys(MODES, 0.0)
+    accuracy: dict[str, float] = {}
+    size = None
+    exponent, auto_choice = 1.0, {}
+    for k in range(repeats):
+        for mode in MODES:
+            db = workdir / f"fidelity-{name}-{classifier}-{mode}.db"
+            if mode == "subsample":
+                if size is None:
+                    ratio = statistics.median(times["auto"]) / statistics.median(times["exact"])
+                    size = int(n_train * ratio ** (1 / max(exponent, 0.5)))
+                    size = min(n_train, max(size, 20 * len(np.unique(y_train))))
+                extra = ["--subsample", str(size)] if size < n_train else []
+            else:
+                extra = ["--fidelity", mode]
+            timed = _search(csv, classifier, db, extra, workdir)
+            times[mode].append(timed.seconds)
+            peaks[mode] = max(peaks[mode], timed.peak_mib)
+            if k == 0:
+                lambdas, described = chosen(db)
+                accuracy[mode] = held_out_accuracy(lambdas, classifier, split)
+                if mode == "auto":
+                    exponent = _exponent(described)
+                    auto_choice = (described.get("fidelity") or {}) if described else {}
+    seconds = {m: statistics.median(t) for m, t in times.items()}
+    return {
+        "data": name,
+        "classifier": classifier,
+        "rows": n_train,
+        "seconds": seconds,
+        "peak_mib": peaks,
+        "accuracy": accuracy,
+        "subsample": size,
+        "auto": auto_choice,
+        "speedup": seconds["exact"] / seconds["auto"],
+        "points": 100 * (accuracy["auto"] - accuracy["exact"]),
+        "repeats": repeats,
+    }
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    header = (
+        f"{'data':<14}{'clf':<7}{'rows':>6}  {'exact s':>8}{'auto s':>8}{'sub s':>8}"
+        f"{'sub N':>7}  {'MiB e/a/s':>15}  {'acc exact':>9}{'auto':>7}{'sub':>7}"
+        f"  {'auto−exact':>10}{'speed-up':>9}"
+    )
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        s, a, m = r["seconds"], r["accuracy"], r["peak_mib"]
+        lines.append(
+            f"{r['data']:<14}{r['classifier']:<7}{r['rows']:>6}  {s['exact']:>8.1f}"
+            f"{s['auto']:>8.1f}{s['subsample']:>8.1f}{r['subsample']:>7}  "
+            f"{m['exact']:>4.0f}/{m['auto']:>4.0f}/{m['subsample']:>4.0f}     "
+            f"{100 * a['exact']:>9.2f}{100 * a['auto']:>7.2f}{100 * a['subsample']:>7.2f}"
+            f"  {r['points']:>+10.2f}{r['speedup']:>8.1f}×"
+        )
+    if rows:
+        points = [r["points"] for r in rows]
+        subs = [100 * (r["accuracy"]["auto"] - r["accuracy"]["subsample"]) for r in rows]
+        lines.append(
+            f"auto − exact: mean {statistics.mean(points):+.2f} points, worst {min(points):+.2f}; "
+            f"auto − subsample: mean {statistics.mean(subs):+.2f} points"
+        )
+    return "\n".join(lines)
