@@ -22,6 +22,7 @@ from pathlib import Path
 import sqlite3
 import statistics
 from typing import Any
+import warnings
 
 import numpy as np
 
@@ -64,8 +65,12 @@ def _split(X: Any, y: np.ndarray) -> tuple[Any, Any, np.ndarray, np.ndarray]:
 
 
 def _search(csv: Path, classifier: str, db: Path, extra: list[str], workdir: Path) -> Any:
-    db.unlink(missing_ok=True)
-    return timed_python(
+    """One whole ``search`` command, timed; its peak memory as the command reports it (it ends
+    with ``os._exit``, so no exit hook of the timing wrapper runs)."""
+    timings = workdir / "fidelity-timings.json"
+    for path in (db, timings):
+        path.unlink(missing_ok=True)
+    timed = timed_python(
         "optuna_boxcox.cli",
         [
             "search",
@@ -81,10 +86,14 @@ def _search(csv: Path, classifier: str, db: Path, extra: list[str], workdir: Pat
             f"sqlite:///{db}",
             "--study-name",
             "fidelity",
+            "--report-timings",
+            str(timings),
             *extra,
         ],
         workdir,
     )
+    timed.peak_mib = json.loads(timings.read_text())["peak_kib"] / 1024
+    return timed
 
 
 def chosen(db: Path) -> tuple[dict[str, float], dict[str, Any]]:
@@ -113,14 +122,15 @@ def held_out_accuracy(lambdas: dict[str, float], classifier: str, split: tuple) 
     model = make_pipeline(
         BoxCoxTransformer(lambdas=[lambdas[n] for n in names]), clone(make_classifier(classifier))
     )
-    model.fit(X_train, y_train)
+    with warnings.catch_warnings():
+        # The search printed the data's warnings already (extreme values, say).
+        warnings.simplefilter("ignore")
+        model.fit(X_train, y_train)
     return float(np.mean(model.predict(X_test) == y_test))
 
 
 def _exponent(described: dict[str, Any]) -> float:
-    fidelity = described.get("fidelity") or {}
-    measured = fidelity.get("measured") if isinstance(fidelity, dict) else None
-    exponent = (measured or {}).get("exponent")
+    exponent = (described.get("fidelity") or {}).get("exponent")
     return float(exponent) if exponent else 1.0
 
 
@@ -136,6 +146,8 @@ def measure(
     frame["y"] = y_train
     frame.to_csv(csv, index=False)
     n_train = len(y_train)
+    # Not timed: the first search on a machine compiles and caches the scorers' machine code.
+    _search(csv, classifier, workdir / "fidelity-warm-up.db", ["--n-trials", "3"], workdir)
     times: dict[str, list[float]] = {m: [] for m in MODES}
     peaks: dict[str, float] = dict.fromkeys(MODES, 0.0)
     accuracy: dict[str, float] = {}
