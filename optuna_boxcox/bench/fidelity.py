@@ -198,10 +198,11 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     lines = [header, "-" * len(header)]
     for r in rows:
         s, a, m = r["seconds"], r["accuracy"], r["peak_mib"]
+        mib = "/".join(f"{m[mode]:.0f}" for mode in MODES)
         lines.append(
             f"{r['data']:<14}{r['classifier']:<7}{r['rows']:>6}  {s['exact']:>8.1f}"
             f"{s['auto']:>8.1f}{s['subsample']:>8.1f}{r['subsample']:>7}  "
-            f"{m['exact']:>4.0f}/{m['auto']:>4.0f}/{m['subsample']:>4.0f}     "
+            f"{mib:>15}  "
             f"{100 * a['exact']:>9.2f}{100 * a['auto']:>7.2f}{100 * a['subsample']:>7.2f}"
             f"  {r['points']:>+10.2f}{r['speedup']:>8.1f}×"
         )

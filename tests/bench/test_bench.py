@@ -168,3 +168,36 @@ def test_read_bench_reads_the_study_back_equal_with_both_readers(capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert "(176 trials)" in out and "equal trials: True" in out
+
+
+@pytest.mark.timeout(600)
+def test_fidelity_bench_scores_each_mode_on_the_held_out_rows(tmp_path, capsys):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    frame = X.iloc[:, :4].copy()
+    frame["y"] = y
+    csv = tmp_path / "bc.csv"
+    frame.to_csv(csv, index=False)
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "fidelity",
+            "--fidelity-data",
+            f"csv:{csv}",
+            "--fidelity-classifiers",
+            "bayes",
+            "--fidelity-rows",
+            "400",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    row = [line for line in out.splitlines() if line.startswith("bc ")][-1].split()
+    # 70 % of the 400 rows searched; three held-out accuracies, each a share of 120 rows.
+    assert row[1:3] == ["bayes", "280"], row
+    accuracies = [float(v) for v in row[8:11]]
+    assert all(0 < a <= 100 and abs(a * 1.2 - round(a * 1.2)) < 0.01 for a in accuracies), row
+    assert int(row[6]) <= 280  # the subsample is never more than the rows searched
+    assert "auto − exact: mean" in out
