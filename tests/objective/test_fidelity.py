@@ -355,12 +355,31 @@ class _Timed:
 
     initial_params = {"a": 0.0, "b": 0.0}
     param_names = ["a", "b"]
+    batch_work = "sequential"
 
     def __init__(self, rows, clock, cost):
         self.rows, self.clock, self.cost = rows, clock, cost
 
     def evaluate(self, params):
         self.clock.now += self.cost(self.rows)
+
+
+class _Swept(_Timed):
+    """k-NN's shape: a sweep costs one evaluation's work plus a little per point."""
+
+    batch_work = "sweep"
+
+    def evaluate_batch(self, points):
+        self.clock.now += self.cost(self.rows) * (1 + 0.1 * len(points))
+
+
+def test_a_sweep_sharing_evaluator_is_timed_per_point_of_a_sweep(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(fidelity_module, "time", clock)
+    one = fidelity_module.time_evaluations(_Timed(1000, clock, lambda r: 1.0), 3)
+    swept = fidelity_module.time_evaluations(_Swept(1000, clock, lambda r: 1.0), 3, batch=11)
+    assert one == pytest.approx(1.0)
+    assert swept == pytest.approx(2.1 / 11)  # the sweep's time shared by its 11 points
 
 
 def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatch):
