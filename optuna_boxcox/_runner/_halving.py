@@ -89,17 +89,20 @@ class Halving:
     def score(self, points: list[np.ndarray], score_at: ScoreAt) -> list[Scored]:
         """Halve ``points`` (in plan order) with ``score_at``; one :class:`Scored` per point.
 
-        A point scored at the top rung before is COMPLETE with that value, without intermediate
-        values: it is not scored again (nor does it compete). Once one candidate is left it goes straight to the top rung:
-        there is nothing to compare it with on the rungs between.
+        Every point of the batch competes from the first rung, also one scored at the top rung
+        before (Λopt, typically: a sweep holds the current λ): it is COMPLETE with that value
+        whatever the lower rungs say, and when it is promoted to the top no new point is scored
+        there in its stead — the one all-rows evaluation of a sweep is spent only on a candidate
+        that beat Λopt on the lower rungs. A batch of known points only is not scored at all.
+        Once one candidate is left it goes straight to the top rung: there is nothing to
+        compare it with on the rungs between.
         """
         now = time.time()
         top = self.objective.at_rows(self.top)
         known = [top.cached_score(x) for x in points]
-        out: list[Scored | None] = [
-            None if v is None else Scored(TrialState.COMPLETE, v, now, now) for v in known
-        ]
-        alive = [k for k, v in enumerate(known) if v is None]
+        if all(v is not None for v in known):
+            return [Scored(TrialState.COMPLETE, v, now, now) for v in known]  # type: ignore[arg-type]
+        alive = list(range(len(points)))
         started: dict[int, float] = {}
         ends: dict[int, float] = {}
         intermediate: dict[int, dict[int, float]] = {k: {} for k in alive}
@@ -116,11 +119,14 @@ class Halving:
             if rows == self.top:
                 break
             alive = self._promoted(alive, [float(v) for v in values])
+        out = []
         for k, values_at in intermediate.items():
+            if known[k] is not None:
+                values_at.setdefault(self.top, float(known[k]))
             last = next(reversed(values_at.values()))
             state = TrialState.COMPLETE if self.top in values_at else TrialState.PRUNED
-            out[k] = Scored(state, last, started[k], ends[k], values_at)
-        return out  # type: ignore[return-value]
+            out.append(Scored(state, last, started[k], ends[k], values_at))
+        return out
 
     def _promoted(self, alive: list[int], values: list[float]) -> list[int]:
         """The best ``fidelity.promoted(len(alive))`` of ``alive`` (ties: plan order), in plan

@@ -46,8 +46,9 @@ def new_study(url, name="s"):
 def oracle(X, y, fidelity):
     """The plan halved by hand: every batch's points scored rung by rung with a fresh objective,
     the best ``max(1, n // eta)`` (ties: plan order) promoted, a lone survivor straight to the
-    top rung, a point COMPLETE in an earlier batch known without scoring. Returns
-    {position: (state, value, intermediate values)} and the plan's (Λopt, value)."""
+    top rung. A point COMPLETE in an earlier batch competes too and is COMPLETE with its value
+    (its top rung added to its intermediate values); a batch of such points only is not scored.
+    Returns {position: (state, value, intermediate values)} and the plan's (Λopt, value)."""
     fresh = BoxCoxObjective(X, y, GaussianNB(), fidelity=fidelity)
     rungs = fresh.rungs
     plan = make_sampler("iterative").plan(fresh.space)
@@ -55,12 +56,12 @@ def oracle(X, y, fidelity):
     while not plan.finished:
         span = plan.positions(plan.current)
         points = plan.batches[plan.current].points
-        alive = []
-        for p, x in zip(span, points):
-            if x.tobytes() in top_known:
+        if all(x.tobytes() in top_known for x in points):
+            for p, x in zip(span, points):
                 outcome[p] = (TrialState.COMPLETE, top_known[x.tobytes()], {})
-            else:
-                alive.append(p)
+            alive = []
+        else:
+            alive = list(span)
         steps = {p: {} for p in alive}
         for rows in rungs:
             if not alive:
@@ -74,10 +75,13 @@ def oracle(X, y, fidelity):
             ranked = sorted(alive, key=lambda p: (-steps[p][rows], p))
             alive = sorted(ranked[: max(1, len(alive) // fidelity.eta)])
         for p, values in steps.items():
+            key = points[p - span.start].tobytes()
+            if key in top_known:
+                values.setdefault(rungs[-1], top_known[key])
             last = list(values.values())[-1]
             if rungs[-1] in values:
                 outcome[p] = (TrialState.COMPLETE, last, values)
-                top_known[points[p - span.start].tobytes()] = last
+                top_known[key] = last
             else:
                 outcome[p] = (TrialState.PRUNED, last, values)
         scores.update(
@@ -287,7 +291,7 @@ class SlowNB(GaussianNB):
 X, y = load_breast_cancer(return_X_y=True)
 study = optuna.create_study(storage=open_storage(sys.argv[1]), study_name="s",
     direction="maximize", sampler=make_sampler("iterative"), load_if_exists=True)
-objective = BoxCoxObjective(X[:, :4], y, SlowNB(), fidelity=Fidelity(min_rows=60))
+objective = BoxCoxObjective(X[:, :8], y, SlowNB(), fidelity=Fidelity(min_rows=60))
 optimize(study, objective, n_jobs=int(sys.argv[2]))
 """
 
@@ -320,7 +324,7 @@ def test_a_search_killed_mid_batch_resumes_to_the_uninterrupted_outcome(tmp_path
         time.sleep(0.02)
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait()
-    assert 0 < finished(url) < 4 * 4 * 11, "the kill did not land mid-search"
+    assert 0 < finished(url) < 8 * 4 * 11, "the kill did not land mid-search"
     assert search(url, n_jobs).wait(timeout=600) == 0
     load = lambda u: optuna.load_study(study_name="s", storage=open_storage(u))
     assert by_position(load(url)) == by_position(load(whole))
@@ -339,7 +343,7 @@ def test_two_workers_on_one_study_finish_every_position_once(tmp_path):
         assert worker.wait(timeout=600) == 0, worker.stderr.read().decode()[-2000:]
     study = optuna.load_study(study_name="s", storage=open_storage(url))
     outcome = by_position(study)  # fails on a position finished twice
-    assert sorted(outcome) == list(range(4 * 4 * 11))
+    assert sorted(outcome) == list(range(8 * 4 * 11))
     assert {state for state, _, _ in outcome.values()} == {TrialState.COMPLETE, TrialState.PRUNED}
     assert all(steps for state, _, steps in outcome.values() if state == TrialState.PRUNED)
     assert make_sampler("iterative").result(study).finished
