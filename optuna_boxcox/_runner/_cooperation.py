@@ -53,6 +53,11 @@ class Cooperation:
     #: What sharing a batch costs, in seconds (claims, completions, reading back; a database
     #: server's round trips): a batch whose scoring saves less stays whole.
     COORDINATION = 0.02
+    #: Seconds of scoring a worker holds at most (by its running mean) when points are expensive:
+    #: a worker that finishes early or joins late still finds positions to take, so the batch's
+    #: last points end close together; a claim's round trips (~COORDINATION) then cost a few
+    #: percent of the work it holds.
+    HOLD_SECONDS = 0.5
 
     def __init__(
         self, study: optuna.Study, run: PlanRun, objective: Any, trials: RunTrials
@@ -62,10 +67,14 @@ class Cooperation:
         backend = rdb_backend(storage_of(study))
         self.heartbeat = backend is not None and backend.get_heartbeat_interval() is not None
         _claims.announce(study, self.identity)
-        self.announced = self.checked = self.reaped = time.perf_counter()
-        #: Seconds a new point costs this worker to score (a running mean; optimistic at first,
-        #: so that the first batches are shared until measured).
-        self.seconds_per_point = 1.0
+        self.announced = self.reaped = time.perf_counter()
+        # The first batch looks again: workers started together announce themselves within
+        # milliseconds, and the first one would otherwise score its first batch alone while the
+        # others claim and score the same positions.
+        self.checked = -self.CHECK_EVERY
+        #: Seconds a new point costs this worker to score (a running mean), None until measured:
+        #: the first chunk is a share of its batch.
+        self.seconds_per_point: float | None = None
         self.others = _claims.other_workers(study, self.identity)
         self.shared = bool(self.others)
 
@@ -100,21 +109,27 @@ class Cooperation:
         starts, ends = [now] * n, [now] * n
         how = ["write" if v is not None else "" for v in values]
         index = {p: k for k, p in enumerate(points.positions)}
-        delay = 0.001
-        claiming = True
+        # The positions not known to be held by another worker, claimed a chunk at a time: those
+        # a claim did not get are held, and only reading them back finds them free again.
+        free = [k for k in range(n) if how[k] == ""]
+        scored, delay = True, 0.001
         while any(h == "" for h in how):
-            if claiming:
-                free = [k for k in range(n) if how[k] == ""]
-                claimed = self._claim(points, free[: self._chunk(len(free))])
+            if free:
+                size = self._chunk(len(free), pool.n_workers + 1)
+                chunk, free = free[:size], free[size:]
+                claimed = self._claim(points, chunk)
                 if claimed:
                     self._score_claimed(points, claimed, index, pool, values, starts, ends, how)
-                    continue
-            # The rest is held or done by other workers: read it back as it finishes; claim again
-            # what a failed (or dead) claim gives back.
-            claiming = self._poll(points, index, values, how)
-            if not claiming and any(h == "" for h in how):
+                    scored, delay = True, 0.001
+                continue
+            # The rest is held or done by other workers: read it back as it finishes, at once
+            # after scoring, else after a wait; claim again what a failed (or dead) claim gives
+            # back.
+            if not scored:
                 time.sleep(delay)
-                delay = min(2 * delay, 0.01)
+                delay = min(2 * delay, self._longest_wait())
+            scored = False
+            free = self._poll(points, index, values, how)
         return values, starts, ends, how  # type: ignore[return-value]
 
     def _claim(self, points: PendingPoints, chunk: list[int]) -> list[_claims.Claimed]:
@@ -134,14 +149,27 @@ class Cooperation:
             heartbeat=self.heartbeat,
         )
 
-    def _chunk(self, free: int) -> int:
+    def _chunk(self, free: int, processes: int) -> int:
         """How many of ``free`` positions to claim: a share among the workers when scoring them
         outweighs what sharing costs (a claim, a completion and reading back, ~COORDINATION
-        seconds), else all of them — a batch too cheap to split goes to one worker whole."""
+        seconds), else all of them — a batch too cheap to split goes to one worker whole. Of
+        expensive points, no more than ~HOLD_SECONDS of scoring (but one per scoring process):
+        a share fixed when the chunk is claimed would leave the workers that finish first idle
+        while the last ones score theirs."""
         share = -(-free // (1 + len(self.others)))
-        if self.seconds_per_point * (free - share) < self.COORDINATION:
+        cost = self.seconds_per_point
+        if cost is None:
+            return max(1, share)
+        if cost * (free - share) < self.COORDINATION:
             return free
-        return max(1, share)
+        return max(1, min(share, max(processes, int(self.HOLD_SECONDS / cost))))
+
+    def _longest_wait(self) -> float:
+        """Seconds between two reads of the positions other workers hold, at most: a small part
+        of a point's scoring, so that waiting for others' points neither delays the next batch
+        much nor takes much of the database's and the cores' time from the workers scoring."""
+        cost = self.seconds_per_point or 0.0
+        return min(0.1, max(0.01, cost / 20))
 
     def _score_claimed(self, points, claimed, index, pool, values, starts, ends, how) -> None:
         ks = [index[c.position] for c in claimed]
@@ -149,7 +177,10 @@ class Cooperation:
         scored, s, e = pool.score([points.points[k] for k in ks])
         # A running mean of what a point costs this worker, for the next batches' chunks.
         spent = (time.perf_counter() - tick) / len(ks)
-        self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
+        if self.seconds_per_point is None:
+            self.seconds_per_point = spent
+        else:
+            self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
         for k, value, start, end in zip(ks, scored, s, e):
             values[k], starts[k], ends[k], how[k] = value, start, end, "claimed"
         # ``improved`` as far as the batch's earlier candidates are known now.
@@ -177,13 +208,13 @@ class Cooperation:
             ]
         )
 
-    def _poll(self, points: PendingPoints, index, values, how) -> bool:
+    def _poll(self, points: PendingPoints, index, values, how) -> list[int]:
         """Read back the positions this worker waits for: the values of those other workers
-        completed (into this worker's cache too); whether any is free to claim again (its claims
-        failed, or their owners died and were reaped)."""
+        completed (into this worker's cache too); returns those free to claim again (no trial
+        holds them yet, their claims failed, or their owners died and were reaped)."""
         waiting = [points.positions[k] for k in range(len(how)) if how[k] == ""]
         found = _claims.read_positions(self.study, self.run.position_key, waiting)
-        free = False
+        free = []
         for position in waiting:
             trials = found.get(position, [])
             complete = [t for t in trials if t[0] == TrialState.COMPLETE and t[1] is not None]
@@ -200,7 +231,8 @@ class Cooperation:
                     _claims.reap(self.study, trial_id)
                 else:
                     live = True
-            free = free or not live
+            if not live:
+                free.append(index[position])
         now = time.perf_counter()
         if self.heartbeat and now - self.reaped > self.CHECK_EVERY:
             # On a database server, a machine that vanished stops its claims' heartbeats.
