@@ -72,22 +72,28 @@ class Cooperation:
         # milliseconds, and the first one would otherwise score its first batch alone while the
         # others claim and score the same positions.
         self.checked = -self.CHECK_EVERY
-        #: Seconds a new point costs this worker to score (a running mean), None until measured:
-        #: the first chunk is a share of its batch.
+        #: Seconds a new point costs this worker to score (a running mean), None until measured
+        #: on a first chunk of one point per scoring process.
         self.seconds_per_point: float | None = None
         self.others = _claims.other_workers(study, self.identity)
         self.shared = bool(self.others)
 
     def check(self) -> bool:
-        """Look for other workers now and then; True when this worker must start sharing."""
+        """Look for other workers now and then; True when this worker must start sharing.
+
+        A sharing worker keeps counting them too: its shares of a batch are sized by that count,
+        which workers joining or leaving change (and which workers started together see only
+        in part when they start)."""
         now = time.perf_counter()
         if now - self.announced > self.ANNOUNCE_EVERY:
             _claims.announce(self.study, self.identity)
             self.announced = now
-        if self.shared or now - self.checked < self.CHECK_EVERY:
+        if now - self.checked < self.CHECK_EVERY:
             return False
         self.checked = now
         self.others = _claims.other_workers(self.study, self.identity)
+        if self.shared:
+            return False
         self.shared = bool(self.others)
         return self.shared
 
@@ -158,8 +164,8 @@ class Cooperation:
         while the last ones score theirs."""
         share = -(-free // (1 + len(self.others)))
         cost = self.seconds_per_point
-        if cost is None:
-            return max(1, share)
+        if cost is None:  # one point per process first: its time sizes the next chunks
+            return min(free, processes)
         if cost * (free - share) < self.COORDINATION:
             return free
         return max(1, min(share, max(processes, int(self.HOLD_SECONDS / cost))))
