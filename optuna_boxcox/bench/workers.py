@@ -2,10 +2,11 @@
 (``optuna-boxcox bench --sections workers``).
 
 Each run starts k processes together (:mod:`optuna_boxcox.bench.workers_child`), each calling
-:func:`optuna_boxcox.optimize` — the runner ``search`` uses — on one study; its time is the whole
-commands', start-up included, from the first start to the last exit. The speed-up is the one
-worker's time over k workers'. Every run is checked: each position of the plan COMPLETE exactly
-once, nothing left RUNNING, and the same Λopt and value as the one worker found.
+:func:`optuna_boxcox.optimize` — the runner ``search`` uses — on one study, and releases them
+together once all are ready (imports, data, objective, a storage connection: the start-up). It
+is timed whole, from the first start to the last exit, and from the release on. The speed-up is
+the one worker's time over k workers'. Every run is checked: each position of the plan COMPLETE
+exactly once, nothing left RUNNING, and the same Λopt and value as the one worker found.
 
 The *ceiling* is what the machine and the database allow right now: the same number of
 evaluations (the one worker's) done by one process, against the same split over k processes
@@ -301,10 +302,7 @@ def run_workers(case: WorkersCase, k: int, url: str, cwd: Path) -> tuple[Started
 def run_ceiling(case: WorkersCase, k: int, evaluations: int, url: str, cwd: Path) -> Started:
     """``evaluations`` of the case's objective split over k processes side by side."""
     share = math.ceil(evaluations / k)
-    jobs = [
-        {"mode": "ceiling", "case": asdict(case), "storage": url, "evaluations": share, "part": i}
-        for i in range(k)
-    ]
+    jobs = [{"mode": "ceiling", "case": asdict(case), "storage": url, "evaluations": share}] * k
     return _start(jobs, cwd)
 
 
@@ -421,7 +419,7 @@ def format_workers_rows(rows: Sequence[dict[str, Any]], *, header: bool = True) 
 
 @contextlib.contextmanager
 def temporary_storage(url: str | None) -> Iterator[str]:
-    """``url``, or a throw-away local server's while the generator is open."""
+    """``url``, or a throw-away local server's database while the ``with`` block runs."""
     if url:
         yield url
         return
