@@ -88,7 +88,9 @@ class BatchedRun:
         #: Sharing the plan's positions with other batched workers, on storages several
         #: processes (or machines) can write.
         self.cooperation = (
-            Cooperation(study, run, objective, self.trials, self.score) if bulk else None
+            Cooperation(study, run, objective, self.trials, self.score, self.pool.n_workers + 1)
+            if bulk
+            else None
         )
 
     @staticmethod

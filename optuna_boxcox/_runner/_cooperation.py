@@ -60,6 +60,11 @@ class Cooperation:
     #: What sharing a batch costs, in seconds (claims, completions, reading back; a database
     #: server's round trips): a batch whose scoring saves less stays whole.
     COORDINATION = 0.02
+    #: Seconds of scoring a worker holds at most (by its running mean) when points are expensive:
+    #: a worker that finishes early or joins late still finds positions to take, so the batch's
+    #: last points end close together; a claim's round trips (~COORDINATION) then cost a few
+    #: percent of the work it holds.
+    HOLD_SECONDS = 0.5
 
     def __init__(
         self,
@@ -68,8 +73,11 @@ class Cooperation:
         objective: Any,
         trials: RunTrials,
         score: Callable[[list[np.ndarray]], list[Scored]],
+        processes: int = 1,
     ) -> None:
         self.study, self.run, self.objective, self.trials = study, run, objective, trials
+        #: Processes scoring this worker's chunks (its pool's and its own).
+        self.processes = processes
         #: Scores a chunk of claimed points (the batched run's: on all rows, or halved).
         self.score_points = score
         #: The objective whose values COMPLETE trials hold: all rows, or a fidelity's top rung.
@@ -78,23 +86,33 @@ class Cooperation:
         backend = rdb_backend(storage_of(study))
         self.heartbeat = backend is not None and backend.get_heartbeat_interval() is not None
         _claims.announce(study, self.identity)
-        self.announced = self.checked = self.reaped = time.perf_counter()
-        #: Seconds a new point costs this worker to score (a running mean; optimistic at first,
-        #: so that the first batches are shared until measured).
-        self.seconds_per_point = 1.0
+        self.announced = self.reaped = time.perf_counter()
+        # The first batch looks again: workers started together announce themselves within
+        # milliseconds, and the first one would otherwise score its first batch alone while the
+        # others claim and score the same positions.
+        self.checked = -self.CHECK_EVERY
+        #: Seconds a new point costs this worker to score (a running mean), None until measured
+        #: on a first chunk of one point per scoring process.
+        self.seconds_per_point: float | None = None
         self.others = _claims.other_workers(study, self.identity)
         self.shared = bool(self.others)
 
     def check(self) -> bool:
-        """Look for other workers now and then; True when this worker must start sharing."""
+        """Look for other workers now and then; True when this worker must start sharing.
+
+        A sharing worker keeps counting them too: its shares of a batch are sized by that count,
+        which workers joining or leaving change (and which workers started together see only
+        in part when they start)."""
         now = time.perf_counter()
         if now - self.announced > self.ANNOUNCE_EVERY:
             _claims.announce(self.study, self.identity)
             self.announced = now
-        if self.shared or now - self.checked < self.CHECK_EVERY:
+        if now - self.checked < self.CHECK_EVERY:
             return False
         self.checked = now
         self.others = _claims.other_workers(self.study, self.identity)
+        if self.shared:
+            return False
         self.shared = bool(self.others)
         return self.shared
 
@@ -118,13 +136,16 @@ class Cooperation:
         ]
         how = ["write" if v is not None else "" for v in values]
         index = {p: k for k, p in enumerate(points.positions)}
-        delay = 0.001
-        claiming = True
+        # The positions not known to be held by another worker, claimed a chunk at a time: those
+        # a claim did not get are held, and only reading them back finds them free again.
+        free = [k for k in range(n) if how[k] == ""]
+        fresh, delay = True, 0.001  # fresh: this worker just scored, so it reads back at once
         while any(h == "" for h in how):
-            if claiming:
-                free = [k for k in range(n) if how[k] == ""]
+            if free:
+                size = self._chunk(len(free), self.processes)
+                chunk, free = free[:size], free[size:]
                 try:
-                    claimed = self._claim(points, free[: self._chunk(len(free))])
+                    claimed = self._claim(points, chunk)
                     if claimed:
                         self._score_claimed(points, claimed, index, scored, how)
                 except BaseException:
@@ -134,13 +155,16 @@ class Cooperation:
                         _claims.release(self.study, self.identity)
                     raise
                 if claimed:
-                    continue
-            # The rest is held or done by other workers: read it back as it finishes; claim again
-            # what a failed (or dead) claim gives back.
-            claiming = self._poll(points, index, scored, how)
-            if not claiming and any(h == "" for h in how):
+                    fresh, delay = True, 0.001
+                continue
+            # The rest is held or done by other workers: read it back as it finishes, at once
+            # after scoring, else after a wait; claim again what a failed (or dead) claim gives
+            # back.
+            if not fresh:
                 time.sleep(delay)
-                delay = min(2 * delay, 0.01)
+                delay = min(2 * delay, self._longest_wait())
+            fresh = False
+            free = self._poll(points, index, scored, how)
         return scored, how  # type: ignore[return-value]
 
     def _claim(self, points: PendingPoints, chunk: list[int]) -> list[_claims.Claimed]:
@@ -160,14 +184,31 @@ class Cooperation:
             heartbeat=self.heartbeat,
         )
 
-    def _chunk(self, free: int) -> int:
+    def _chunk(self, free: int, processes: int) -> int:
         """How many of ``free`` positions to claim: a share among the workers when scoring them
         outweighs what sharing costs (a claim, a completion and reading back, ~COORDINATION
-        seconds), else all of them — a batch too cheap to split goes to one worker whole."""
+        seconds), else all of them — a batch too cheap to split goes to one worker whole. Of
+        expensive points, no more than ~HOLD_SECONDS of scoring (but one per scoring process):
+        a share fixed when the chunk is claimed would leave the workers that finish first idle
+        while the last ones score theirs."""
         share = -(-free // (1 + len(self.others)))
-        if self.seconds_per_point * (free - share) < self.COORDINATION:
+        if self.objective.rungs:
+            # Halving: a worker halves among the points it claimed, so its share is claimed
+            # whole (a chunk of one point would go straight to the top rung).
+            return max(1, share)
+        cost = self.seconds_per_point
+        if cost is None:  # one point per process first: its time sizes the next chunks
+            return min(free, processes)
+        if cost * (free - share) < self.COORDINATION:
             return free
-        return max(1, share)
+        return max(1, min(share, max(processes, int(self.HOLD_SECONDS / cost))))
+
+    def _longest_wait(self) -> float:
+        """Seconds between two reads of the positions other workers hold, at most: a small part
+        of a point's scoring, so that waiting for others' points neither delays the next batch
+        much nor takes much of the database's and the cores' time from the workers scoring."""
+        cost = self.seconds_per_point or 0.0
+        return min(0.1, max(0.01, cost / 20))
 
     def _score_claimed(self, points, claimed, index, scored, how) -> None:
         ks = [index[c.position] for c in claimed]
@@ -175,7 +216,10 @@ class Cooperation:
         mine = self.score_points([points.points[k] for k in ks])
         # A running mean of what a point costs this worker, for the next batches' chunks.
         spent = (time.perf_counter() - tick) / len(ks)
-        self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
+        if self.seconds_per_point is None:
+            self.seconds_per_point = spent
+        else:
+            self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
         for k, outcome in zip(ks, mine):
             scored[k], how[k] = outcome, "claimed"
         # ``improved`` as far as the batch's earlier candidates are known now (a pruned one
@@ -217,13 +261,13 @@ class Cooperation:
             ]
         )
 
-    def _poll(self, points: PendingPoints, index, scored, how) -> bool:
+    def _poll(self, points: PendingPoints, index, scored, how) -> list[int]:
         """Read back the positions this worker waits for: the values of those other workers
-        completed (into this worker's cache too); whether any is free to claim again (its claims
-        failed, or their owners died and were reaped)."""
+        finished (COMPLETE ones into this worker's cache too); returns those free to claim again
+        (no trial holds them yet, their claims failed, or their owners died and were reaped)."""
         waiting = [points.positions[k] for k in range(len(how)) if how[k] == ""]
         found = _claims.read_positions(self.study, self.run.position_key, waiting)
-        free = False
+        free = []
         for position in waiting:
             trials = found.get(position, [])
             complete = [t for t in trials if t[0] == TrialState.COMPLETE and t[1] is not None]
@@ -247,7 +291,8 @@ class Cooperation:
                     _claims.reap(self.study, trial_id)
                 else:
                     live = True
-            free = free or not live
+            if not live:
+                free.append(index[position])
         now = time.perf_counter()
         if self.heartbeat and now - self.reaped > self.CHECK_EVERY:
             # On a database server, a machine that vanished stops its claims' heartbeats.

@@ -13,7 +13,10 @@ Sections (``--sections``, in this order by default):
 - ``parallel`` (not run by default): reproduce, compare and a search with two jobs against one,
   as a fraction of the machine's own two-process ceiling (:mod:`optuna_boxcox.bench.parallel`);
 - ``read`` (not run by default): a finished study read back cold by Optuna's reader and by the
-  package's bulk reader (:mod:`optuna_boxcox.bench.read`).
+  package's bulk reader (:mod:`optuna_boxcox.bench.read`);
+- ``workers`` (not run by default): k batched search processes on one PostgreSQL study against
+  one, beside the machine's own ceiling, with a classifier whose fit sleeps and with SVC
+  (:mod:`optuna_boxcox.bench.workers`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
-SECTIONS = ("end-to-end", "components", "scale", "parallel", "read", "fidelity")
+SECTIONS = ("end-to-end", "components", "scale", "parallel", "read", "workers", "fidelity")
 DEFAULT_SECTIONS = ("end-to-end", "components")
 
 
@@ -76,6 +79,34 @@ def register(subparsers: Any) -> None:
         default="sonar:bayes:combined2",
         help="read: DATA:CLASSIFIER:PRESET of the study searched, then read back "
         "(default sonar:bayes:combined2, 20,160 trials)",
+    )
+    parser.add_argument(
+        "--workers-storage",
+        default=None,
+        help="workers: a PostgreSQL database URL (default: a throw-away server started with the "
+        "local PostgreSQL binaries)",
+    )
+    parser.add_argument(
+        "--workers-sleep",
+        default="2,4,8",
+        help="workers: numbers of workers against one, with the sleeping classifier ('' skips)",
+    )
+    parser.add_argument(
+        "--workers-sleep-case",
+        default="0.5:300:8:iterative",
+        help="workers: SECONDS:ROWS:FEATURES:SAMPLER[:GRID_SIZE] of the sleeping classifier's "
+        "search (default 0.5:300:8:iterative, 352 trials)",
+    )
+    parser.add_argument(
+        "--workers-svc",
+        default="2,3",
+        help="workers: numbers of workers against one, with SVC ('' skips)",
+    )
+    parser.add_argument(
+        "--workers-svc-case",
+        default="5000:10:iterative:1",
+        help="workers: ROWS:FEATURES:SAMPLER[:EPOCHS] of the SVC search (default "
+        "5000:10:iterative:1, one epoch, 110 trials)",
     )
     parser.add_argument(
         "--cases",
@@ -176,6 +207,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _parallel(args, Path(tmp))
         if "read" in sections:
             ok = _read(args, Path(tmp)) and ok
+        if "workers" in sections:
+            ok = _workers(args, Path(tmp)) and ok
         if "fidelity" in sections:
             _fidelity(args, Path(tmp))
     return 0 if ok else 1
@@ -204,6 +237,88 @@ def _scale(args: argparse.Namespace, workdir: Path) -> None:
     print()
     print(scale.format_scale_rows(rows))
     print()
+
+
+def _workers(args: argparse.Namespace, workdir: Path) -> bool:
+    from optuna_boxcox.bench import workers
+    from optuna_boxcox.cli._args import UsageError
+    from optuna_boxcox.cli._args import split_names
+
+    def counts(text: str, option: str) -> list[int]:
+        try:
+            ks = [int(k) for k in split_names(text) or []]
+        except ValueError:
+            ks = [0]
+        if any(k < 2 for k in ks):
+            raise UsageError(f"{option} takes numbers of workers of at least 2, got {text!r}")
+        return ks
+
+    def case_of(text: str, option: str, fields: int, sleep: bool) -> workers.WorkersCase:
+        parts = text.split(":")
+        try:
+            assert fields <= len(parts) <= fields + 1
+            seconds = float(parts.pop(0)) if sleep else 0.0
+            rows, features, sampler = int(parts[0]), int(parts[1]), parts[2]
+            extra = int(parts[3]) if len(parts) > 3 else None
+            assert rows > 0 and 1 <= features <= 30 and seconds >= 0 and (extra or 1) > 0
+        except (AssertionError, ValueError):
+            form = (
+                "SECONDS:ROWS:FEATURES:SAMPLER[:GRID_SIZE]"
+                if sleep
+                else ("ROWS:FEATURES:SAMPLER[:EPOCHS]")
+            )
+            raise UsageError(f"{option} takes {form} (1 to 30 features), got {text!r}") from None
+        settings = {} if extra is None else {"grid_size" if sleep else "epochs": extra}
+        return workers.WorkersCase(
+            classifier="sleep" if sleep else "svc",
+            rows=rows,
+            features=features,
+            seconds=seconds,
+            sampler=sampler,
+            settings=settings,
+        )
+
+    plans = []
+    ks = counts(args.workers_sleep, "--workers-sleep")
+    if ks:
+        plans.append((case_of(args.workers_sleep_case, "--workers-sleep-case", 4, True), ks))
+    ks = counts(args.workers_svc, "--workers-svc")
+    if ks:
+        plans.append((case_of(args.workers_svc_case, "--workers-svc-case", 3, False), ks))
+    for case, _ in plans:
+        try:
+            workers.case_sampler(case)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    print(
+        "workers: k search processes (optuna_boxcox.optimize) on one PostgreSQL study against "
+        "one; the processes of a run are started together and released together once all are "
+        "ready ('start-up': seconds until then — imports, data, objective, connection); 'whole "
+        "commands': start-up included; 'once all are ready': from the release to the last exit; "
+        "'ceiling': the one worker's fits in one process against split over k processes (same "
+        "start-up, no plan, no claims); 'fraction' = speed-up / ceiling; 'sweeps': the most k "
+        "workers can gain when each sweep waits for its last fit; 'fits': fits made by all "
+        "workers / by the one; 'once': every plan position COMPLETE exactly once; 'same Λ': "
+        "Λopt and value as the one worker's",
+        flush=True,
+    )
+    ok = True
+    with workers.temporary_storage(args.workers_storage) as url:
+        for case, ks in plans:
+            print(f"\n{case.label}", flush=True)
+            print(workers.format_workers_rows([]), flush=True)
+            rows = workers.measure(
+                case,
+                ks,
+                url,
+                workdir,
+                report=lambda row: print(
+                    workers.format_workers_rows([row], header=False), flush=True
+                ),
+            )
+            ok = ok and all(r["once"] and r["same"] for r in rows)
+    print()
+    return ok
 
 
 def _read(args: argparse.Namespace, workdir: Path) -> bool:

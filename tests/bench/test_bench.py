@@ -171,6 +171,44 @@ def test_read_bench_reads_the_study_back_equal_with_both_readers(capsys):
 
 
 @pytest.mark.timeout(600)
+def test_workers_bench_times_k_workers_beside_the_ceiling_and_checks_each_position_once(capsys):
+    from optuna_boxcox.bench.workers import postgres_bindir
+
+    if postgres_bindir() is None:
+        pytest.skip("PostgreSQL server not installed (make test installs Debian's postgresql)")
+    pytest.importorskip("psycopg", reason="psycopg not installed (pip extra 'postgres')")
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "workers",
+            "--workers-sleep",
+            "2",
+            "--workers-sleep-case",
+            "0.05:100:2:iterative",
+            "--workers-svc",
+            "",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "sleep 0.05 s, 100×2, iterative" in out and "ceiling" in out
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["1"], ["2"])]
+    assert [row[0] for row in rows] == ["1", "2"], out
+    for row in rows:
+        assert row[6] == row[11] == "|", row
+        startup, seconds, speedup, ceiling, fraction = map(float, row[1:6])
+        working, working_speedup, working_ceiling, working_fraction = map(float, row[7:11])
+        assert 0 < startup < seconds and 0 < working < seconds and ceiling > 0
+        assert fraction == pytest.approx(speedup / ceiling, abs=0.01)
+        assert working_fraction == pytest.approx(working_speedup / working_ceiling, abs=0.01)
+        made, planned = map(int, row[13].split("/"))
+        assert made >= planned > 0  # every fit of the plan made, some maybe twice
+        assert row[14:] == ["True", "True"], row  # each position COMPLETE once, the same Λopt
+    assert float(rows[0][3]) == 1.0 and float(rows[1][12]) > 1.0  # 2 workers may gain
+
+
+@pytest.mark.timeout(600)
 def test_fidelity_bench_scores_each_mode_on_the_held_out_rows(tmp_path, capsys):
     from sklearn.datasets import load_breast_cancer
 

@@ -16,6 +16,7 @@ COMPAT = ("_optuna", "_sklearn_compat.py")
 SAME_MODULE = {
     "_parallel.py": {"os"},
     "cli/__init__.py": {"os"},
+    "bench/workers_child.py": {"os"},
 }
 
 
