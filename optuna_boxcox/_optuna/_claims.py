@@ -377,8 +377,22 @@ def _reap_rows(sql: Sql, trial_ids: Sequence[int]) -> None:
             TrialState.RUNNING.name,
         ),
     )
+    # A reap through the storage (:func:`reap`: the mark, then the state, two commits) may have
+    # marked some of them already.
+    marked = {
+        trial_id
+        for (trial_id,) in sql(
+            "SELECT trial_id FROM trial_system_attributes"
+            f" WHERE key = ? AND trial_id IN ({marks})",
+            (REAPED_KEY, *trial_ids),
+        )
+    }
     sql.insert(
         "trial_system_attributes",
         ("trial_id", "key", "value_json"),
-        [(trial_id, REAPED_KEY, json.dumps(True)) for trial_id in trial_ids],
+        [
+            (trial_id, REAPED_KEY, json.dumps(True))
+            for trial_id in trial_ids
+            if trial_id not in marked
+        ],
     )

@@ -436,6 +436,35 @@ def test_a_run_stopped_while_scoring_its_claims_gives_them_back(tmp_path, data, 
     ), [(t.number, t.state.name) for t in trials]
 
 
+def test_a_claim_half_reaped_by_another_worker_is_reaped_again_by_a_write(tmp_path, data):
+    """Another worker reaping a dead worker's claim through the storage marks it reaped, then
+    fails it (two commits): a bulk write that reaps the same claim in between neither fails on
+    the mark already there nor leaves the claim RUNNING."""
+    from optuna_boxcox._process import REAPED_KEY
+
+    X, y = data
+    study = new_study("sqlite", tmp_path, "half", make_sampler("iterative"))
+    owner = _owner_process()
+    identity = _identity_of(owner)
+    owner.kill()
+    owner.wait()
+    claims = []
+
+    class HalfReapedMeanwhile(BoxCoxObjective):
+        def evaluate_batch(self, points):
+            if not claims:  # once the run has started: a dead worker's claim, half reaped
+                claims.append(_claim(study, self, identity, position=5))
+                storage_of(study).set_trial_system_attr(claims[0].trial_id, REAPED_KEY, True)
+            return super().evaluate_batch(points)
+
+    result = optimize(study, HalfReapedMeanwhile(X, y, GaussianNB()))
+
+    reaped = storage_of(study).get_trial(claims[0].trial_id)
+    assert reaped.state == optuna.trial.TrialState.FAIL and reaped.system_attrs[REAPED_KEY]
+    positions = _plan_positions(study)
+    assert result.finished and len(positions) == result.n_trials and max(positions.values()) == 1
+
+
 def _identity_of(process) -> str:
     """The owner identity a child Python process records (it prints it first)."""
     return process.stdout.readline().strip()
