@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import math
 import time
 from typing import TYPE_CHECKING
 from typing import Any
@@ -191,8 +190,7 @@ class BatchedRun:
         ours = [k for k, h in enumerate(how) if h == "write"]
         others = [k for k, h in enumerate(how) if h != "write"]
         tell(run, points, scored, others)
-        # A pruned candidate never improved on Λopt: NaN ranks worst.
-        values = [s.value if s.state == TrialState.COMPLETE else math.nan for s in scored]
+        values = [s.ranked for s in scored]
         attrs = run.attrs(points, values, ours)
         tell(run, points, scored, ours)
         self.pending.extend(

@@ -222,12 +222,8 @@ class Cooperation:
             self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
         for k, outcome in zip(ks, mine):
             scored[k], how[k] = outcome, "claimed"
-        # ``improved`` as far as the batch's earlier candidates are known now (a pruned one
-        # never improved: NaN ranks worst).
-        values = [
-            None if s is None else s.value if s.state == TrialState.COMPLETE else math.nan
-            for s in scored
-        ]
+        # ``improved`` as far as the batch's earlier candidates are known now.
+        values = [None if s is None else s.ranked for s in scored]
         attrs = self.run.attrs(points, values, ks)
         _claims.complete(
             self.study,

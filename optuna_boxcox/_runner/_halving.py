@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from dataclasses import field
+import math
 import time
 from typing import TYPE_CHECKING
 from typing import Any
@@ -45,6 +46,12 @@ class Scored:
     start: float
     end: float
     intermediate: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def ranked(self) -> float:
+        """The value as the plan ranks it: a pruned candidate's is NaN, the worst (it never
+        improved on Λopt, whatever its lower rung scored)."""
+        return self.value if self.state == TrialState.COMPLETE else math.nan
 
 
 def exact(values: list[float], starts: list[float], ends: list[float]) -> list[Scored]:

@@ -190,22 +190,27 @@ def measure(
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    header = (
-        f"{'data':<14}{'clf':<7}{'rows':>6}  {'exact s':>8}{'auto s':>8}{'sub s':>8}"
-        f"{'sub N':>7}  {'MiB e/a/s':>15}  {'acc exact':>9}{'auto':>7}{'sub':>7}"
-        f"  {'auto−exact':>10}{'speed-up':>9}"
-    )
-    lines = [header, "-" * len(header)]
+    from optuna_boxcox.compare import text_table
+
+    header = ["data", "clf", "rows", "exact s", "auto s", "sub s", "sub N", "MiB e/a/s"]
+    header += ["acc exact", "auto", "sub", "auto−exact", "speed-up"]
+    cells = []
     for r in rows:
         s, a, m = r["seconds"], r["accuracy"], r["peak_mib"]
-        mib = "/".join(f"{m[mode]:.0f}" for mode in MODES)
-        lines.append(
-            f"{r['data']:<14}{r['classifier']:<7}{r['rows']:>6}  {s['exact']:>8.1f}"
-            f"{s['auto']:>8.1f}{s['subsample']:>8.1f}{r['subsample']:>7}  "
-            f"{mib:>15}  "
-            f"{100 * a['exact']:>9.2f}{100 * a['auto']:>7.2f}{100 * a['subsample']:>7.2f}"
-            f"  {r['points']:>+10.2f}{r['speedup']:>8.1f}×"
+        cells.append(
+            [
+                r["data"],
+                r["classifier"],
+                str(r["rows"]),
+                *(f"{s[mode]:.1f}" for mode in MODES),
+                str(r["subsample"]),
+                "/".join(f"{m[mode]:.0f}" for mode in MODES),
+                *(f"{100 * a[mode]:.2f}" for mode in MODES),
+                f"{r['points']:+.2f}",
+                f"{r['speedup']:.1f}×",
+            ]
         )
+    lines = text_table(header, cells)
     if rows:
         points = [r["points"] for r in rows]
         subs = [100 * (r["accuracy"]["auto"] - r["accuracy"]["subsample"]) for r in rows]
