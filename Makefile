@@ -30,8 +30,8 @@ postgres:
 
 # ruff's lint rules and formatting (configured in pyproject.toml); part of `make test`.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check optuna_boxcox tests examples
-	$(VENV)/bin/ruff format --check optuna_boxcox tests examples
+	$(VENV)/bin/ruff check optuna_boxcox tests examples hub
+	$(VENV)/bin/ruff format --check optuna_boxcox tests examples hub
 
 test: $(STAMP) $(CHROMIUM) postgres lint
 	$(PY) -m pytest -m "not slow" -q
@@ -49,7 +49,7 @@ COMPAT_TESTS := tests/storage/test_read.py tests/storage/test_storage.py tests/r
 	tests/objective/test_objective.py tests/objective/test_identity.py tests/numerics/test_sgd.py \
 	tests/transform/test_transformer.py tests/estimator/test_classifier.py \
 	tests/objective/test_evaluators.py tests/estimator/test_sklearn_checks.py \
-	tests/storage/test_postgres.py
+	tests/storage/test_postgres.py tests/hub/test_coordinate_search_hub.py
 $(COMPAT_STAMP): pyproject.toml
 	test -x $(COMPAT)/bin/python || $(PYTHON) -m venv $(COMPAT)
 	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip
