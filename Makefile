@@ -49,7 +49,8 @@ COMPAT_TESTS := tests/storage/test_read.py tests/storage/test_storage.py tests/r
 	tests/objective/test_objective.py tests/objective/test_identity.py tests/numerics/test_sgd.py \
 	tests/transform/test_transformer.py tests/estimator/test_classifier.py \
 	tests/objective/test_evaluators.py tests/estimator/test_sklearn_checks.py \
-	tests/storage/test_postgres.py tests/hub/test_coordinate_search_hub.py
+	tests/storage/test_postgres.py tests/hub/test_coordinate_search_hub.py \
+	tests/samplers/test_baselines.py
 $(COMPAT_STAMP): pyproject.toml
 	test -x $(COMPAT)/bin/python || $(PYTHON) -m venv $(COMPAT)
 	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip

@@ -75,6 +75,7 @@ from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.samplers import record_sampler
 from optuna_boxcox.storage import open_storage
 
 if TYPE_CHECKING:
@@ -676,6 +677,7 @@ def _run_one(
         recorded=attrs,
         hint="use another --storage, or delete the study to run it again",
     )
+    record_sampler(study, sampler, recorded=attrs)
     target = budget
     if isinstance(sampler, PlanSampler):
         target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))

@@ -38,6 +38,8 @@ from optuna_boxcox.experiments._protocol import Protocol
 from optuna_boxcox.experiments._protocol import evaluate_fold
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import CoordinateGridSampler
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.samplers import record_sampler
 from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
 
@@ -157,13 +159,15 @@ def meta_study(
     )
     store = open_storage(storage) if isinstance(storage, str) else storage
     started = time.perf_counter()
+    sampler = make_sampler("tpe", seed=seed)  # explicit arguments: the same on every Optuna
     study = optuna.create_study(
         storage=store,
         study_name=name,
         direction="maximize",
-        sampler=optuna.samplers.TPESampler(seed=seed),
+        sampler=sampler,
         load_if_exists=True,
     )
+    record_sampler(study, sampler)
     record_settings(
         study,
         SETTINGS_ATTR,

@@ -253,6 +253,7 @@ def run_spec(
     from optuna_boxcox._spec import ForeignStudy
     from optuna_boxcox._spec import StudyMismatch
     from optuna_boxcox.samplers import PlanSampler
+    from optuna_boxcox.samplers import record_sampler
     from optuna_boxcox.storage import open_storage
 
     try:
@@ -291,6 +292,10 @@ def run_spec(
         ) from None
     except ForeignStudy as foreign:
         raise UsageError(str(foreign).replace("new study name", "new --study-name")) from None
+    try:  # Optuna's samplers: their arguments, or a refusal of a study run with other ones
+        record_sampler(study, sampler)
+    except ValueError as error:
+        raise UsageError(str(error).replace("new study name", "new --study-name")) from None
     if objective.fidelity is not None:  # study.optimize's trials report their rungs to it
         study.pruner = make_pruner(
             spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples

@@ -14,6 +14,7 @@ from optuna_boxcox.samplers._plan import PlanSampler
 from optuna_boxcox.samplers._plan import SearchResult
 from optuna_boxcox.samplers._registry import SAMPLERS
 from optuna_boxcox.samplers._registry import make_sampler
+from optuna_boxcox.samplers._registry import record_sampler
 from optuna_boxcox.samplers._spherical import SphericalSampler
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "SearchResult",
     "SphericalSampler",
     "make_sampler",
+    "record_sampler",
 ]

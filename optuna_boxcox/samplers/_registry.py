@@ -2,45 +2,116 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING
 from typing import Any
+import weakref
 
 import optuna
 
+from optuna_boxcox._settings import record_settings
 from optuna_boxcox.samplers._coordinate import PRESETS
 from optuna_boxcox.samplers._coordinate import CoordinateGridSampler
 from optuna_boxcox.samplers._diagonal import DiagonalSampler
 from optuna_boxcox.samplers._full_grid import FullGridSampler
 from optuna_boxcox.samplers._mle import MLESampler
 from optuna_boxcox.samplers._nelder_mead import NelderMeadSampler
+from optuna_boxcox.samplers._plan import SAMPLER_ATTR
 from optuna_boxcox.samplers._spherical import SphericalSampler
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from collections.abc import Mapping
 
     from optuna.samplers import BaseSampler
 
 
-def _tpe(seed: int, **kwargs: Any) -> BaseSampler:
-    return optuna.samplers.TPESampler(seed=seed, multivariate=True, **kwargs)
-
-
-def _gp(seed: int, **kwargs: Any) -> BaseSampler:
-    import importlib.util
-
-    if importlib.util.find_spec("torch") is None:
-        raise ValueError("the 'gp' sampler (Optuna's GPSampler) needs PyTorch: pip install torch")
-    return optuna.samplers.GPSampler(seed=seed, **kwargs)
-
-
-def _cmaes(seed: int, **kwargs: Any) -> BaseSampler:
-    return optuna.samplers.CmaEsSampler(seed=seed, warn_independent_sampling=False, **kwargs)
-
-
-def _nsga2(seed: int, **kwargs: Any) -> BaseSampler:
+#: Optuna's samplers as the registry builds them: every argument whose default differs between the
+#: Optuna versions supported (4.2–5.x), or could, is given, so that ``tpe`` is the same sampler on
+#: every one of them (Optuna 5 made TPE multivariate with the constant liar by default for one
+#: objective). TPE's prior, magic clip, end points, gamma and weights are deprecated arguments on
+#: Optuna 5 (passing them warns) with the same defaults as 4.2, so they are not passed. Recorded in
+#: the study with the seed (:func:`record_sampler`).
+BASELINE_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "tpe": dict(
+        multivariate=True, constant_liar=True, n_startup_trials=10, n_ei_candidates=24, group=False
+    ),
+    "random": {},
+    "cmaes": dict(
+        n_startup_trials=1,
+        consider_pruned_trials=False,
+        restart_strategy=None,
+        popsize=None,
+        use_separable_cma=False,
+        with_margin=False,
+        lr_adapt=False,
+        warn_independent_sampling=False,
+    ),
+    "qmc": dict(qmc_type="sobol", scramble=False),
+    "gp": dict(n_startup_trials=10, deterministic_objective=False),
     # Multi-objective: the Pareto front of score and features kept (BoxCoxObjective's
     # objectives=("score", "n_features")); on one objective a genetic algorithm.
-    return optuna.samplers.NSGAIISampler(seed=seed, **kwargs)
+    "nsga2": dict(population_size=50, mutation_prob=None, crossover_prob=0.9, swapping_prob=0.5),
+}
+_CLASSES = {
+    "tpe": "TPESampler",
+    "random": "RandomSampler",
+    "cmaes": "CmaEsSampler",
+    "qmc": "QMCSampler",
+    "gp": "GPSampler",
+    "nsga2": "NSGAIISampler",
+}
+#: What each sampler the registry built of Optuna's is, as :func:`record_sampler` records it.
+_RECORDS: weakref.WeakKeyDictionary[BaseSampler, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _optuna_sampler(name: str) -> Callable[..., BaseSampler]:
+    def make(seed: int, **kwargs: Any) -> BaseSampler:
+        if name == "gp" and importlib.util.find_spec("torch") is None:
+            raise ValueError(
+                "the 'gp' sampler (Optuna's GPSampler) needs PyTorch: pip install torch"
+            )
+        arguments = {**BASELINE_ARGUMENTS[name], **kwargs}
+        sampler = getattr(optuna.samplers, _CLASSES[name])(seed=seed, **arguments)
+        _RECORDS[sampler] = {
+            "name": name,
+            "class": _CLASSES[name],
+            "settings": {"seed": seed, **{k: _plain(v) for k, v in sorted(arguments.items())}},
+        }
+        return sampler
+
+    return make
+
+
+def _plain(value: Any) -> Any:
+    """A setting as JSON holds it (a callable or an object by its repr)."""
+    return value if isinstance(value, (str, int, float, bool, type(None))) else repr(value)
+
+
+def record_sampler(
+    study: optuna.Study, sampler: BaseSampler, *, recorded: Mapping[str, Any] | None = None
+) -> None:
+    """Record in the study (user attribute ``boxcox_sampler``, shown in the dashboard) the name
+    and arguments of one of Optuna's samplers that :func:`make_sampler` built, and the Optuna
+    version running it; refuse a study recorded with other arguments. The paper's samplers record
+    themselves; a sampler built some other way is not recorded.
+
+    Raises:
+        ValueError: The study was run with another sampler or other arguments.
+    """
+    record = _RECORDS.get(sampler)
+    if record is None:
+        return
+    mine = {**record, "optuna": optuna.__version__}
+    record_settings(
+        study,
+        SAMPLER_ATTR,
+        mine,
+        recorded=recorded,
+        # The same arguments mean the same sampler on any supported Optuna.
+        continues=lambda theirs: {**theirs, "optuna": None} == {**mine, "optuna": None},
+        hint="use a new study name, or the sampler it was run with",
+    )
 
 
 def _paper(cls: type, **fixed: Any) -> Callable[..., BaseSampler]:
@@ -60,12 +131,7 @@ SAMPLERS: dict[str, Callable[..., BaseSampler]] = {
     "grid": _paper(FullGridSampler),
     "mle": _paper(MLESampler),
     "nelder-mead": _paper(NelderMeadSampler),
-    "tpe": _tpe,
-    "random": lambda seed, **kw: optuna.samplers.RandomSampler(seed=seed, **kw),
-    "cmaes": _cmaes,
-    "qmc": lambda seed, **kw: optuna.samplers.QMCSampler(seed=seed, **kw),
-    "gp": _gp,
-    "nsga2": _nsga2,
+    **{name: _optuna_sampler(name) for name in BASELINE_ARGUMENTS},
 }
 
 
