@@ -5,15 +5,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 from pathlib import Path
 import re
 import sqlite3
 import time
-from typing import TYPE_CHECKING
+from typing import Any
+from typing import NoReturn
+from urllib.parse import quote
 import warnings
 import weakref
 
 from optuna.exceptions import ExperimentalWarning
+from optuna.storages import BaseStorage
 from optuna.storages import JournalStorage
 from optuna.storages import RDBStorage
 from optuna.storages.journal import JournalFileBackend
@@ -23,9 +27,6 @@ from optuna_boxcox._defaults import REPRODUCE_STORAGE
 from optuna_boxcox._optuna import sqlite_schema_is_current
 from optuna_boxcox._optuna import supported
 from optuna_boxcox._optuna._storage import CachedRDBStorage
-
-if TYPE_CHECKING:
-    from optuna.storages import BaseStorage
 
 _JOURNAL_SUFFIXES = (".log", ".jsonl", ".journal")
 #: Heartbeat interval of trials on a database server (PostgreSQL, MySQL).
@@ -113,7 +114,9 @@ def _sqlstate(error: BaseException) -> str | None:
     return getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
 
 
-def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
+def open_storage(
+    url: str | None = None, *, create: bool = True, read_only: bool = False
+) -> BaseStorage:
     """An Optuna storage for ``url``: an RDB URL, or a path ending in .log/.jsonl/.journal.
 
     SQLite files get write-ahead logging and a lock timeout of :data:`SQLITE_TIMEOUT` seconds (or
@@ -131,6 +134,10 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
         url: Storage URL or journal file; ``None`` means :data:`DEFAULT_STORAGE`.
         create: Whether a file that does not exist yet may be created (False for tools that only
             read or join studies, such as the dashboard and ``worker``).
+        read_only: Open it for reading only (``dashboard --read-only``): the storage returned
+            refuses every write itself (:class:`ReadOnlyStorage`), a SQLite file is opened with
+            SQLite's ``mode=ro``, and on a read-only file system (a mounted archive) as
+            ``immutable``, so it is served without writing anything — not even a lock file.
 
     Raises:
         ValueError: ``url`` is neither a database URL SQLAlchemy knows nor a journal file name.
@@ -142,11 +149,16 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
     if url.endswith(_JOURNAL_SUFFIXES) and "://" not in url:
         _check_file(Path(url), f"journal storage {url}", create=create, kind="journal")
         try:
-            return JournalStorage(JournalFileBackend(url))
+            journal = JournalStorage(JournalFileBackend(url))
+            return ReadOnlyStorage(journal) if read_only else journal
         except OSError as error:
             raise StorageError(
                 f"cannot open journal storage {url}: {_os_reason(error)}"
             ) from error
+    if _is_sqlite(url) and read_only:
+        return ReadOnlyStorage(_read_only_sqlite(url))
+    if read_only:
+        return ReadOnlyStorage(open_storage(url, create=create))
     if _is_sqlite(url):
         path = sqlite_path(url)
         if path is None:
@@ -156,6 +168,12 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
                 f"{DEFAULT_STORAGE}, or name a file such as sqlite:///study.db"
             )
         timeout = _sqlite_timeout(url)
+        if _on_read_only_file_system(path):
+            raise StorageError(
+                f"cannot open SQLite storage {url}: {path.parent} is on a read-only file system, "
+                "and searches and workers write their trials there (optuna-boxcox dashboard "
+                "--read-only shows it)"
+            )
         _check_file(path, f"SQLite storage {url}", create=create, kind="database")
         try:
             _write_ahead_logging(path, timeout=timeout)
@@ -177,6 +195,126 @@ def open_storage(url: str | None = None, *, create: bool = True) -> BaseStorage:
     return _cached(
         _rdb(url, heartbeat_interval=HEARTBEAT_SECONDS, grace_period=4 * HEARTBEAT_SECONDS)
     )
+
+
+def _read_only_sqlite(url: str) -> BaseStorage:
+    """A SQLite file opened by SQLite for reading only: ``mode=ro``, or ``immutable=1`` on a
+    read-only file system, where SQLite could not make the lock and write-ahead-log index files
+    that ``mode=ro`` needs (immutable also ignores a write-ahead log left beside the file: a
+    database closed cleanly has none)."""
+    path = sqlite_path(url)
+    if path is None:
+        raise StorageError(f"{url} is an in-memory SQLite database: there is nothing to read")
+    _check_file(path, f"SQLite storage {url}", create=False, kind="database")
+    flag = "immutable=1" if _on_read_only_file_system(path) else "mode=ro"
+    location = quote(str(path.resolve()), safe="/")
+    return _cached(
+        _rdb(
+            f"sqlite:///file:{location}?{flag}&uri=true",
+            engine_kwargs={"connect_args": {"timeout": _sqlite_timeout(url)}},
+            # Nothing may be created or upgraded: the schema is read as it is.
+            skip_compatibility_check=True,
+            skip_table_creation=True,
+        )
+    )
+
+
+def _on_read_only_file_system(path: Path) -> bool:
+    """Whether ``path`` (or, if it does not exist, its directory) is on a file system mounted
+    read-only."""
+    target = path if path.exists() else path.parent
+    try:
+        return bool(os.statvfs(target).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+class ReadOnlyStorage(BaseStorage):
+    """A storage that answers every read of ``inner`` and refuses every write itself (raising
+    :class:`ReadOnlyStorageError`): what ``optuna-boxcox dashboard --read-only`` serves, so no
+    path of optuna-dashboard — one the HTTP filter does not know of included — can change a
+    study."""
+
+    def __init__(self, inner: BaseStorage) -> None:
+        self.inner = inner
+
+    def _refuse(self, what: str) -> NoReturn:
+        raise ReadOnlyStorageError(f"this storage is open read-only: cannot {what}")
+
+    # -- writes --------------------------------------------------------------------------------
+    def create_new_study(self, directions: Any, study_name: str | None = None) -> int:
+        self._refuse("create a study")
+
+    def delete_study(self, study_id: int) -> None:
+        self._refuse("delete a study")
+
+    def set_study_user_attr(self, study_id: int, key: str, value: Any) -> None:
+        self._refuse("set a study attribute")
+
+    def set_study_system_attr(self, study_id: int, key: str, value: Any) -> None:
+        self._refuse("set a study attribute")
+
+    def create_new_trial(self, study_id: int, template_trial: Any = None) -> int:
+        self._refuse("create a trial")
+
+    def set_trial_param(self, trial_id: int, param_name: str, *args: Any) -> None:
+        self._refuse("set a trial parameter")
+
+    def set_trial_state_values(self, trial_id: int, state: Any, values: Any = None) -> bool:
+        self._refuse("change a trial's state or values")
+
+    def set_trial_intermediate_value(self, trial_id: int, step: int, value: float) -> None:
+        self._refuse("report an intermediate value")
+
+    def set_trial_user_attr(self, trial_id: int, key: str, value: Any) -> None:
+        self._refuse("set a trial attribute")
+
+    def set_trial_system_attr(self, trial_id: int, key: str, value: Any) -> None:
+        self._refuse("set a trial attribute")
+
+    # -- reads ---------------------------------------------------------------------------------
+    def get_study_id_from_name(self, study_name: str) -> int:
+        return self.inner.get_study_id_from_name(study_name)
+
+    def get_study_name_from_id(self, study_id: int) -> str:
+        return self.inner.get_study_name_from_id(study_id)
+
+    def get_study_directions(self, study_id: int) -> Any:
+        return self.inner.get_study_directions(study_id)
+
+    def get_study_user_attrs(self, study_id: int) -> dict[str, Any]:
+        return self.inner.get_study_user_attrs(study_id)
+
+    def get_study_system_attrs(self, study_id: int) -> dict[str, Any]:
+        return self.inner.get_study_system_attrs(study_id)
+
+    def get_all_studies(self) -> Any:
+        return self.inner.get_all_studies()
+
+    def get_trial(self, trial_id: int) -> Any:
+        return self.inner.get_trial(trial_id)
+
+    def get_all_trials(self, study_id: int, deepcopy: bool = True, states: Any = None) -> Any:
+        return self.inner.get_all_trials(study_id, deepcopy=deepcopy, states=states)
+
+    def get_n_trials(self, study_id: int, state: Any = None) -> int:
+        return self.inner.get_n_trials(study_id, state)
+
+    def get_best_trial(self, study_id: int) -> Any:
+        return self.inner.get_best_trial(study_id)
+
+    def get_trial_id_from_study_id_trial_number(self, study_id: int, trial_number: int) -> int:
+        return self.inner.get_trial_id_from_study_id_trial_number(study_id, trial_number)
+
+    def get_trial_number_from_id(self, trial_id: int) -> int:
+        return self.inner.get_trial_number_from_id(trial_id)
+
+    def remove_session(self) -> None:
+        self.inner.remove_session()
+
+
+class ReadOnlyStorageError(StorageError):
+    """A write through a storage opened read-only (:class:`ReadOnlyStorage`)."""
 
 
 def _refuse_raw_at_sign(url: str) -> None:
@@ -432,6 +570,8 @@ def sqlite_path(url: str) -> Path | None:
 __all__ = [
     "DEFAULT_STORAGE",
     "REPRODUCE_STORAGE",
+    "ReadOnlyStorage",
+    "ReadOnlyStorageError",
     "StorageError",
     "close_opened_storages",
     "open_storage",

@@ -121,7 +121,9 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
     # A misspelt path must not become an empty database served as an empty list.
     url = storage_url(args.storage)
-    storage = open_storage(url, create=False)
+    # Read-only: the storage itself refuses writes, and SQLite opens the file read-only (so a
+    # file on read-only media is served too); the HTTP filter below answers write requests.
+    storage = open_storage(url, create=False, read_only=args.read_only)
     problem = port_in_use(args.host, args.port)
     if problem is not None:
         raise UsageError(f"{problem}; choose another with --port")
