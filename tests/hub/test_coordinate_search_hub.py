@@ -99,6 +99,21 @@ def test_a_study_continued_by_a_new_sampler_makes_the_same_trials_as_one_run(tmp
     assert [t.params for t in again.trials] == [t.params for t in whole.trials]
 
 
+def test_an_enqueued_trial_is_evaluated_but_takes_no_place_in_the_plan():
+    def run(enqueue: bool) -> list[dict[str, float]]:
+        study = optuna.create_study(
+            sampler=hub.CoordinateSearchSampler.from_preset("iterative", SPACE, seed=2)
+        )
+        if enqueue:
+            study.enqueue_trial({"x": 1.0, "y": -1.0, "z": 2.0})
+        study.optimize(bowl)
+        return [t.params for t in study.trials]
+
+    plain, enqueued = run(False), run(True)
+    assert enqueued[0] == {"x": 1.0, "y": -1.0, "z": 2.0}
+    assert enqueued[1:] == plain
+
+
 def test_parameters_outside_the_search_space_are_sampled_independently():
     sampler = hub.CoordinateSearchSampler({"x": FloatDistribution(-1.0, 1.0)}, epochs=1)
     study = optuna.create_study(sampler=sampler)

@@ -153,9 +153,9 @@ class CoordinateSearchSampler(BaseSampler):
         seed: Seed of Shift and Shuffle; the same seed gives the same search.
         independent_sampler: Samples parameters outside ``search_space`` (default: random).
 
-    A failed or pruned trial scores worst. The plan is replayed from the study's finished trials,
-    so a study can be continued by another process or after a restart; with ``n_jobs > 1`` the
-    candidates of one sweep run concurrently.
+    A failed or pruned trial scores worst; an enqueued trial is not part of the plan. The plan is
+    replayed from the study's finished trials, so a study can be continued by another process or
+    after a restart; with ``n_jobs > 1`` the candidates of one sweep run concurrently.
     """
 
     def __init__(
@@ -229,10 +229,11 @@ class CoordinateSearchSampler(BaseSampler):
         _single_objective(study)
         if not search_space:
             return {}
-        point = self._claim(study, trial)
+        # An enqueued trial evaluates its own point: it takes no position of the plan.
+        point = None if "fixed_params" in trial.system_attrs else self._claim(study, trial)
         params = {}
         for name, distribution in search_space.items():
-            if name in self._space and distribution == self._space[name]:
+            if point is not None and name in self._space and distribution == self._space[name]:
                 params[name] = _fit(distribution, point[self._names.index(name)])
             else:
                 params[name] = self._independent.sample_independent(
