@@ -106,6 +106,11 @@ def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_ru
     assert (directory / f"{RANK_PLOT}.html").stat().st_size > 10_000
     studies = {s.study_name for s in optuna.get_all_study_summaries(url)}
     assert "made-f2/linear/tpe/seed0/n10-test0.3" in studies
+    # Optuna's TPE with explicit arguments, the same on every supported Optuna (recorded).
+    tpe = optuna.load_study(study_name="made-f2/linear/tpe/seed0/n10-test0.3", storage=url)
+    recorded = tpe.user_attrs["boxcox_sampler"]
+    assert recorded["name"] == "tpe" and recorded["optuna"] == optuna.__version__
+    assert recorded["settings"]["multivariate"] is recorded["settings"]["constant_liar"] is True
     summary = optuna.load_study(study_name="benchmark/accuracy-test0.3-n10-seed0-f2", storage=url)
     system_attrs = summary._storage.get_study_system_attrs(summary._study_id)
     assert any(key.startswith(PLOT_KEY) for key in system_attrs), "rank plot not attached"
