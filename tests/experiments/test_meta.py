@@ -36,6 +36,9 @@ def test_table4_rows_come_first_then_tpe_and_a_rerun_continues(tmp_path):
         "n_repeats": 1,
         "random_state": 42,
     }
+    # Its TPE is built with explicit arguments (the same on Optuna 4.2 and 5.x) and recorded.
+    recorded = result.study.user_attrs["boxcox_sampler"]
+    assert recorded["name"] == "tpe" and recorded["settings"]["multivariate"] is True
 
     # The objective is the outer cross-validated accuracy of the Box-Cox pipeline with that sampler.
     X, y = paper_features("breast_cancer")
