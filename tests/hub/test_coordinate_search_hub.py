@@ -147,3 +147,16 @@ def test_the_package_has_the_registry_layout_and_front_matter():
     # Standalone: nothing of this repository is imported by the package.
     for path in Path(folder).glob("*.py"):
         assert "optuna_boxcox" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_the_example_runs_and_prints_what_the_readme_says(monkeypatch, capsys):
+    import runpy
+
+    # The registry's load_module fetches the package; here it is the local copy.
+    monkeypatch.setattr(optunahub, "load_module", lambda package, **kwargs: hub)
+    folder = REGISTRY_ROOT / "samplers" / "coordinate_search"
+    runpy.run_path(str(folder / "example.py"), run_name="__main__")
+    printed = capsys.readouterr().out
+    assert printed.startswith("396 {'x': 1.3125, 'y': -0.6875, 'z': 2.1875}")
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "{'x': 1.3125, 'y': -0.6875, 'z': 2.1875}" in readme
