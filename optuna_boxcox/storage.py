@@ -207,10 +207,20 @@ def _read_only_sqlite(url: str) -> BaseStorage:
         raise StorageError(f"{url} is an in-memory SQLite database: there is nothing to read")
     _check_file(path, f"SQLite storage {url}", create=False, kind="database")
     flag = "immutable=1" if _on_read_only_file_system(path) else "mode=ro"
-    location = quote(str(path.resolve()), safe="/")
+    # SQLite reads the name as a URI (a space, # or ? percent-encoded); SQLAlchemy may decode
+    # the name of a URL once before handing it over: whichever URL hands SQLite the encoded name.
+    name = "file:" + quote(str(path.resolve()), safe="/")
+    rdb_url = next(
+        candidate
+        for candidate in (
+            f"sqlite:///{name}?{flag}&uri=true",
+            f"sqlite:///file:{quote(name[5:], safe='/')}?{flag}&uri=true",
+        )
+        if _parse_url(candidate).database == name
+    )
     return _cached(
         _rdb(
-            f"sqlite:///file:{location}?{flag}&uri=true",
+            rdb_url,
             engine_kwargs={"connect_args": {"timeout": _sqlite_timeout(url)}},
             # Nothing may be created or upgraded: the schema is read as it is.
             skip_compatibility_check=True,

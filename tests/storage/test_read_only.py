@@ -163,3 +163,14 @@ def test_search_and_worker_on_a_read_only_file_system_say_so_in_one_line(tmp_pat
             lines = run.stderr.strip().splitlines()
             assert len(lines) == 1 and "read-only file system" in lines[0], run.stderr
         assert "--read-only" in search.stderr  # what can show it
+
+
+def test_a_file_whose_path_needs_encoding_in_a_uri_opens_read_only(tmp_path):
+    # SQLite reads a read-only file's name as a URI, where a space, # and ? mean something.
+    folder = tmp_path / "archive 2026 #1?"
+    folder.mkdir()
+    url = make_study(folder)
+    study = optuna.load_study(
+        study_name="kept", storage=open_storage(url, create=False, read_only=True)
+    )
+    assert len(study.trials) == 5
