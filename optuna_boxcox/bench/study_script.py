@@ -4,8 +4,9 @@
     python -m optuna_boxcox.bench.study_script --storage sqlite:///s.db --runner optuna \\
         --n-trials 200
 
-The README's quickstart on breast cancer with naive Bayes and the iterative coordinate search: the
-same objective, sampler and SQLite storage either way; only the call that runs the study differs.
+The README's Quickstart with naive Bayes in place of its SVC (breast cancer, the iterative
+coordinate search): the same objective, sampler and SQLite storage either way; only the call that
+runs the study differs.
 Prints one JSON line: trials written and the seconds the call took (start-up excluded).
 """
 
