@@ -124,7 +124,9 @@ def optimize(
         _name_metric(study, objective)
     total = n_trials
     if total is None and isinstance(sampler, PlanSampler) and _is_boxcox_objective(objective):
-        total = max(0, sampler.budget(objective.space.dim) - len(study.get_trials(deepcopy=False)))
+        total = max(
+            0, sampler.space_budget(objective.space) - len(study.get_trials(deepcopy=False))
+        )
     with Progress(total, label="search", enabled=show_progress_bar) as bar:
         study.optimize(
             objective,

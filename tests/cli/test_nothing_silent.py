@@ -1,0 +1,47 @@
+"""Issue #36, "nothing lost, nothing silent": one test per thing a new user saw go wrong.
+
+Commands whose exit, signals or files matter run as a user runs them, as a subprocess of this
+Python with this checkout first on its path; the others call :func:`optuna_boxcox.cli.main` in
+this process, each in a temporary folder of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import re
+import subprocess
+import sys
+
+from optuna_boxcox.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``optuna-boxcox ARGS`` in ``cwd``, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "optuna_boxcox.cli", *args],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _env() -> dict[str, str]:
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path}
+
+
+def test_progress_counts_the_settings_sweeps_in_the_plan(tmp_path, capsys, monkeypatch):
+    # The plan of a search that also sweeps a classifier setting was counted without that
+    # setting's sweeps: "1,196/660 trials (181 %)".
+    monkeypatch.chdir(tmp_path)
+    args = ["search", "--dataset", "iris", "--classifier", "knn", "--grid-size", "3"]
+    args += ["--epochs", "1", "--estimator-param", "weights=cat:uniform,distance", "--no-figures"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    done, total = re.search(r"search: ([\d,]+)/([\d,]+) trials", err).groups()
+    assert done == total, err
