@@ -45,3 +45,18 @@ def test_progress_counts_the_settings_sweeps_in_the_plan(tmp_path, capsys, monke
     err = capsys.readouterr().err
     done, total = re.search(r"search: ([\d,]+)/([\d,]+) trials", err).groups()
     assert done == total, err
+
+
+def test_a_settings_mismatch_is_one_short_line_naming_the_first_field_and_restart(
+    tmp_path, capsys, monkeypatch
+):
+    # Was two raw dicts of settings, ~600 characters, without --restart.
+    monkeypatch.chdir(tmp_path)
+    search = ["search", "--dataset", "iris", "--features", "2", "--classifier", "knn"]
+    assert main([*search, "--grid-size", "1", "--no-figures"]) == 0
+    capsys.readouterr()
+    assert main([*search, "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < 250, err
+    assert "(grid_size: 1 there, 11 here)" in err and "--restart" in err, err
+    assert "{" not in err, err
