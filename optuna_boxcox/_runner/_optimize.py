@@ -122,6 +122,10 @@ def optimize(
     if _is_boxcox_objective(objective):
         objective.register(study)
         _name_metric(study, objective)
+    if isinstance(sampler, PlanSampler):
+        finished = sampler.result(study)
+        if finished.finished:  # study.optimize would open one more trial before stopping
+            return finished
     total = n_trials
     if total is None and isinstance(sampler, PlanSampler) and _is_boxcox_objective(objective):
         total = max(

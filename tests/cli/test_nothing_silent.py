@@ -13,7 +13,11 @@ import re
 import subprocess
 import sys
 
+import optuna
+import pytest
+
 from optuna_boxcox.cli import main
+from optuna_boxcox.storage import open_storage
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -60,3 +64,18 @@ def test_a_settings_mismatch_is_one_short_line_naming_the_first_field_and_restar
     assert err.count("\n") == 1 and len(err) < 250, err
     assert "(grid_size: 1 there, 11 here)" in err and "--restart" in err, err
     assert "{" not in err, err
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "journal"])
+def test_worker_on_a_finished_study_adds_no_trial(tmp_path, capsys, monkeypatch, kind):
+    # Each worker run added one trial ({'phase': 'done'}): 396 → 397 → 398.
+    monkeypatch.chdir(tmp_path)
+    storage = f"sqlite:///{tmp_path}/a.db" if kind == "sqlite" else str(tmp_path / "a.jsonl")
+    search = ["search", "--dataset", "iris", "--features", "2", "--classifier", "bayes"]
+    assert main([*search, "--grid-size", "3", "--storage", storage, "--study-name", "t"]) == 0
+    study = optuna.load_study(study_name="t", storage=open_storage(storage))
+    before = len(study.trials)
+    for _ in range(2):
+        assert main(["worker", "--storage", storage, "--study-name", "t"]) == 0
+    assert len(study.trials) == before
+    assert f"has {before} trials" in capsys.readouterr().out
