@@ -23,6 +23,8 @@ from optuna.trial import TrialState
 from optuna_boxcox import _parallel
 from optuna_boxcox._progress import Progress
 from optuna_boxcox._runner._batched import BatchedRun
+from optuna_boxcox._runner._interrupt import TrialInterrupted
+from optuna_boxcox._runner._interrupt import resumable
 from optuna_boxcox._runner._trials import RunStats
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import SearchResult
@@ -132,15 +134,18 @@ def optimize(
             0, sampler.space_budget(objective.space) - len(study.get_trials(deepcopy=False))
         )
     with Progress(total, label="search", enabled=show_progress_bar) as bar:
-        study.optimize(
-            objective,
-            n_trials=n_trials,
-            timeout=timeout,
-            n_jobs=n_jobs,
-            catch=catch,
-            callbacks=[*(callbacks or ()), lambda _study, _trial: bar.update()],
-            gc_after_trial=gc_after_trial,
-        )
+        try:
+            study.optimize(
+                resumable(objective, put_back=not isinstance(sampler, PlanSampler)),
+                n_trials=n_trials,
+                timeout=timeout,
+                n_jobs=n_jobs,
+                catch=catch,
+                callbacks=[*(callbacks or ()), lambda _study, _trial: bar.update()],
+                gc_after_trial=gc_after_trial,
+            )
+        except TrialInterrupted:
+            raise KeyboardInterrupt from None
     if isinstance(sampler, PlanSampler):
         return sampler.result(study)
     return _best_of(study)

@@ -311,7 +311,8 @@ def run_spec(
             stats=stats,
         )
     except KeyboardInterrupt:
-        raise Interrupted(len(study.get_trials(deepcopy=False))) from None
+        scored = (TrialState.COMPLETE, TrialState.PRUNED)
+        raise Interrupted(len(study.get_trials(deepcopy=False, states=scored))) from None
     elapsed = time.perf_counter() - started
     written_at = time.time()
     trials = study.get_trials(deepcopy=False)

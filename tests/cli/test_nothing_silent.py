@@ -79,3 +79,28 @@ def test_worker_on_a_finished_study_adds_no_trial(tmp_path, capsys, monkeypatch,
         assert main(["worker", "--storage", storage, "--study-name", "t"]) == 0
     assert len(study.trials) == before
     assert f"has {before} trials" in capsys.readouterr().out
+
+
+def test_ctrl_c_in_a_trial_of_optunas_samplers_fails_nothing_and_logs_no_traceback(caplog):
+    # Optuna marked the interrupted trial FAIL and logged "Trial 21 failed … KeyboardInterrupt"
+    # with its 25-line traceback; the command then counted that trial as done.
+    from optuna_boxcox import optimize
+
+    calls = []
+
+    def objective(trial):
+        x = trial.suggest_float("x", -1, 1)
+        calls.append(x)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return x**2
+
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=0))
+    with pytest.raises(KeyboardInterrupt):
+        optimize(study, objective, n_trials=5)
+    states = [t.state.name for t in study.trials]
+    assert states == ["COMPLETE", "COMPLETE", "WAITING"], states
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
+    optimize(study, objective, n_trials=1)  # the interrupted point is scored first
+    assert study.trials[2].state.name == "COMPLETE"
+    assert study.trials[2].params["x"] == calls[2]
