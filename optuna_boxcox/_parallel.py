@@ -73,8 +73,11 @@ def usable_cores() -> int:
 
 
 def ignore_interrupts() -> None:
-    """In a worker: leave Ctrl-C to the parent, which stops handing out work and closes us."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """In a worker: leave Ctrl-C — and SIGTERM and SIGHUP, which the command handles like it —
+    to the parent, which stops handing out work and closes us."""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
 def die_with_parent(parent: int) -> None:

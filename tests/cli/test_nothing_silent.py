@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 import re
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 
 import optuna
 import pytest
@@ -104,3 +107,48 @@ def test_ctrl_c_in_a_trial_of_optunas_samplers_fails_nothing_and_logs_no_traceba
     optimize(study, objective, n_trials=1)  # the interrupted point is scored first
     assert study.trials[2].state.name == "COMPLETE"
     assert study.trials[2].params["x"] == calls[2]
+
+
+def _trials(db: Path) -> int:
+    try:
+        with sqlite3.connect(db, timeout=1) as connection:
+            return connection.execute("SELECT count(*) FROM trials").fetchone()[0]
+    except sqlite3.Error:  # not created yet, or its tables not yet
+        return 0
+
+
+@pytest.mark.parametrize(("name", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_path, name, status):
+    # SIGTERM (timeout, a batch scheduler, docker stop) ended the search with no message and
+    # the scored trials not yet written lost.
+    db = tmp_path / "s.db"
+    command = [sys.executable, "-m", "optuna_boxcox.cli", "search", "--dataset", "breast_cancer"]
+    command += ["--classifier", "knn", "--sampler", "combined2", "--storage", f"sqlite:///{db}"]
+    search = subprocess.Popen(
+        [*command, "--no-figures"],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _trials(db) == 0 and search.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert search.poll() is None, "the search ended before it could be stopped"
+        search.send_signal(getattr(signal, name))
+        out, err = search.communicate(timeout=60)
+    finally:
+        if search.poll() is None:
+            search.kill()
+            search.wait()
+    assert search.returncode == status, f"exit status {search.returncode}:\n{out}\n{err}"
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    found = re.fullmatch(
+        rf"optuna-boxcox: stopped by {name} after (\d+) trials; run the same command to resume",
+        lines[0],
+    )
+    assert found, lines[0]
+    assert int(found[1]) == _trials(db) > 0
