@@ -102,6 +102,12 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop after this many seconds (between batches); the same command resumes",
     )
     parser.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run a plan of more than 100,000 trials or 2 GB of study data (wide data: refused "
+        "otherwise, in one line, before the first trial)",
+    )
+    parser.add_argument(
         "--no-figures",
         action="store_true",
         help="do not attach the search's figures and note to the study (shown by optuna-dashboard)",
@@ -206,8 +212,11 @@ def default_study_name(spec: SearchSpec, data_name: str) -> str:
 def run_search(args: argparse.Namespace) -> dict[str, Any]:
     """Run (or resume) the study the command line names and return what was found."""
     X, y, data_name = load_data(args)
+    spec = search_spec(args)
+    if not getattr(args, "allow_large", True):
+        check_plan_size(spec, X.shape[1], args.n_trials)
     return run_spec(
-        search_spec(args),
+        spec,
         X,
         y,
         study_name=args.study_name,
@@ -221,6 +230,21 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         batch=not args.no_batch,
         figures=not getattr(args, "no_figures", False),
     )
+
+
+def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
+    """Refuse, in one line and before anything is computed, a plan too large to write (see
+    :mod:`optuna_boxcox._plan_size`); ``--allow-large`` runs it as it is."""
+    from optuna_boxcox._plan_size import plan_size
+
+    try:
+        sampler = spec.make_sampler()
+    except (TypeError, ValueError):
+        return  # refused as such by run_spec
+    n_params = n_features * (2 if spec.transforms and len(spec.transforms) > 1 else 1)
+    size = plan_size(sampler, n_params + len(spec.estimator_params or ()), n_trials)
+    if size.too_large:
+        raise UsageError(size.refusal("--allow-large"))
 
 
 def run_spec(

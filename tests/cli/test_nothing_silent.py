@@ -152,3 +152,24 @@ def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_pa
     )
     assert found, lines[0]
     assert int(found[1]) == _trials(db) > 0
+
+
+def test_a_plan_too_large_to_write_is_refused_in_one_line_before_any_trial(tmp_path, capsys):
+    # 20 rows × 10,000 columns planned 440,000 trials without a word and wrote 8.6 GB in 5 min.
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame(rng.lognormal(size=(20, 1000)), columns=[f"f{i}" for i in range(1000)])
+    data.assign(y=np.repeat([0, 1], 10)).to_csv(tmp_path / "wide.csv", index=False)
+    storage = f"sqlite:///{tmp_path}/wide.db"
+    search = ["search", "--csv", str(tmp_path / "wide.csv"), "--label", "y"]
+    search += ["--classifier", "bayes", "--storage", storage, "--no-figures"]
+    assert main(search) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert "44,000 trials" in err and "--allow-large" in err and "--grid-size" in err, err
+    assert not (tmp_path / "wide.db").exists(), "the refusal wrote a study"
+    # Confirmed, or cut short with --n-trials, it runs.
+    assert main([*search, "--n-trials", "20"]) == 0
+    assert main([*search, "--allow-large", "--timeout", "1"]) == 0
