@@ -18,6 +18,8 @@ from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_objective_arguments
 from optuna_boxcox.cli._args import add_scale_arguments
 from optuna_boxcox.cli._args import add_storage_argument
+from optuna_boxcox.cli._args import check_cv
+from optuna_boxcox.cli._args import check_max_memory
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
@@ -193,7 +195,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         objectives=options.get("objectives", ("score",)),
         subsample=getattr(args, "subsample", None),
         fidelity=fidelity,
-        sampler=args.sampler,
+        sampler=args.sampler.strip().lower(),  # as --classifier: TPE is tpe, not a study of its own
         sampler_settings=sampler_settings(args),
         pruner=pruner,
         seed=args.seed,
@@ -212,6 +214,7 @@ def default_study_name(spec: SearchSpec, data_name: str) -> str:
 def run_search(args: argparse.Namespace) -> dict[str, Any]:
     """Run (or resume) the study the command line names and return what was found."""
     X, y, data_name = load_data(args)
+    check_cv(args.cv, y)
     spec = search_spec(args)
     if not getattr(args, "allow_large", True):
         check_plan_size(spec, X.shape[1], args.n_trials)
@@ -223,7 +226,7 @@ def run_search(args: argparse.Namespace) -> dict[str, Any]:
         data_name=data_name,
         storage=args.storage,
         restart=getattr(args, "restart", False),
-        memory_limit=getattr(args, "max_memory", None),
+        memory_limit=check_max_memory(getattr(args, "max_memory", None)),
         n_jobs=args.n_jobs,
         n_trials=args.n_trials,
         timeout=args.timeout,

@@ -173,3 +173,61 @@ def test_a_plan_too_large_to_write_is_refused_in_one_line_before_any_trial(tmp_p
     # Confirmed, or cut short with --n-trials, it runs.
     assert main([*search, "--n-trials", "20"]) == 0
     assert main([*search, "--allow-large", "--timeout", "1"]) == 0
+
+
+def _csv(folder: Path, name: str, text: str) -> str:
+    (folder / name).write_text(text)
+    return str(folder / name)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        (["--dataset", "iris", "--label", "y"], "--label names the class column of --csv"),
+        (["--dataset", "iris", "--features", "100"], "--features 100: iris has 4 features"),
+        (["--dataset", "iris", "--max-memory", "10"], "--max-memory 10: give a unit"),
+        (["--dataset", "iris", "--max-memory", "1KB"], "a search needs at least 16 MiB"),
+        (["--dataset", "iris", "--cv", "1000"], "the smallest class has 50 row(s)"),
+        (["--dataset", "iris", "--cv", "1"], "--cv must be at least 2"),
+        (["--csv", "{tmp}/dup.csv", "--label", "y"], "names more than one column 'a'"),
+        (["--csv", "{tmp}/one.csv", "--label", "y"], "one.csv has one row"),
+        (["--csv", "{tmp}", "--label", "y"], "is a directory, not a CSV file"),
+    ],
+)
+def test_what_was_accepted_without_a_word_or_misreported_is_refused_in_one_line(
+    tmp_path, capsys, monkeypatch, options, said
+):
+    monkeypatch.chdir(tmp_path)
+    _csv(tmp_path, "dup.csv", "a,a,y\n1,2,0\n2,3,1\n3,1,0\n4,2,1\n")
+    _csv(tmp_path, "one.csv", "a,b,y\n1,2,0\n")
+    options = [o.replace("{tmp}", str(tmp_path)) for o in options]
+    assert main(["search", *options, "--classifier", "knn", "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err, err
+    assert not (tmp_path / "studies").exists() or not list((tmp_path / "studies").iterdir())
+
+
+def test_constant_columns_are_named_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = _csv(tmp_path, "c.csv", "a,c,y\n1,2,0\n2,2,1\n3,2,0\n4,2,1\n5,2,0\n6,2,1\n")
+    search = ["search", "--csv", path, "--label", "y", "--sampler", "random", "--n-trials", "2"]
+    assert main([*search, "--no-figures"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "constant" in line]
+    assert warned == [
+        "optuna-boxcox: ConstantColumnWarning: constant column(s) 'c' of c.csv: no λ changes "
+        "them; drop them to search the others only"
+    ]
+
+
+def test_sampler_names_are_case_insensitive_as_classifier_names_are(tmp_path, capsys, monkeypatch):
+    # --sampler TPE made a study "iris/knn/TPE" of its own beside "iris/knn/tpe".
+    monkeypatch.chdir(tmp_path)
+    search = ["search", "--dataset", "iris", "--features", "2", "--n-trials", "2", "--no-figures"]
+    assert main([*search, "--sampler", "TPE"]) == 0
+    assert "study      iris/knn/tpe  (2 trials" in capsys.readouterr().out
+
+
+def test_a_missing_absolute_storage_path_does_not_say_where_it_looked(tmp_path, capsys):
+    assert main(["dashboard", str(tmp_path / "nope.db")]) == 1
+    err = capsys.readouterr().err
+    assert "no study storage at" in err and "looked in" not in err, err
