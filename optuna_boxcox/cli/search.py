@@ -244,6 +244,8 @@ def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> 
         sampler = spec.make_sampler()
     except (TypeError, ValueError):
         return  # refused as such by run_spec
+    if hasattr(sampler, "max_points"):
+        return  # the full grid refuses more than its max_points itself
     n_params = n_features * (2 if spec.transforms and len(spec.transforms) > 1 else 1)
     size = plan_size(sampler, n_params + len(spec.estimator_params or ()), n_trials)
     if size.too_large:
@@ -432,11 +434,14 @@ def print_search(found: dict[str, Any]) -> None:
     if not result.finished and result.budget is None and hasattr(found["sampler"], "budget"):
         print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")
-    width = max(len(n) for n in objective.param_names)
+    from optuna_boxcox._text import display_width
+    from optuna_boxcox._text import ljust
+
+    width = max(display_width(n) for n in ("feature", *objective.param_names))
     mle = objective.mle_params
-    print(f"  {'feature':<{width}}  {'λ':>8}  {'λ_MLE':>8}")
+    print(f"  {ljust('feature', width)}  {'λ':>8}  {'λ_MLE':>8}")
     for name in objective.param_names:
-        print(f"  {name:<{width}}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
+        print(f"  {ljust(name, width)}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
     print_choices(objective, found["params"])
 
 

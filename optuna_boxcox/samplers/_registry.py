@@ -30,7 +30,17 @@ def _gp(seed: int, **kwargs: Any) -> BaseSampler:
 
     if importlib.util.find_spec("torch") is None:
         raise ValueError("the 'gp' sampler (Optuna's GPSampler) needs PyTorch: pip install torch")
-    return optuna.samplers.GPSampler(seed=seed, **kwargs)
+    return _quietly(optuna.samplers.GPSampler, seed=seed, **kwargs)
+
+
+def _quietly(cls: Callable[..., BaseSampler], **kwargs: Any) -> BaseSampler:
+    """``cls(**kwargs)`` without Optuna's ExperimentalWarning ("QMCSampler is experimental …"):
+    the user chose the sampler by name, and the warning says nothing they can act on."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return cls(**kwargs)
 
 
 def _cmaes(seed: int, **kwargs: Any) -> BaseSampler:
@@ -63,7 +73,7 @@ SAMPLERS: dict[str, Callable[..., BaseSampler]] = {
     "tpe": _tpe,
     "random": lambda seed, **kw: optuna.samplers.RandomSampler(seed=seed, **kw),
     "cmaes": _cmaes,
-    "qmc": lambda seed, **kw: optuna.samplers.QMCSampler(seed=seed, **kw),
+    "qmc": lambda seed, **kw: _quietly(optuna.samplers.QMCSampler, seed=seed, **kw),
     "gp": _gp,
     "nsga2": _nsga2,
 }

@@ -231,3 +231,41 @@ def test_a_missing_absolute_storage_path_does_not_say_where_it_looked(tmp_path, 
     assert main(["dashboard", str(tmp_path / "nope.db")]) == 1
     err = capsys.readouterr().err
     assert "no study storage at" in err and "looked in" not in err, err
+
+
+def test_an_unknown_estimator_param_is_one_line_without_an_unrelated_warning(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    search = ["search", "--dataset", "iris", "--estimator-param", "foo=int:1:3", "--no-figures"]
+    assert main(search) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "are not parameters of KNeighborsClassifier" in err, err
+
+
+def test_the_full_grid_refusal_names_the_options_that_exist(tmp_path, capsys, monkeypatch):
+    # It advised raising max_points, which has no option; --n-trials works.
+    monkeypatch.chdir(tmp_path)
+    assert main(["search", "--dataset", "iris", "--sampler", "grid", "--no-figures"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(err) == 1 and "--n-trials" in err[0] and "raise max_points" not in err[0], err
+
+
+def test_qmc_says_nothing_of_being_experimental(tmp_path):
+    # As a user runs it: the tests' own configuration ignores Optuna's ExperimentalWarning.
+    search = ["search", "--dataset", "iris", "--features", "2", "--sampler", "qmc"]
+    done = _cli(*search, "--n-trials", "2", "--no-figures", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Experimental" not in done.stderr, done.stderr
+
+
+def test_the_lambda_table_aligns_short_and_wide_feature_names(tmp_path, capsys, monkeypatch):
+    from optuna_boxcox._text import display_width
+
+    monkeypatch.chdir(tmp_path)
+    path = _csv(tmp_path, "w.csv", "a,日本,y\n1,2,0\n2,3,1\n3,1,0\n4,5,1\n5,2,0\n6,3,1\n")
+    search = ["search", "--csv", path, "--label", "y", "--classifier", "bayes", "--no-figures"]
+    assert main(search) == 0
+    out = capsys.readouterr().out.splitlines()
+    table = out[out.index("λ by feature:") + 1 :][:3]
+    assert [display_width(line) for line in table] == [display_width(table[0])] * 3, table
