@@ -269,3 +269,26 @@ def test_the_lambda_table_aligns_short_and_wide_feature_names(tmp_path, capsys, 
     out = capsys.readouterr().out.splitlines()
     table = out[out.index("λ by feature:") + 1 :][:3]
     assert [display_width(line) for line in table] == [display_width(table[0])] * 3, table
+
+
+def test_benchmark_names_a_missing_csv_instead_of_asking_for_two(tmp_path, capsys):
+    missing = tmp_path / "nonexist.csv"
+    assert main(["benchmark", "--datasets", f"csv:{missing}", "--classifiers", "knn"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"optuna-boxcox: error: --datasets: CSV file not found: {missing}\n", err
+
+
+def test_png_figures_not_written_says_why_even_when_the_error_is_blank(tmp_path, monkeypatch):
+    # "PNG figures not written (RuntimeError: )": the reason was the error's empty first line.
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from optuna_boxcox import figures
+
+    def fail(*_args, **_kwargs):
+        raise RuntimeError("\n\nChrome not found\n")
+
+    monkeypatch.setattr(pio, "write_images", fail)
+    with pytest.warns(RuntimeWarning) as warned:
+        assert figures._write_pngs({"a": go.Figure()}, tmp_path) == []
+    assert "(RuntimeError: Chrome not found)" in str(warned[0].message)
