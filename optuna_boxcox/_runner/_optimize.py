@@ -124,6 +124,7 @@ def optimize(
     if _is_boxcox_objective(objective):
         objective.register(study)
         _name_metric(study, objective)
+    n_jobs = _parallel.resolve_threads(n_jobs)
     if isinstance(sampler, PlanSampler):
         finished = sampler.result(study)
         if finished.finished:  # study.optimize would open one more trial before stopping

@@ -292,3 +292,22 @@ def test_png_figures_not_written_says_why_even_when_the_error_is_blank(tmp_path,
     with pytest.warns(RuntimeWarning) as warned:
         assert figures._write_pngs({"a": go.Figure()}, tmp_path) == []
     assert "(RuntimeError: Chrome not found)" in str(warned[0].message)
+
+
+def test_n_jobs_as_threads_of_study_optimize_is_capped_at_the_usable_cores(monkeypatch):
+    from optuna_boxcox import _parallel
+    from optuna_boxcox import optimize
+
+    monkeypatch.setattr(_parallel, "usable_cores", lambda: 2)
+    threads = set()
+
+    def objective(trial):
+        import threading
+
+        threads.add(threading.get_ident())
+        return trial.suggest_float("x", 0, 1)
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    with pytest.warns(RuntimeWarning, match="n_jobs=64 is more than the 2 CPU core"):
+        optimize(study, objective, n_trials=20, n_jobs=64)
+    assert len(study.trials) == 20 and len(threads) <= 2
