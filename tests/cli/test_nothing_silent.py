@@ -311,3 +311,48 @@ def test_n_jobs_as_threads_of_study_optimize_is_capped_at_the_usable_cores(monke
     with pytest.warns(RuntimeWarning, match="n_jobs=64 is more than the 2 CPU core"):
         optimize(study, objective, n_trials=20, n_jobs=64)
     assert len(study.trials) == 20 and len(threads) <= 2
+
+
+def test_a_claim_failed_by_a_takeover_after_it_was_read_running_is_not_completed(tmp_path):
+    # _claims.complete read RUNNING, then wrote COMPLETE: a heartbeat-stale takeover committed in
+    # between was overwritten, and the position scored twice.
+    from datetime import datetime
+
+    from sklearn.datasets import load_iris
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox import BoxCoxObjective
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox._optuna import _sql
+    from optuna_boxcox.samplers import PlanRun
+    from optuna_boxcox.samplers import make_sampler
+
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    study = optuna.create_study(
+        storage=f"sqlite:///{tmp_path}/c.db",
+        sampler=make_sampler("iterative"),
+        direction="maximize",
+    )
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    objective.register(study)
+    (claimed,) = _claims.claim(
+        study,
+        [_claims.Claim(0, objective.space.to_params(objective.space.initial), {})],
+        objective.space.distributions(),
+        position_key=PlanRun.position_key,
+        owner="elsewhere:1:1",
+    )
+    call = _sql.Sql.__call__
+
+    def takeover_after_the_read(self, statement, parameters=()):
+        rows = call(self, statement, parameters)
+        if statement.startswith("SELECT trial_id FROM trials"):
+            call(self, "UPDATE trials SET state = 'FAIL' WHERE trial_id = ?", (claimed.trial_id,))
+        return rows
+
+    done = (claimed, 0.9, {}, datetime.now(), optuna.trial.TrialState.COMPLETE, None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_sql.Sql, "__call__", takeover_after_the_read)
+        _claims.complete(study, [done])
+    (trial,) = study.get_trials()
+    assert trial.state.name == "FAIL" and trial.value is None
