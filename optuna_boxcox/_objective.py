@@ -676,19 +676,19 @@ def _resolve_estimator_params(
 ) -> dict[str, BaseDistribution]:
     if not estimator_params:
         return {}
-    if cv is None or cv == "resubstitution":
-        warnings.warn(
-            "classifier settings searched by resubstitution favour the ones that memorise the "
-            "training data (k-NN with n_neighbors=1 scores 1.0): pass cv=k",
-            UserWarning,
-            stacklevel=3,
-        )
     own = estimator.get_params() if hasattr(estimator, "get_params") else {}
     unknown = [n for n in estimator_params if n not in own]
     if unknown:
         raise ValueError(
             f"estimator_params {unknown} are not parameters of {type(estimator).__name__} "
             f"(it has {sorted(own)[:8]}…)"
+        )
+    if cv is None or cv == "resubstitution":  # warned once the parameters are known to exist
+        warnings.warn(
+            "classifier settings searched by resubstitution favour the ones that memorise the "
+            "training data (k-NN with n_neighbors=1 scores 1.0): pass cv=k",
+            UserWarning,
+            stacklevel=3,
         )
     wrong = [
         n

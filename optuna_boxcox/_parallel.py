@@ -63,6 +63,26 @@ def resolve_n_jobs(n_jobs: int, *, what: str = "n_jobs") -> int:
     return n_jobs
 
 
+def resolve_threads(n_jobs: int, *, what: str = "n_jobs") -> int:
+    """``n_jobs`` as threads of ``study.optimize``: -1 one per CPU this process may run on, more
+    than those cut down to them with a warning (Optuna would start as many as asked)."""
+    if (
+        isinstance(n_jobs, bool)
+        or not isinstance(n_jobs, int)
+        or not (n_jobs >= 1 or n_jobs == -1)
+    ):
+        raise ValueError(f"{what} must be a positive integer or -1 (one per CPU), got {n_jobs!r}")
+    cores = usable_cores()
+    if n_jobs > cores:
+        warnings.warn(
+            f"{what}={n_jobs} is more than the {cores} CPU core(s) this process may use; "
+            f"running {cores} thread(s)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return cores if n_jobs == -1 else min(n_jobs, cores)
+
+
 def usable_cores() -> int:
     """The CPU cores this process may run on (its affinity, e.g. a container's or taskset's
     share), else all the machine has."""
@@ -73,8 +93,11 @@ def usable_cores() -> int:
 
 
 def ignore_interrupts() -> None:
-    """In a worker: leave Ctrl-C to the parent, which stops handing out work and closes us."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """In a worker: leave Ctrl-C — and SIGTERM and SIGHUP, which the command handles like it —
+    to the parent, which stops handing out work and closes us."""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
 
 
 def die_with_parent(parent: int) -> None:

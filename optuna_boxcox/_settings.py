@@ -28,6 +28,7 @@ def record_settings(
     recorded: Mapping[str, Any] | None = None,
     continues: Callable[[Mapping[str, Any]], bool] | None = None,
     hint: str = "use a new study name, or the same settings to continue it",
+    named_last: tuple[str, ...] = (),
 ) -> None:
     """Record ``settings`` under the study user attribute ``key``, or refuse a study recorded with
     other ones.
@@ -41,6 +42,8 @@ def record_settings(
         continues: Whether a study recorded with the given settings may be continued with these
             (default: only with equal ones). When it may, these are recorded in their place.
         hint: What the user can do instead, ending the refusal's message.
+        named_last: Fields that may differ on their own (more epochs): the message names
+            another differing field first.
 
     Raises:
         ValueError: The study was recorded with settings this run may not continue.
@@ -53,10 +56,29 @@ def record_settings(
         return
     allowed = theirs == mine if continues is None else continues(theirs)
     if not allowed:
-        changed = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        field, there, here = first_difference(theirs, mine, named_last=named_last)
         raise ValueError(
-            f"study {study.study_name!r} was run with other settings: recorded {theirs}, now "
-            f"{mine} ({', '.join(changed)} differ); {hint}"
+            f"study {study.study_name!r} was run with other settings ({field}: {there!r} there, "
+            f"{here!r} here); {hint}"
         )
     if theirs != mine:
         study.set_user_attr(key, mine)
+
+
+def first_difference(
+    theirs: Any, mine: Any, field: str = "", *, named_last: tuple[str, ...] = ()
+) -> tuple[str, Any, Any]:
+    """The first field, in recorded order, whose value differs between two recorded settings —
+    nested mappings looked into, named by their dotted path (a sampler's ``settings`` wrapper
+    left out), fields of ``named_last`` after all others — with its two values (None where
+    missing)."""
+    if isinstance(theirs, dict) and isinstance(mine, dict):
+        keys = [*theirs, *(k for k in mine if k not in theirs)]
+        keys.sort(key=lambda k: str(k) in named_last)  # stable: recorded order otherwise
+        for key in keys:
+            if theirs.get(key) != mine.get(key):
+                name = str(key) if field in ("", "settings") else f"{field}.{key}"
+                return first_difference(
+                    theirs.get(key), mine.get(key), name, named_last=named_last
+                )
+    return field or "settings", theirs, mine

@@ -59,12 +59,20 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
     Every other column must be numeric and finite.
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a CSV file")
     if not path.is_file():
         raise DataError(f"CSV file not found: {path}")
     try:
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise DataError(f"cannot read {path} as CSV: {error}") from error
+    duplicates = _duplicate_names(path)
+    if duplicates:
+        raise DataError(
+            f"{path.name} names more than one column {', '.join(map(repr, duplicates))}; give "
+            "each column a name of its own"
+        )
     if label not in frame.columns:
         raise DataError(
             f"label column {label!r} not in {path.name}; its columns are {', '.join(map(str, frame.columns[:10]))}"
@@ -75,7 +83,41 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
         raise DataError(
             f"label column {label!r} of {path.name} is empty in {int(y.isna().sum())} row(s)"
         )
-    return validate_features(frame, source=path.name), y
+    X = validate_features(frame, source=path.name)
+    warn_constant(X, source=path.name)
+    return X, y
+
+
+def _duplicate_names(path: Path) -> list[str]:
+    """Header names that occur more than once (pandas would read the second ``a`` as ``a.1``)."""
+    from collections import Counter
+    import csv
+
+    with open(path, newline="", encoding="utf-8", errors="replace") as f:
+        header = next(csv.reader(f), [])
+    return [name for name, n in Counter(h.strip() for h in header).items() if n > 1]
+
+
+def warn_constant(X: pd.DataFrame, *, source: str = "the data") -> None:
+    """One line naming the constant feature columns: no λ changes them, so their share of the
+    search is spent for nothing."""
+    import warnings
+
+    constant = [str(c) for c in X.columns if X[c].nunique(dropna=False) <= 1]
+    if constant:
+        shown = ", ".join(map(repr, constant[:5])) + (
+            f" and {len(constant) - 5} more" if len(constant) > 5 else ""
+        )
+        warnings.warn(
+            f"constant column(s) {shown} of {source}: no λ changes them; drop them to search "
+            "the others only",
+            ConstantColumnWarning,
+            stacklevel=2,
+        )
+
+
+class ConstantColumnWarning(UserWarning):
+    """Feature columns with a single value."""
 
 
 def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:
@@ -85,6 +127,8 @@ def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:
         raise DataError(f"{source} has no feature columns")
     if X.shape[0] == 0:
         raise DataError(f"{source} has no rows (0 samples)")
+    if X.shape[0] == 1:
+        raise DataError(f"{source} has one row; a search scores a classifier on at least two")
     non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
         raise DataError(f"non-numeric feature column(s) in {source}: {', '.join(non_numeric)}")

@@ -834,9 +834,10 @@ def _write_pngs(figures: Mapping[str, go.Figure], directory: Path) -> list[Path]
         # One browser for all figures: kaleido starts Chromium once per call.
         pio.write_images(list(figures.values()), [str(p) for p in paths], width=900, height=550)
     except Exception as error:  # kaleido missing, or no Chrome/Chromium for it to drive
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
         warnings.warn(
-            f"PNG figures not written ({type(error).__name__}: {reason}); PNG export needs "
+            f"PNG figures not written ({reason}); PNG export needs "
             "`pip install kaleido` and a Chrome or Chromium (Debian: apt-get install chromium)",
             RuntimeWarning,
             stacklevel=3,

@@ -386,7 +386,8 @@ def _check_file(path: Path, what: str, *, create: bool, kind: str) -> None:
         return
     if not create:
         raise StorageError(
-            f"no study storage at {path} (looked in {Path.cwd()}); check the path, or run a "
+            f"no study storage at {path}{'' if path.is_absolute() else f' (looked in {Path.cwd()})'}; "
+            "check the path, or run a "
             "search first"
         )
     parent = path.parent

@@ -189,7 +189,10 @@ def complete(
     pruned trial's value is its last intermediate value (none when NaN), as ``study.tell``
     stores it.
 
-    A claim another worker failed meanwhile (its heartbeat looked stale) stays failed.
+    A claim another worker failed meanwhile (its heartbeat looked stale) stays failed: the rows
+    are locked where the database can (``FOR UPDATE``; SQLite's one writer needs none), and each
+    is finished only while it is still RUNNING, so that a takeover committed between the read
+    and the write is not overwritten (its position would then be scored twice).
     """
     backend = rdb_backend(storage_of(study))
     sqlite = backend.engine.dialect.name == "sqlite"
@@ -200,22 +203,24 @@ def complete(
         running = {
             trial_id
             for (trial_id,) in sql(
-                f"SELECT trial_id FROM trials WHERE trial_id IN ({marks}) AND state = ?",
+                f"SELECT trial_id FROM trials WHERE trial_id IN ({marks}) AND state = ?"
+                + ("" if sqlite else " FOR UPDATE"),
                 (*ids, TrialState.RUNNING.name),
             )
         }
         done = [d for d in done if d[0].trial_id in running]
+        finished = []
+        for claimed, _, _, end, state, _ in done:
+            sql(
+                "UPDATE trials SET state = ?, datetime_complete = ? WHERE trial_id = ? "
+                "AND state = ?",
+                (state.name, _stored_moment(end, sqlite), claimed.trial_id, "RUNNING"),
+            )
+            if sql.cursor.rowcount != 0:
+                finished.append(claimed.trial_id)
+        done = [d for d in done if d[0].trial_id in finished]
         if not done:
             return
-        sql.cursor.executemany(
-            "UPDATE trials SET state = ?, datetime_complete = ? WHERE trial_id = ?".replace(
-                "?", sql.mark
-            ),
-            [
-                (state.name, _stored_moment(end, sqlite), claimed.trial_id)
-                for claimed, _, _, end, state, _ in done
-            ],
-        )
         told = [
             (claimed.trial_id, told_value(state.name, float(value)))
             for claimed, value, _, _, state, _ in done

@@ -23,6 +23,8 @@ from optuna.trial import TrialState
 from optuna_boxcox import _parallel
 from optuna_boxcox._progress import Progress
 from optuna_boxcox._runner._batched import BatchedRun
+from optuna_boxcox._runner._interrupt import TrialInterrupted
+from optuna_boxcox._runner._interrupt import resumable
 from optuna_boxcox._runner._trials import RunStats
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import SearchResult
@@ -122,19 +124,29 @@ def optimize(
     if _is_boxcox_objective(objective):
         objective.register(study)
         _name_metric(study, objective)
+    n_jobs = _parallel.resolve_threads(n_jobs)
+    if isinstance(sampler, PlanSampler):
+        finished = sampler.result(study)
+        if finished.finished:  # study.optimize would open one more trial before stopping
+            return finished
     total = n_trials
     if total is None and isinstance(sampler, PlanSampler) and _is_boxcox_objective(objective):
-        total = max(0, sampler.budget(objective.space.dim) - len(study.get_trials(deepcopy=False)))
-    with Progress(total, label="search", enabled=show_progress_bar) as bar:
-        study.optimize(
-            objective,
-            n_trials=n_trials,
-            timeout=timeout,
-            n_jobs=n_jobs,
-            catch=catch,
-            callbacks=[*(callbacks or ()), lambda _study, _trial: bar.update()],
-            gc_after_trial=gc_after_trial,
+        total = max(
+            0, sampler.space_budget(objective.space) - len(study.get_trials(deepcopy=False))
         )
+    with Progress(total, label="search", enabled=show_progress_bar) as bar:
+        try:
+            study.optimize(
+                resumable(objective, put_back=not isinstance(sampler, PlanSampler)),
+                n_trials=n_trials,
+                timeout=timeout,
+                n_jobs=n_jobs,
+                catch=catch,
+                callbacks=[*(callbacks or ()), lambda _study, _trial: bar.update()],
+                gc_after_trial=gc_after_trial,
+            )
+        except TrialInterrupted:
+            raise KeyboardInterrupt from None
     if isinstance(sampler, PlanSampler):
         return sampler.result(study)
     return _best_of(study)

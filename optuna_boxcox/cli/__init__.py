@@ -29,6 +29,12 @@ COMMAND_MODULES = (
 )
 #: Exit status after Ctrl-C, as a shell reports a process ended by SIGINT.
 INTERRUPTED = 130
+#: Signals the console script handles as Ctrl-C (what was scored is written, one line), with
+#: the exit status a shell reports for a process they end: 128 + the signal's number.
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+#: The signals that stopped this command, in order (empty when none did, or Ctrl-C reached
+#: :func:`main` without :func:`run`'s handlers).
+received: list[int] = []
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,18 +71,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         # What was scored is written (the runner's cleanup ran before this); say so in one line.
-        print(
-            f"optuna-boxcox: {str(interrupt) or 'interrupted; run the same command to resume'}",
-            file=sys.stderr,
-        )
-        return INTERRUPTED
+        said = str(interrupt) or "interrupted; run the same command to resume"
+        print(f"optuna-boxcox: {_stopped_by(said)}", file=sys.stderr)
+        return stopped_status()
     except Exception as error:
         if args.debug:
             raise
         if _interrupted(error):
             # Ctrl-C inside a database call: the driver's clean-up failed in its turn.
-            print("optuna-boxcox: interrupted; run the same command to resume", file=sys.stderr)
-            return INTERRUPTED
+            said = _stopped_by("interrupted; run the same command to resume")
+            print(f"optuna-boxcox: {said}", file=sys.stderr)
+            return stopped_status()
         from optuna_boxcox.storage import redact
         from optuna_boxcox.storage import storage_failure
 
@@ -101,6 +106,24 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         undo()
+
+
+def stopped_status() -> int:
+    """The exit status of a command stopped by a signal: 128 + its number, as a shell reports
+    a process that signal ends (130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP)."""
+    import signal
+
+    return 128 + (received[0] if received else signal.SIGINT)
+
+
+def _stopped_by(said: str) -> str:
+    """``interrupted after …`` as ``stopped by SIGTERM after …`` when a signal other than Ctrl-C
+    stopped the command."""
+    import signal
+
+    if not received or received[0] == signal.SIGINT:
+        return said
+    return said.replace("interrupted", f"stopped by {signal.Signals(received[0]).name}", 1)
 
 
 def _interrupted(error: BaseException) -> bool:
@@ -157,6 +180,9 @@ def run() -> None:
         status = main()
     except BrokenPipeError:  # the reader went away (… | head): nothing left to say
         status = 0
+    except KeyboardInterrupt:  # before main's own handling: while the commands were imported
+        print(f"optuna-boxcox: {_stopped_by('interrupted')}", file=sys.stderr)
+        status = stopped_status()
     _close_and_exit(status)
 
 
@@ -168,19 +194,33 @@ def _second_interrupt_quits() -> None:
 
     A first Ctrl-C that lands in a finaliser (a weakref callback, a ``__del__``) is lost the same
     way; it is raised again a moment later, outside the finaliser, so that one Ctrl-C always
-    stops the command."""
+    stops the command.
+
+    SIGTERM (sent by ``timeout``, a batch scheduler, ``docker stop``) and SIGHUP (a closed
+    terminal) are handled the same way, ending with 128 + their number (143, 129); a signal
+    ignored when the command starts (a background job's Ctrl-C, ``nohup``'s SIGHUP) stays
+    ignored."""
     import os
     import signal
     import threading
 
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return  # ignored (a background job) or handled by whoever runs us: leave it so
+    handled = [
+        getattr(signal, name)
+        for name in STOP_SIGNALS
+        if hasattr(signal, name)
+        and signal.getsignal(getattr(signal, name))
+        in (signal.default_int_handler if name == "SIGINT" else signal.SIG_DFL,)
+    ]
+    if not handled:
+        return  # ignored or handled by whoever runs us: leave them so
 
-    def first(_signum, _frame) -> None:
-        signal.signal(signal.SIGINT, second)
+    def first(signum, _frame) -> None:
+        received.append(signum)
+        for handled_signal in handled:
+            signal.signal(handled_signal, second)
         raise KeyboardInterrupt
 
-    def second(_signum, _frame) -> None:
+    def second(signum, _frame) -> None:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -191,19 +231,22 @@ def _second_interrupt_quits() -> None:
             b"optuna-boxcox: interrupted again: stopped at once; what was written is kept, "
             b"run the same command to resume\n",
         )
-        os._exit(INTERRUPTED)
+        os._exit(stopped_status())
 
     report_unraisable = sys.unraisablehook
 
     def unraisable(failure) -> None:
         if isinstance(failure.exc_value, KeyboardInterrupt):
-            signal.signal(signal.SIGINT, first)
+            signum = received.pop() if received else signal.SIGINT
+            for handled_signal in handled:
+                signal.signal(handled_signal, first)
             # Raised now, it would be handled at once, in the finaliser again.
-            threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
+            threading.Timer(0.05, os.kill, (os.getpid(), signum)).start()
             return
         report_unraisable(failure)
 
-    signal.signal(signal.SIGINT, first)
+    for handled_signal in handled:
+        signal.signal(handled_signal, first)
     sys.unraisablehook = unraisable
 
 
@@ -213,7 +256,9 @@ def _close_and_exit(status: int) -> None:
     import signal
 
     # Closing takes milliseconds; a Ctrl-C now would only turn the exit into a traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in STOP_SIGNALS:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     try:
         from optuna_boxcox.storage import close_opened_storages
 
@@ -244,4 +289,4 @@ def _is_data_error(error: Exception) -> bool:
     return datasets is not None and isinstance(error, datasets.DataError)
 
 
-__all__ = ["INTERRUPTED", "UsageError", "build_parser", "main", "run"]
+__all__ = ["INTERRUPTED", "STOP_SIGNALS", "UsageError", "build_parser", "main", "run"]

@@ -70,7 +70,8 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-memory",
         default=None,
         metavar="SIZE",
-        help="memory the objective may use, e.g. 500MiB or 2GB (default: half the available "
+        help="memory the objective may use, with its unit, at least 16MiB: e.g. 500MiB or 2GB "
+        "(default: half the available "
         "memory, at most 2 GiB); past it exact block-wise evaluators or scikit-learn's own path "
         "are used instead of n × n matrices",
     )
@@ -133,12 +134,61 @@ def load_data_source(
         name = Path(csv).stem
     else:
         name = dataset or "breast_cancer"
+        if label:
+            raise UsageError(
+                f"--label names the class column of --csv; the data set {name!r} has its own"
+            )
         X, y = load_dataset(name)
     if features is not None:
         if features < 1:
             raise UsageError(f"--features must be at least 1, got {features}")
+        if features > X.shape[1]:
+            raise UsageError(f"--features {features}: {name} has {X.shape[1]} features")
         X = X.iloc[:, :features]
     return X, y, name
+
+
+def check_cv(cv: int | None, y: Any) -> None:
+    """``--cv``: at least 2 folds and no more than the smallest class has rows (stratified
+    folds), or a one-line UsageError instead of scikit-learn's own."""
+    if cv is None:
+        return
+    if cv < 2:
+        raise UsageError(f"--cv must be at least 2 folds, got {cv}")
+    import pandas as pd
+
+    smallest = int(pd.Series(y).value_counts().min())
+    if cv > smallest:
+        raise UsageError(
+            f"--cv {cv}: the smallest class has {smallest} row(s), and stratified folds need "
+            f"one each; give --cv {smallest} or less"
+            if smallest >= 2
+            else f"--cv {cv}: the smallest class has 1 row, too few for stratified folds"
+        )
+
+
+#: The least --max-memory a search is given: below it not even a small data set's rows fit.
+MIN_MAX_MEMORY = 16 * 1024**2
+
+
+def check_max_memory(text: str | None) -> str | None:
+    """``--max-memory``: a size with its unit, at least :data:`MIN_MAX_MEMORY`, or a one-line
+    UsageError (a bare ``10`` would be ten bytes, surely not what was meant)."""
+    if text is None:
+        return None
+    from optuna_boxcox._memory import parse_memory
+
+    if text.strip().replace(".", "", 1).isdigit():
+        raise UsageError(f"--max-memory {text}: give a unit, e.g. {text.strip()}MiB or {text}GB")
+    try:
+        size = parse_memory(text)
+    except ValueError:
+        raise UsageError(
+            f"--max-memory {text!r} is not a size; write e.g. 500MiB or 2GB"
+        ) from None
+    if size < MIN_MAX_MEMORY:
+        raise UsageError(f"--max-memory {text}: a search needs at least 16 MiB")
+    return text
 
 
 def parse_fidelity(text: str) -> str | int | None:

@@ -143,6 +143,10 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
             )
     if not classifiers or (not samplers and not transforms):
         raise UsageError("give at least one classifier and one method (sampler or transform)")
+    missing = [d[len("csv:") :] for d in datasets if d.startswith("csv:")]
+    missing = [path for path in missing if not Path(path).is_file()]
+    if missing:  # said first: "give at least two" would hide that a file named was not found
+        raise UsageError(f"--datasets: CSV file not found: {', '.join(missing)}")
     if len(datasets) < 2:
         raise UsageError("--datasets: give at least two (methods are ranked across data sets)")
     if args.max_rows < 0 or args.max_rows == 1:

@@ -48,7 +48,8 @@ def storage_url(text: str) -> str:
     path = Path(text)
     if not path.exists():
         raise StorageError(
-            f"no study storage at {path} (looked in {Path.cwd()}); check the path, or run a "
+            f"no study storage at {path}{'' if path.is_absolute() else f' (looked in {Path.cwd()})'}; "
+            "check the path, or run a "
             "search first"
         )
     if path.is_file():

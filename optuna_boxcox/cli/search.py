@@ -18,6 +18,8 @@ from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_objective_arguments
 from optuna_boxcox.cli._args import add_scale_arguments
 from optuna_boxcox.cli._args import add_storage_argument
+from optuna_boxcox.cli._args import check_cv
+from optuna_boxcox.cli._args import check_max_memory
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
@@ -100,6 +102,12 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive(float),
         default=None,
         help="stop after this many seconds (between batches); the same command resumes",
+    )
+    parser.add_argument(
+        "--allow-large",
+        action="store_true",
+        help="run a plan of more than 100,000 trials or 2 GB of study data (wide data: refused "
+        "otherwise, in one line, before the first trial)",
     )
     parser.add_argument(
         "--no-figures",
@@ -187,7 +195,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         objectives=options.get("objectives", ("score",)),
         subsample=getattr(args, "subsample", None),
         fidelity=fidelity,
-        sampler=args.sampler,
+        sampler=args.sampler.strip().lower(),  # as --classifier: TPE is tpe, not a study of its own
         sampler_settings=sampler_settings(args),
         pruner=pruner,
         seed=args.seed,
@@ -206,21 +214,42 @@ def default_study_name(spec: SearchSpec, data_name: str) -> str:
 def run_search(args: argparse.Namespace) -> dict[str, Any]:
     """Run (or resume) the study the command line names and return what was found."""
     X, y, data_name = load_data(args)
+    check_cv(args.cv, y)
+    spec = search_spec(args)
+    if not getattr(args, "allow_large", True):
+        check_plan_size(spec, X.shape[1], args.n_trials)
     return run_spec(
-        search_spec(args),
+        spec,
         X,
         y,
         study_name=args.study_name,
         data_name=data_name,
         storage=args.storage,
         restart=getattr(args, "restart", False),
-        memory_limit=getattr(args, "max_memory", None),
+        memory_limit=check_max_memory(getattr(args, "max_memory", None)),
         n_jobs=args.n_jobs,
         n_trials=args.n_trials,
         timeout=args.timeout,
         batch=not args.no_batch,
         figures=not getattr(args, "no_figures", False),
     )
+
+
+def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
+    """Refuse, in one line and before anything is computed, a plan too large to write (see
+    :mod:`optuna_boxcox._plan_size`); ``--allow-large`` runs it as it is."""
+    from optuna_boxcox._plan_size import plan_size
+
+    try:
+        sampler = spec.make_sampler()
+    except (TypeError, ValueError):
+        return  # refused as such by run_spec
+    if hasattr(sampler, "max_points"):
+        return  # the full grid refuses more than its max_points itself
+    n_params = n_features * (2 if spec.transforms and len(spec.transforms) > 1 else 1)
+    size = plan_size(sampler, n_params + len(spec.estimator_params or ()), n_trials)
+    if size.too_large:
+        raise UsageError(size.refusal("--allow-large"))
 
 
 def run_spec(
@@ -316,7 +345,8 @@ def run_spec(
             stats=stats,
         )
     except KeyboardInterrupt:
-        raise Interrupted(len(study.get_trials(deepcopy=False))) from None
+        scored = (TrialState.COMPLETE, TrialState.PRUNED)
+        raise Interrupted(len(study.get_trials(deepcopy=False, states=scored))) from None
     elapsed = time.perf_counter() - started
     written_at = time.time()
     trials = study.get_trials(deepcopy=False)
@@ -409,11 +439,14 @@ def print_search(found: dict[str, Any]) -> None:
     if not result.finished and result.budget is None and hasattr(found["sampler"], "budget"):
         print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")
-    width = max(len(n) for n in objective.param_names)
+    from optuna_boxcox._text import display_width
+    from optuna_boxcox._text import ljust
+
+    width = max(display_width(n) for n in ("feature", *objective.param_names))
     mle = objective.mle_params
-    print(f"  {'feature':<{width}}  {'λ':>8}  {'λ_MLE':>8}")
+    print(f"  {ljust('feature', width)}  {'λ':>8}  {'λ_MLE':>8}")
     for name in objective.param_names:
-        print(f"  {name:<{width}}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
+        print(f"  {ljust(name, width)}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
     print_choices(objective, found["params"])
 
 

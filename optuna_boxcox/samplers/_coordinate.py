@@ -343,6 +343,9 @@ class CoordinateGridSampler(GridPlanSampler):
             return self.epochs * (stage1 + sum(sizes))
         return self.epochs * n_params * self.grid_size
 
+    def space_budget(self, space: LambdaSpace) -> int:
+        return self.budget(space)
+
     def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:
         return two_stage_search(
             space,

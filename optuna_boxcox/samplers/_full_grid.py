@@ -66,7 +66,8 @@ class FullGridSampler(GridPlanSampler):
         if size > self.max_points and (max_trials is None or max_trials > self.max_points):
             raise ValueError(
                 f"the full grid has {self.grid_size}^{space.dim} = {size} points, more than "
-                f"max_points={self.max_points}; use a coordinate search, or raise max_points"
+                f"max_points={self.max_points}; use a coordinate search, fewer grid points "
+                f"(--grid-size), or score at most {self.max_points} of them (--n-trials)"
             )
 
     def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:

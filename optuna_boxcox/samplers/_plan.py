@@ -370,6 +370,10 @@ class PlanSampler(BaseSampler, abc.ABC):
         """Number of trials the plan takes for ``n_params`` λ (for ``n_trials``)."""
         raise NotImplementedError
 
+    def space_budget(self, space: LambdaSpace) -> int:
+        """Number of trials the plan takes on ``space`` (its transforms and settings included)."""
+        return self.budget(space.dim)
+
     def _continues(self, recorded: Mapping[str, Any]) -> bool:
         """Whether a study run with ``recorded`` settings may be continued with this sampler's."""
         return dict(recorded) == self.settings()
@@ -422,7 +426,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         plan = self.plan(space, max_trials=bound)
         plan.advance(ledger.scores)
         try:
-            budget: int | None = self.budget(space.dim)
+            budget: int | None = self.space_budget(space)
         except NotImplementedError:
             budget = None
         return PlanRun(
@@ -727,6 +731,9 @@ class PlanSampler(BaseSampler, abc.ABC):
             continues=lambda theirs: (
                 theirs.get("name") == self.name and self._continues(theirs.get("settings", {}))
             ),
+            hint="use the same settings to continue it, another --study-name, or --restart "
+            "to start it over",
+            named_last=("epochs",),  # more epochs may continue a study: name what may not
         )
 
     # -- results -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING
 from typing import Any
+import warnings
 import weakref
 
 import optuna
@@ -72,7 +73,11 @@ def _optuna_sampler(name: str) -> Callable[..., BaseSampler]:
                 "the 'gp' sampler (Optuna's GPSampler) needs PyTorch: pip install torch"
             )
         arguments = {**BASELINE_ARGUMENTS[name], **kwargs}
-        sampler = getattr(optuna.samplers, _CLASSES[name])(seed=seed, **arguments)
+        with warnings.catch_warnings():
+            # The user chose the sampler by name: Optuna's ExperimentalWarning ("QMCSampler is
+            # experimental …") says nothing they can act on.
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            sampler = getattr(optuna.samplers, _CLASSES[name])(seed=seed, **arguments)
         _RECORDS[sampler] = {
             "name": name,
             "class": _CLASSES[name],

@@ -330,7 +330,7 @@ def test_study_records_its_settings_and_continues_with_a_larger_budget_only():
 
     fewer = NelderMeadSampler(n_trials=40, search_space=space(names))
     again = optuna.load_study(storage=storage, study_name="nm", sampler=fewer)
-    with pytest.raises(ValueError, match="'n_trials': 50"):
+    with pytest.raises(ValueError, match="n_trials: 50 there, 40 here"):
         again.optimize(objective_of(ellipsoid, names), n_trials=1)
 
 

@@ -387,9 +387,9 @@ def test_study_continued_with_more_epochs_records_the_new_result_in_the_study(tw
 @pytest.mark.parametrize(
     "changed, shown",
     [
-        (dict(seed=1), r"'seed': 0.*'seed': 1"),
-        (dict(grid_size=5), r"'grid_size': 11.*'grid_size': 5"),
-        (dict(shuffle_epoch=2), r"'shuffle_epoch': 4.*'shuffle_epoch': 2"),
+        (dict(seed=1), r"\(seed: 0 there, 1 here\)"),
+        (dict(grid_size=5), r"\(grid_size: 11 there, 5 here\)"),
+        (dict(shuffle_epoch=2), r"\(shuffle_epoch: 4 there, 2 here\)"),
     ],
 )
 def test_study_continued_with_other_settings_is_refused_naming_them(

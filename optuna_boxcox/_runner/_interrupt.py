@@ -1,0 +1,40 @@
+"""Ctrl-C inside a trial of ``study.optimize``: the trial is put back, not failed.
+
+Optuna catches a KeyboardInterrupt raised by the objective, marks the trial FAIL, logs it with its
+traceback ("Trial 21 failed … KeyboardInterrupt") and raises it again. The objective wrapped by
+:func:`resumable` instead leaves the trial to be run again — WAITING with its parameters, which
+Optuna's next ``optimize`` scores first; a plan sampler's trial stays RUNNING, re-run as one of a
+process that died — and stops the loop with :class:`TrialInterrupted`, which Optuna lets through
+untouched (it is no Exception nor KeyboardInterrupt); :func:`optimize` turns it back into a
+KeyboardInterrupt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import optuna
+from optuna.trial import TrialState
+
+
+class TrialInterrupted(BaseException):
+    """Ctrl-C (or a signal handled like it) while a trial of ``study.optimize`` was scored."""
+
+
+def resumable(objective: Callable[[Any], Any], *, put_back: bool) -> Callable[[Any], Any]:
+    """``objective``, whose interrupted trial is left for the next run: WAITING with the
+    parameters it drew when ``put_back``, else RUNNING (a plan sampler re-runs it)."""
+
+    def run(trial: optuna.Trial) -> Any:
+        try:
+            return objective(trial)
+        except KeyboardInterrupt:
+            if put_back:
+                try:
+                    trial.storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
+                except Exception:
+                    pass  # the trial stays RUNNING: stopping matters more
+            raise TrialInterrupted from None
+
+    return run
