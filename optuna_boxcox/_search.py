@@ -34,6 +34,7 @@ from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
 from optuna_boxcox._fidelity import AutoFidelity
 from optuna_boxcox._fidelity import make_pruner
+from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox.samplers import PlanSampler
@@ -41,7 +42,6 @@ from optuna_boxcox.samplers import PlanSampler
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
 
-    from optuna_boxcox._objective import BoxCoxObjective
     from optuna_boxcox._spec import SearchSpec
     from optuna_boxcox.samplers import SearchResult
 
@@ -223,7 +223,9 @@ def run_search(
         n_trials=n_trials,
         sampler=sampler if study is None else study.sampler,
     )
-    objective = plan.spec.objective(X, y, memory_limit=memory_limit, bounds=bounds)
+    objective = BoxCoxObjective.from_spec(
+        plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
+    )
     owned = study is None
     if study is None:
         if study_name is None and data_name is not None:
