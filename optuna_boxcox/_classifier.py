@@ -31,15 +31,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
-from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
-from optuna_boxcox._defaults import DEFAULT_PRUNER
-from optuna_boxcox._fidelity import make_pruner
 from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._objective import Configuration
-from optuna_boxcox._runner import optimize
+from optuna_boxcox._search import run_search
 from optuna_boxcox._sklearn_compat import HasMethods
 from optuna_boxcox._sklearn_compat import Interval
 from optuna_boxcox._sklearn_compat import StrOptions
@@ -49,8 +46,6 @@ from optuna_boxcox._transform import BoxCoxTransformer
 from optuna_boxcox._transform import _check_features
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
-from optuna_boxcox.samplers import PlanSampler
-from optuna_boxcox.storage import open_storage
 
 #: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search.
 DEFAULT_SAMPLER = "coordinate"
@@ -366,25 +361,20 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             sampler=sampler if isinstance(sampler, str) and self._owns_study() else None,
             seed=seed,
         )
-        objective = spec.objective(frame, y, bounds=self.bounds, memory_limit=self.memory_limit)
         with _optuna_verbosity(self.verbose):
-            study = self._study(spec)
-            sampler = study.sampler
             # A study of another experiment (other data, classifier, scoring, …) is refused before
             # its old best is reported as this fit's.
-            objective.register(study)
-            if objective.fidelity is not None and self._owns_study():
-                # Optuna's samplers: trials report their rungs to Optuna's successive halving.
-                study.pruner = make_pruner(DEFAULT_PRUNER, objective.fidelity, objective.n_samples)
-            n_trials = self.n_trials
-            if n_trials is None and not isinstance(sampler, PlanSampler):
-                n_trials = DEFAULT_OPEN_ENDED_TRIALS
-            # Batch by batch for the paper's samplers (their plan, or the first n_trials of it).
-            result = optimize(study, objective, n_trials=n_trials, n_jobs=self.n_jobs)
-        params, best = result.params, result.best_value
-        if best is None:
-            # n_trials stopped the plan before its first batch was scored: the best trial so far.
-            params, best = study.best_params, study.best_value
+            found = run_search(
+                spec,
+                frame,
+                y,
+                **self._where(spec),
+                bounds=self.bounds,
+                memory_limit=self.memory_limit,
+                n_jobs=self.n_jobs,
+                n_trials=self.n_trials,
+            )
+        objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
@@ -439,21 +429,17 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             members.append(self._member(objective, trial.params, trial.value, X, y))
         return members
 
-    def _study(self, spec: SearchSpec) -> optuna.Study:
-        """The study fit searches in: the user's own, or a new (or resumed) one with the spec's
-        sampler (or a copy of the one given)."""
+    def _where(self, spec: SearchSpec) -> dict[str, Any]:
+        """Where fit searches (:func:`~optuna_boxcox._search.run_search`'s arguments): the
+        user's own study, or a new (or resumed) one with the spec's sampler (or a copy of the one
+        given)."""
         if isinstance(self.storage, optuna.Study):
-            return self._users_study(self.storage)
-        sampler = spec.make_sampler() if spec.sampler else copy.deepcopy(self.sampler)
-        # open_storage: an unusable URL is refused with a message naming it (password redacted).
-        storage = open_storage(self.storage) if isinstance(self.storage, str) else self.storage
-        return optuna.create_study(
-            storage=storage,
-            sampler=sampler,
-            study_name=self.study_name,
-            direction="maximize",
-            load_if_exists=self.study_name is not None,
-        )
+            return {"study": self._users_study(self.storage)}
+        return {
+            "storage": self.storage,
+            "study_name": self.study_name,
+            "sampler": None if spec.sampler else copy.deepcopy(self.sampler),
+        }
 
     def _owns_study(self) -> bool:
         return not isinstance(self.storage, optuna.Study)

@@ -9,12 +9,11 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.svm import SVC
 
 from optuna_boxcox._criteria import _NN_BLOCK_ROWS
 from optuna_boxcox._evaluators import GENERIC
+from optuna_boxcox._evaluators import evaluators_of
 from optuna_boxcox._evaluators import make_fast_scorer
-from optuna_boxcox._evaluators import svc_cache_bytes
 from optuna_boxcox._jit import parallel_map
 from optuna_boxcox._points import sweep_column
 from optuna_boxcox._score_cache import ENTRY_BYTES
@@ -30,10 +29,6 @@ if TYPE_CHECKING:
 #: Share of the memory limit the score cache may take (~150,000 scores of 30 λ by default).
 _CACHE_SHARE = 1 / 64
 _CACHE_CAP = 256 * 1024**2
-#: Evaluators whose candidates an objective's ``evaluate_batch`` scores on threads side by side:
-#: their work runs without the GIL (Numba's SGD, libsvm) and shares nothing between points.
-#: Not the precomputed SVC: a second n × n kernel per thread, for a fit that is fast already.
-_SIDE_BY_SIDE = ("sgd", "svc:blockwise")
 #: Rows below which side-by-side threads cost more than they save (a fit takes about a
 #: millisecond, of which the transform's Python part holds the GIL).
 _SIDE_BY_SIDE_ROWS = 2000
@@ -88,7 +83,7 @@ class Evaluation:
 
     @property
     def shares_sweeps(self) -> bool:
-        return self._evaluator.startswith("knn:")
+        return self._shares_sweeps
 
     @property
     def generic(self) -> Any:
@@ -122,6 +117,7 @@ class Evaluation:
         self.batch_threads = 1
         self._generic = self.estimator
         self._generic_spare = 0
+        self._shares_sweeps = False
         if self.scoring.is_criterion:
             self._evaluator = f"criterion:{self.scoring.scoring}"
             # 1NN-MM's blocks of distances and masks (see _criteria.nn_margin).
@@ -147,10 +143,15 @@ class Evaluation:
             per_thread = _generic_footprint(self._generic, n, p)
         else:
             self._evaluator = scorer.name
+            self._shares_sweeps = scorer.shares_sweeps
             per_thread = scorer.footprint(p)
         self.budget.reserve("evaluator", per_thread)
-        side_by_side = self._evaluator in _SIDE_BY_SIDE or (
-            self._evaluator == GENERIC and type(self.estimator) is SVC and resubstitution
+        # Candidates scored on threads side by side (evaluate_batch): where the work runs without
+        # the GIL and shares nothing between points (the registry's traits).
+        side_by_side = (scorer is not None and scorer.side_by_side) or (
+            self._evaluator == GENERIC
+            and evaluators_of(self.estimator).generic_side_by_side
+            and resubstitution
         )
         if side_by_side and n >= _SIDE_BY_SIDE_ROWS:
             # Each extra thread of evaluate_batch holds its own transform and evaluator.
@@ -313,7 +314,8 @@ def _same_value(a: Any, b: Any) -> bool:
 def _generic_footprint(estimator: Any, n: int, p: int) -> int:
     """Bytes of scikit-learn's fit and predict on n × p data, roughly: copies of the data and the
     predictions, and an SVC's kernel cache."""
-    cache = svc_cache_bytes(estimator.cache_size, n) if type(estimator) is SVC else 0
+    cache_bytes = evaluators_of(estimator).generic_cache_bytes
+    cache = 0 if cache_bytes is None else cache_bytes(estimator, n)
     return 3 * n * p * 8 + 4 * n * 8 + cache
 
 
@@ -322,8 +324,9 @@ def _within_memory(estimator: Any, spare: int, n: int, p: int) -> Any:
     gets a smaller ``cache_size`` (libsvm then recomputes kernel columns instead of keeping them:
     the same solver steps, the same model, only slower); any other estimator as it is."""
     needed = _generic_footprint(estimator, n, p)
-    if type(estimator) is not SVC or needed <= spare:
+    cache_bytes = evaluators_of(estimator).generic_cache_bytes
+    if cache_bytes is None or needed <= spare:
         return estimator
-    without_cache = needed - svc_cache_bytes(estimator.cache_size, n)
+    without_cache = needed - cache_bytes(estimator, n)
     cache_mb = max(_MIN_SVC_CACHE_MB, (spare - without_cache) / 1024**2)
     return clone(estimator).set_params(cache_size=cache_mb)

@@ -10,6 +10,7 @@ folds), :class:`~._evaluation.Evaluation` (the evaluator and the memory plan) an
 from __future__ import annotations
 
 from collections.abc import Callable
+import dataclasses
 import functools
 from typing import TYPE_CHECKING
 from typing import Any
@@ -28,6 +29,7 @@ from optuna_boxcox import _numerics
 from optuna_boxcox._columns import TransformedColumns
 from optuna_boxcox._evaluation import Evaluation
 from optuna_boxcox._fidelity import Fidelity
+from optuna_boxcox._fidelity import FidelityChoice
 from optuna_boxcox._fidelity import Rungs
 from optuna_boxcox._fidelity import score_by_rungs
 from optuna_boxcox._jit import resolve_threads
@@ -53,6 +55,7 @@ from optuna_boxcox._space import TRANSFORM_SUFFIX
 from optuna_boxcox._space import TRANSFORMS
 from optuna_boxcox._space import LambdaSpace
 from optuna_boxcox._space import default_bounds
+from optuna_boxcox._spec import OBJECTIVES
 from optuna_boxcox._spec import SPEC_ATTR
 from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox._spec import check_study
@@ -65,10 +68,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = ["CRITERIA", "METRICS", "OBJECTIVES", "BoxCoxObjective", "Configuration"]
-
-#: What a study's objectives may be, with their directions: the score, and the features kept
-#: (those whose transform is not "drop").
-OBJECTIVES = {"score": "maximize", "n_features": "minimize"}
 
 
 class BoxCoxObjective:
@@ -187,6 +186,87 @@ class BoxCoxObjective:
         objectives: Sequence[str] = ("score",),
         fidelity: Any = None,
     ) -> None:
+        spec = SearchSpec(
+            estimator,
+            scoring=scoring,
+            cv=cv,
+            method=method,
+            extrapolation=extrapolation,
+            transforms=None if transforms is None else tuple(transforms),
+            estimator_params=estimator_params or {},
+            objectives=tuple(objectives),
+            subsample=subsample,
+            fidelity=fidelity,
+            seed=random_state,
+        )
+        self._build(
+            spec,
+            X,
+            y,
+            estimator,
+            bounds=bounds,
+            initial_params=initial_params,
+            fast=fast,
+            memory_limit=memory_limit,
+            n_threads=n_threads,
+            resolved_spec=True,
+        )
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: SearchSpec,
+        X: Any,
+        y: Any,
+        *,
+        memory_limit: int | str | None = None,
+        n_threads: int | None = 1,
+        fast: bool = True,
+        bounds: Any = None,
+    ) -> BoxCoxObjective:
+        """The objective of ``spec`` on (X, y); its :attr:`spec` is ``spec`` with the data's
+        columns, fingerprint and rows filled in. The arguments are how it computes (memory,
+        threads, the fast evaluators), or the λ domain, which the study's search space records.
+        An objective built from a spec that holds a fidelity choice uses those rungs without
+        measuring again."""
+        objective = cls.__new__(cls)
+        cls._build(
+            objective,
+            spec,
+            X,
+            y,
+            spec.estimator(),
+            bounds=bounds,
+            initial_params=None,
+            fast=fast,
+            memory_limit=memory_limit,
+            n_threads=n_threads,
+            resolved_spec=False,
+        )
+        return objective
+
+    def _build(
+        self,
+        spec: SearchSpec,
+        X: Any,
+        y: Any,
+        estimator: Any,
+        *,
+        bounds: Any,
+        initial_params: Mapping[str, float] | None,
+        fast: bool,
+        memory_limit: int | str | None,
+        n_threads: int | None,
+        resolved_spec: bool,
+    ) -> None:
+        """Everything the objective holds, read from ``spec`` (what is scored) and the arguments
+        (how it computes). ``resolved_spec``: the spec records the transforms, classifier
+        settings, objectives and subsample as resolved here (an objective made directly), else
+        as the spec gives them (a spec recorded in a study stays as it was recorded)."""
+        scoring, cv, method = spec.scoring, spec.cv, spec.method
+        extrapolation, random_state = spec.extrapolation, spec.seed
+        transforms, estimator_params = spec.transforms, spec.estimator_params
+        objectives, subsample = spec.objectives, spec.subsample
         _check_choices(method, extrapolation, scoring)
         self.names, self.X, self.y = _checked_data(X, y)
         fingerprint = data_fingerprint(self.X, self.y)
@@ -256,24 +336,27 @@ class BoxCoxObjective:
         self._registered: set[tuple[int, int]] = set()
         #: The experiment this objective scores (:class:`~optuna_boxcox.SearchSpec`), recorded in
         #: the study by :meth:`register`; built by a spec, the spec with the data filled in.
-        self.spec = SearchSpec(
-            estimator,
-            scoring=scoring,
-            cv=cv,
-            method=method,
-            extrapolation=extrapolation,
-            transforms=self.transforms,
-            estimator_params=self.estimator_params,
-            objectives=self.objectives,
-            subsample=self.subsample,
-            fidelity=fidelity,
-            seed=random_state,
-            columns=tuple(self.names),
-            fingerprint=fingerprint,
-            n_samples=self.n_samples,
-        )
+        if resolved_spec:
+            spec = dataclasses.replace(
+                spec,
+                transforms=self.transforms,
+                estimator_params=self.estimator_params,
+                objectives=self.objectives,
+                subsample=self.subsample,
+            )
+        # The choice recorded with the spec: its rungs, without measuring again.
+        chosen = spec.fidelity_choice
+        fidelity = spec.fidelity if chosen is None else FidelityChoice.from_attrs(chosen)
         self._rungs = Rungs(fidelity, self, functools.partial(_on_rows, self))
-        self.spec = self._rungs.recorded_in(self.spec)
+        self.spec = self._rungs.recorded_in(
+            dataclasses.replace(
+                spec,
+                columns=tuple(self.names),
+                fingerprint=fingerprint,
+                n_samples=self.n_samples,
+                fidelity_choice=None,
+            )
+        )
 
     # -- the search space ------------------------------------------------------------------
     @property

@@ -13,7 +13,6 @@ trials would otherwise be reported as the answer to this one.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from dataclasses import field
 import hashlib
@@ -35,13 +34,15 @@ if TYPE_CHECKING:
 
     import optuna
 
-    from optuna_boxcox._objective import BoxCoxObjective
 
 #: Study user attribute holding :meth:`SearchSpec.to_dict`.
 SPEC_ATTR = "boxcox_spec"
 #: Study user attribute holding what the objective of the process that ran it last chose
 #: (:meth:`~optuna_boxcox.BoxCoxObjective.describe`).
 DESCRIPTION_ATTR = "boxcox_evaluator"
+#: What a study's objectives may be, with their directions: the score, and the features kept
+#: (those whose transform is not "drop").
+OBJECTIVES = {"score": "maximize", "n_features": "minimize"}
 #: Hex digits of the data fingerprint shown in messages and default study names.
 SHORT_FINGERPRINT = 8
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -80,7 +81,9 @@ class ForeignStudy(ValueError):
 class SearchSpec:
     """What a study is: the experiment its trials score, and how it is searched.
 
-    Build the objective with :meth:`objective`; the objective records the spec in the study and
+    Build the objective with :meth:`BoxCoxObjective.from_spec
+    <optuna_boxcox.BoxCoxObjective.from_spec>` (a spec is a value: it never builds an objective);
+    the objective records the spec in the study and
     refuses a study recorded with another experiment (:class:`StudyMismatch`). The experiment —
     :meth:`identity` — is the data, the classifier and its parameters, scoring, cv, objectives,
     transforms, estimator parameters, subsample, fidelity, the transform method, and the seed where it
@@ -91,11 +94,11 @@ class SearchSpec:
     Example::
 
         from sklearn.datasets import load_wine
-        from optuna_boxcox import SearchSpec
+        from optuna_boxcox import BoxCoxObjective, SearchSpec
 
         X, y = load_wine(return_X_y=True, as_frame=True)
         spec = SearchSpec("knn", sampler="iterative", cv=5)
-        objective = spec.objective(X, y)  # objective.spec holds the data's fingerprint too
+        objective = BoxCoxObjective.from_spec(spec, X, y)  # its spec holds the data's fingerprint
 
     Args:
         classifier: A name of :mod:`optuna_boxcox.classifiers` (``"knn"``, ``"bayes"``, …) or a
@@ -114,7 +117,8 @@ class SearchSpec:
         seed: Seed of the sampler, the inner folds and the subsample.
         source: Where the data came from (``dataset``, ``csv``, ``label``, ``features``), so that
             a worker can load them again; not part of the experiment (the fingerprint is).
-        columns, fingerprint, n_samples: The data, filled in by :meth:`objective`.
+        columns, fingerprint, n_samples: The data, filled in by
+            :meth:`~optuna_boxcox.BoxCoxObjective.from_spec`.
     """
 
     classifier: Any
@@ -151,53 +155,6 @@ class SearchSpec:
             )
         return self.classifier
 
-    def objective(
-        self,
-        X: Any,
-        y: Any,
-        *,
-        memory_limit: int | str | None = None,
-        n_threads: int | None = 1,
-        fast: bool = True,
-        bounds: Any = None,
-    ) -> BoxCoxObjective:
-        """The objective of this spec on (X, y), its :attr:`~BoxCoxObjective.spec` this spec with
-        the data's columns and fingerprint filled in. The arguments are how it computes (memory,
-        threads, the fast evaluators), or the λ domain, which the study's search space records."""
-        from optuna_boxcox._fidelity import FidelityChoice
-        from optuna_boxcox._objective import BoxCoxObjective
-
-        chosen = self.fidelity_choice
-        objective = BoxCoxObjective(
-            X,
-            y,
-            self.estimator(),
-            scoring=self.scoring,
-            cv=self.cv,
-            method=self.method,
-            extrapolation=self.extrapolation,
-            bounds=bounds,
-            random_state=self.seed,
-            fast=fast,
-            memory_limit=memory_limit,
-            subsample=self.subsample,
-            n_threads=n_threads,
-            transforms=self.transforms,
-            estimator_params=self.estimator_params,
-            objectives=self.objectives,
-            fidelity=self.fidelity if chosen is None else FidelityChoice.from_attrs(chosen),
-        )
-        # Data other than the recorded ones: the study refuses them on register, by name.
-        found = objective.spec
-        objective.spec = dataclasses.replace(
-            self,
-            columns=found.columns,
-            fingerprint=found.fingerprint,
-            n_samples=found.n_samples,
-            fidelity_choice=found.fidelity_choice,
-        )
-        return objective
-
     def make_sampler(self) -> optuna.samplers.BaseSampler:
         """The sampler named by :attr:`sampler`, with :attr:`sampler_settings` and :attr:`seed`."""
         from optuna_boxcox.samplers import make_sampler
@@ -212,8 +169,6 @@ class SearchSpec:
     @property
     def directions(self) -> list[str]:
         """The study directions of :attr:`objectives`."""
-        from optuna_boxcox._objective import OBJECTIVES
-
         return [OBJECTIVES[o] for o in self.objectives]
 
     @property

@@ -494,7 +494,7 @@ def run_problems(
         if (p, s) not in objectives:
             X_train, y_train = problems[p].rows(problems[p].splits[s].train)
             spec = SearchSpec(problems[p].estimator, scoring=scoring, cv=cv)
-            objectives[(p, s)] = spec.objective(X_train, y_train)
+            objectives[(p, s)] = BoxCoxObjective.from_spec(spec, X_train, y_train)
             while len(objectives) > 4:
                 objectives.popitem(last=False)
         return objectives[(p, s)]

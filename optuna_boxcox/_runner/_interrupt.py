@@ -17,6 +17,8 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
+from optuna_boxcox._optuna import trial_id_of
+
 
 class TrialInterrupted(BaseException):
     """Ctrl-C (or a signal handled like it) while a trial of ``study.optimize`` was scored."""
@@ -32,7 +34,7 @@ def resumable(objective: Callable[[Any], Any], *, put_back: bool) -> Callable[[A
         except KeyboardInterrupt:
             if put_back:
                 try:
-                    trial.storage.set_trial_state_values(trial._trial_id, TrialState.WAITING)
+                    trial.storage.set_trial_state_values(trial_id_of(trial), TrialState.WAITING)
                 except Exception:
                     pass  # the trial stays RUNNING: stopping matters more
             raise TrialInterrupted from None

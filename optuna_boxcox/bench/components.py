@@ -44,12 +44,13 @@ from optuna_boxcox._objective import BoxCoxObjective
 from optuna_boxcox._process import peak_rss_kib
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
+from optuna_boxcox.classifiers import BENCHMARKED
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.classifiers import paper_svc
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.storage import open_storage
 
-BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
+BENCH_CLASSIFIERS = BENCHMARKED
 
 
 def training_fold(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:

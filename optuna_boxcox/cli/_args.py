@@ -11,6 +11,7 @@ from typing import Any
 from optuna_boxcox._defaults import DEFAULT_FIDELITY
 from optuna_boxcox._defaults import DEFAULT_STORAGE
 from optuna_boxcox._defaults import REPRODUCE_STORAGE
+from optuna_boxcox.classifiers import CLASSIFIERS as PAPER_CLASSIFIERS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_STORAGE", "REPRODUCE_STORAGE"]
 
 DATASETS = ("breast_cancer", "iris", "wine", "sonar")
-CLASSIFIERS = ("linear", "knn", "bayes", "svc", "nn")
+CLASSIFIERS = tuple(PAPER_CLASSIFIERS)
 SCORINGS = ("accuracy", "balanced_accuracy", "f1", "mcc", "ml", "pcml", "fisher", "1nn-mm")
 #: Options whose value may start with a minus sign: "--grid-range -5,5".
 SIGNED_VALUE_OPTIONS = ("--grid-range",)

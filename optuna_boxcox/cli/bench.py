@@ -25,7 +25,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-BENCH_CLASSIFIERS = ("linear", "knn", "bayes", "svc")
+from optuna_boxcox.classifiers import BENCHMARKED
+
+BENCH_CLASSIFIERS = BENCHMARKED
 SECTIONS = ("end-to-end", "components", "scale", "parallel", "read", "workers", "fidelity")
 DEFAULT_SECTIONS = ("end-to-end", "components")
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 from pathlib import Path
-import time
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -25,6 +23,7 @@ from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
 
 if TYPE_CHECKING:
+    from optuna_boxcox._search import SearchRun
     from optuna_boxcox._spec import SearchSpec
 
 #: Settings of the paper's grid samplers that ``search`` offers as options.
@@ -203,15 +202,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
     )
 
 
-def default_study_name(spec: SearchSpec, data_name: str) -> str:
-    """``<data>/<classifier>/<sampler>``; data read from a CSV file add ``@<fingerprint>``, so a
-    file edited since starts a study of its own instead of reporting the old data's result."""
-    if spec.source and spec.source.get("csv"):
-        data_name = f"{data_name}@{spec.short_fingerprint}"
-    return f"{data_name}/{spec.classifier}/{spec.sampler}"
-
-
-def run_search(args: argparse.Namespace) -> dict[str, Any]:
+def run_search(args: argparse.Namespace) -> SearchRun:
     """Run (or resume) the study the command line names and return what was found."""
     X, y, data_name = load_data(args)
     check_cv(args.cv, y)
@@ -260,58 +251,28 @@ def run_spec(
     study_name: str | None,
     storage: str,
     data_name: str = "data",
-    restart: bool = False,
-    memory_limit: str | None = None,
-    n_jobs: int = 1,
-    n_trials: int | None = None,
-    timeout: float | None = None,
-    batch: bool = True,
-    figures: bool = True,
     what_to_do: str = "use another --study-name, or --restart",
-) -> dict[str, Any]:
-    """Run (or resume) the study of ``spec`` on (X, y) and return what was found; a study of
-    another experiment is refused, the message ending with ``what_to_do`` "to start it over"."""
-    import numpy as np
-    import optuna
-    from optuna.trial import TrialState
-
-    from optuna_boxcox._fidelity import AutoFidelity
-    from optuna_boxcox._fidelity import make_pruner
-    from optuna_boxcox._runner import RunStats
-    from optuna_boxcox._runner import optimize
+    **options: Any,
+) -> SearchRun:
+    """:func:`~optuna_boxcox._search.run_search` with the library's errors as the command line's
+    one-line messages; a study of another experiment is refused, the message ending with
+    ``what_to_do`` "to start it over"."""
+    from optuna_boxcox._search import SearchInterrupted
+    from optuna_boxcox._search import run_search as run
     from optuna_boxcox._spec import ForeignStudy
     from optuna_boxcox._spec import StudyMismatch
-    from optuna_boxcox.samplers import PlanSampler
-    from optuna_boxcox.samplers import record_sampler
-    from optuna_boxcox.storage import open_storage
 
     try:
-        sampler = spec.make_sampler()
-    except (TypeError, ValueError) as error:
-        raise UsageError(str(error)) from None
-    if spec.fidelity == "auto" and not isinstance(sampler, PlanSampler):
-        # Optuna's samplers run their trials one by one and the pruner halves them all.
-        trials = n_trials or DEFAULT_OPEN_ENDED_TRIALS
-        spec = dataclasses.replace(spec, fidelity=AutoFidelity(positions=trials, batch=trials))
-    objective = spec.objective(X, y, memory_limit=memory_limit)
-    spec = objective.spec
-    study_name = study_name or default_study_name(spec, data_name)
-    opened = open_storage(storage)
-    if restart:
-        try:
-            optuna.delete_study(study_name=study_name, storage=opened)
-        except KeyError:
-            pass  # nothing to start over
-    study = optuna.create_study(
-        storage=opened,
-        study_name=study_name,
-        sampler=sampler,
-        directions=objective.directions,
-        load_if_exists=True,
-    )
-    # A study of another experiment is refused before anything is written into it.
-    try:
-        objective.register(study)
+        return run(
+            spec,
+            X,
+            y,
+            study_name=study_name,
+            data_name=data_name,
+            storage=storage,
+            progress=True,
+            **options,
+        )
     except StudyMismatch as mismatch:
         raise UsageError(
             str(mismatch).replace(
@@ -321,98 +282,28 @@ def run_spec(
         ) from None
     except ForeignStudy as foreign:
         raise UsageError(str(foreign).replace("new study name", "new --study-name")) from None
-    try:  # Optuna's samplers: their arguments, or a refusal of a study run with other ones
-        record_sampler(study, sampler)
-    except ValueError as error:
+    except SearchInterrupted as interrupted:
+        raise Interrupted(interrupted.n_trials) from None
+    except ValueError as error:  # e.g. a study run with other sampler arguments
         raise UsageError(str(error).replace("new study name", "new --study-name")) from None
-    if objective.fidelity is not None:  # study.optimize's trials report their rungs to it
-        study.pruner = make_pruner(
-            spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples
-        )
-    if n_trials is None and not isinstance(sampler, PlanSampler):
-        n_trials = DEFAULT_OPEN_ENDED_TRIALS
-    stats = RunStats()
-    started = time.perf_counter()
-    try:
-        result = optimize(
-            study,
-            objective,
-            n_trials=n_trials,
-            timeout=timeout,
-            n_jobs=n_jobs,
-            show_progress_bar=True,
-            batch=batch,
-            stats=stats,
-        )
-    except KeyboardInterrupt:
-        scored = (TrialState.COMPLETE, TrialState.PRUNED)
-        raise Interrupted(len(study.get_trials(deepcopy=False, states=scored))) from None
-    elapsed = time.perf_counter() - started
-    written_at = time.time()
-    trials = study.get_trials(deepcopy=False)
-    found = {
-        "study": study,
-        "study_name": study_name,
-        "storage": storage,
-        "objective": objective,
-        "sampler": sampler,
-        "elapsed": elapsed,
-        "n_trials": len(trials),
-        "new_trials": new_trials(batch, sampler, stats),
-        "written_at": written_at,
-    }
-    if len(study.directions) > 1:
-        return pareto_search(found, trials, figures)
-    params, best = result.params, result.best_value
-    if best is None and any(t.state == TrialState.COMPLETE for t in trials):
-        # The trial budget stopped the plan before its first batch was scored: the best so far.
-        params, best = study.best_params, study.best_value
-    if best is None:
-        raise UsageError(f"study {study_name!r} has no finished trial to report")
-    base = objective.evaluate(np.ones(len(objective.param_names)))
-    mle = objective.evaluate(objective.mle_lambdas)
-    if figures:
-        from optuna_boxcox.figures import attach_figures
-        from optuna_boxcox.figures import search_figures
-
-        drawn, note = search_figures(
-            study,
-            objective,
-            sampler,
-            result=result,
-            trials=trials,
-            user_attrs=study.user_attrs,
-            base_score=base,
-            mle_score=mle,
-        )
-        attach_figures(study, drawn, note)
-    return {**found, "result": result, "params": params, "best": best, "base": base, "mle": mle}
 
 
-def new_trials(batch: bool, sampler: Any, stats: Any) -> int | None:
-    """The trials this run wrote where the runner counts them (a batched run of a plan sampler);
-    None for a run through study.optimize — TPE, --no-batch — whose count RunStats does not keep."""
-    from optuna_boxcox.samplers import PlanSampler
-
-    return stats.trials if batch and isinstance(sampler, PlanSampler) else None
-
-
-def print_search(found: dict[str, Any]) -> None:
+def print_search(found: SearchRun) -> None:
     from optuna_boxcox.storage import redact
 
-    if "front" in found:
+    if found.front is not None:
         print_pareto_search(found)
         return
-    objective = found["objective"]
-    result = found["result"]
-    if found["new_trials"] == 0 and result.finished:
+    objective = found.objective
+    result = found.result
+    if found.new_trials == 0 and result.finished:
         timing = "finished earlier: nothing to do"
-    elif found["new_trials"] == 0:
+    elif found.new_trials == 0:
         timing = "nothing new to do"
     else:
-        timing = f"{found['elapsed']:.1f} s"
-    print(f"study      {found['study_name']}  ({found['n_trials']} trials, {timing})")
-    print(f"storage    {redact(found['storage'])}")
+        timing = f"{found.elapsed:.1f} s"
+    print(f"study      {found.study_name}  ({found.n_trials} trials, {timing})")
+    print(f"storage    {redact(found.storage)}")
     described = objective.describe()
     if described["subsample"] is not None:
         print(
@@ -423,8 +314,8 @@ def print_search(found: dict[str, Any]) -> None:
     if fidelity_line is not None:
         print(f"fidelity   {fidelity_line}")
     print(
-        f"score      base (λ = 1) {found['base']:.4f}   MLE {found['mle']:.4f}   "
-        f"Box-Cox search {found['best']:.4f}"
+        f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}   "
+        f"Box-Cox search {found.best:.4f}"
     )
     confirmed = getattr(result, "confirmed", None)
     if confirmed is not None:
@@ -436,7 +327,7 @@ def print_search(found: dict[str, Any]) -> None:
             f"found Λ {confirmed['found_value']:.4f}, start G {confirmed['start_value']:.4f}; "
             f"{kept} is the result"
         )
-    if not result.finished and result.budget is None and hasattr(found["sampler"], "budget"):
+    if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
         print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")
     from optuna_boxcox._text import display_width
@@ -446,8 +337,8 @@ def print_search(found: dict[str, Any]) -> None:
     mle = objective.mle_params
     print(f"  {ljust('feature', width)}  {'λ':>8}  {'λ_MLE':>8}")
     for name in objective.param_names:
-        print(f"  {ljust(name, width)}  {found['params'][name]:8.3f}  {mle[name]:8.3f}")
-    print_choices(objective, found["params"])
+        print(f"  {ljust(name, width)}  {found.params[name]:8.3f}  {mle[name]:8.3f}")
+    print_choices(objective, found.params)
 
 
 def fidelity_summary(objective: Any) -> str | None:
@@ -569,37 +460,15 @@ def _number_or_text(value: str) -> Any:
     return {"None": None, "True": True, "False": False}.get(value, value)
 
 
-def pareto_search(found: dict[str, Any], trials: list[Any], figures: bool) -> dict[str, Any]:
-    """What a two-objective search found: its Pareto front, attached to the study as a figure."""
-    from optuna.trial import TrialState
-
-    study, objective, sampler = found["study"], found["objective"], found["sampler"]
-    finished = [t for t in trials if t.state == TrialState.COMPLETE]
-    if not finished:
-        raise UsageError(f"study {study.study_name!r} has no finished trial to report")
-    if figures:
-        from optuna_boxcox.figures import attach_figures
-        from optuna_boxcox.figures import search_figures
-
-        drawn, note = search_figures(
-            study, objective, sampler, trials=finished, user_attrs=study.user_attrs
-        )
-        attach_figures(study, drawn, note)
-    front = sorted(study.best_trials, key=lambda t: (t.values[1], -t.values[0]))
-    return {**found, "front": front}
-
-
-def print_pareto_search(found: dict[str, Any]) -> None:
+def print_pareto_search(found: SearchRun) -> None:
     from optuna_boxcox.storage import redact
 
-    objective = found["objective"]
-    print(
-        f"study      {found['study_name']}  ({found['n_trials']} trials, {found['elapsed']:.1f} s)"
-    )
-    print(f"storage    {redact(found['storage'])}")
+    objective = found.objective
+    print(f"study      {found.study_name}  ({found.n_trials} trials, {found.elapsed:.1f} s)")
+    print(f"storage    {redact(found.storage)}")
     print(f"Pareto front of {objective.metric_name} and features kept:")
     print(f"  {'kept':>4}  {objective.metric_name:>10}  trial  features")
-    for trial in found["front"]:
+    for trial in found.front:
         transforms = objective.configuration(trial.params).transforms
         kept = [n for n, t in zip(objective.param_names, transforms) if t != "drop"]
         shown = ", ".join(kept[:4]) + (f", … ({len(kept) - 4} more)" if len(kept) > 4 else "")
@@ -632,13 +501,13 @@ def dashboard_hint(storage: str) -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     found = run_search(args)
     print_search(found)
-    print(dashboard_hint(found["storage"]))
+    print(dashboard_hint(found.storage))
     if args.report_timings is not None:
         import json
 
         from optuna_boxcox._process import peak_rss_kib
 
-        timings = {"written_at": found["written_at"], "peak_kib": peak_rss_kib()}
+        timings = {"written_at": found.written_at, "peak_kib": peak_rss_kib()}
         args.report_timings.write_text(json.dumps(timings))
     return 0
 
@@ -679,7 +548,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         figures=False,
         what_to_do="pass the data the study was made from (--csv, --label), or 'search --restart'",
     )
-    print(f"worker done: study {args.study_name!r} has {found['n_trials']} trials")
+    print(f"worker done: study {args.study_name!r} has {found.n_trials} trials")
     return 0
 
 
@@ -701,8 +570,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     X, y, _ = load_data_source(**source)
     found = run_spec(spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage)
     print_search(found)
-    print(f"\nthe study is in {redact(found['storage'])} as {found['study_name']!r}")
-    print(dashboard_hint(found["storage"]))
+    print(f"\nthe study is in {redact(found.storage)} as {found.study_name!r}")
+    print(dashboard_hint(found.storage))
     return 0
 
 

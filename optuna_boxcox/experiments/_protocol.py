@@ -207,7 +207,7 @@ def evaluate_fold(
             transform: Any = StandardScaler()
             lambdas, n_evaluations = None, 0
         else:
-            objective = SearchSpec(classifier).objective(X[train], y[train])
+            objective = BoxCoxObjective.from_spec(SearchSpec(classifier), X[train], y[train])
             best, _ = search(objective, sampler)
             transform = BoxCoxTransformer(lambdas=best)
             lambdas, n_evaluations = [float(v) for v in best], objective.n_evaluations

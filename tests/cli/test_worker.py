@@ -12,6 +12,7 @@ import numpy as np
 import optuna
 import pytest
 
+from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import SearchSpec
 from optuna_boxcox.cli import main
 from optuna_boxcox.cli._args import load_data_source
@@ -66,7 +67,7 @@ def test_worker_joins_a_two_objective_search_and_scores_the_same_objectives(tmp_
     spec = SearchSpec.of_study(study)
     assert spec.objectives == ("score", "n_features")
     X, y, _ = load_data_source(**spec.source)
-    objective = spec.objective(X, y)
+    objective = BoxCoxObjective.from_spec(spec, X, y)
     by_worker = [t for t in study.trials if t.number >= 10]
     assert by_worker, "the worker added no trials"
     for trial in by_worker:

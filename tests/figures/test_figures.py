@@ -51,7 +51,9 @@ def _search(tmp_path_factory: pytest.TempPathFactory, n_features: int) -> dict:
         ]
     )
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    found = run_search(args)
+    run = run_search(args)
+    kept = ("study", "study_name", "storage", "objective", "params", "best", "base", "mle")
+    found = {name: getattr(run, name) for name in kept}
     found["sampler"] = make_sampler("iterative", seed=0)  # replays the plan from the storage
     return found
 

@@ -22,8 +22,8 @@ from threadpoolctl import threadpool_limits
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox._evaluators import FastScorer
-from optuna_boxcox._evaluators import _SquaredDistances
 from optuna_boxcox._evaluators import make_fast_scorer
+from optuna_boxcox._evaluators._distances import _SquaredDistances
 from optuna_boxcox.classifiers import make_classifier
 
 #: Most fast scores must be answered (None sends the caller to the generic path).

@@ -257,7 +257,9 @@ def test_a_halving_study_is_not_continued_with_other_rungs():
 
 def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypatch):
     X, y = skewed(3000)
-    first = SearchSpec("bayes", fidelity=AutoFidelity(positions=10**6)).objective(X, y)
+    first = BoxCoxObjective.from_spec(
+        SearchSpec("bayes", fidelity=AutoFidelity(positions=10**6)), X, y
+    )
     study = _study(first)
     record = study.user_attrs[SPEC_ATTR]
     assert record["fidelity"] == "auto"
@@ -266,7 +268,9 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
     recorded = dict(record["fidelity_choice"], fidelity=Fidelity(250, 2).to_attrs())
     study.set_user_attr(SPEC_ATTR, dict(record, fidelity_choice=recorded))
     # Chosen here before it met the study (a short search: exact), the study's rungs still win.
-    early = SearchSpec("bayes", fidelity=AutoFidelity(positions=1)).objective(X, y)
+    early = BoxCoxObjective.from_spec(
+        SearchSpec("bayes", fidelity=AutoFidelity(positions=1)), X, y
+    )
     assert early.fidelity is None
     early.register(study)
     assert early.fidelity == Fidelity(250, 2)
@@ -276,12 +280,12 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
 
     monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
     monkeypatch.setattr(fidelity_module, "time_evaluations", no_measuring)
-    again = SearchSpec("bayes", fidelity="auto").objective(X, y)
+    again = BoxCoxObjective.from_spec(SearchSpec("bayes", fidelity="auto"), X, y)
     again.register(study)
     assert again.fidelity == Fidelity(250, 2)
     # A worker builds its objective from the study's spec: the same rungs.
     spec = SearchSpec.of_study(study)
-    assert spec.objective(X, y).fidelity == Fidelity(250, 2)
+    assert BoxCoxObjective.from_spec(spec, X, y).fidelity == Fidelity(250, 2)
 
 
 def test_exact_studies_keep_their_record():

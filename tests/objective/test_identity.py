@@ -178,7 +178,7 @@ def test_a_spec_read_back_from_its_record_is_the_same_experiment():
         sampler="iterative",
         sampler_settings={"grid_range": (-4.0, 4.0)},
     )
-    recorded = spec.objective(X.iloc[:, :3], y).spec
+    recorded = BoxCoxObjective.from_spec(spec, X.iloc[:, :3], y).spec
     again = SearchSpec.from_dict(recorded.to_dict())
     assert again.difference(recorded) is None
     assert again.to_dict() == recorded.to_dict()

@@ -366,11 +366,11 @@ def test_search_prints_the_confirmation_of_a_capped_search(tmp_path, capsys):
     found = cli_search.run_spec(spec, X, y, study_name="capped", storage=storage)
     cli_search.print_search(found)
     printed = capsys.readouterr().out
-    confirmed = found["study"].user_attrs["boxcox_confirmed"]
+    confirmed = found.study.user_attrs["boxcox_confirmed"]
     line = next(line for line in printed.splitlines() if line.startswith("confirmed"))
     assert f"on all {confirmed['rows']} rows" in line
     assert f"found Λ {confirmed['found_value']:.4f}" in line
     assert f"start G {confirmed['start_value']:.4f}" in line
     # The result printed is the confirmed one.
     assert f"Box-Cox search {confirmed['value']:.4f}" in printed
-    assert found["params"] == confirmed["best"]
+    assert found.params == confirmed["best"]
