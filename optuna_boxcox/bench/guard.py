@@ -137,10 +137,11 @@ def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int
             r = json.loads(line)
             done.add((r["dataset"], r["classifier"], r["fold"]))
     warnings.filterwarnings("ignore")
-    for classifier in classifiers:
-        for spec in expand_datasets(datasets):
-            name, X, y = load_benchmark_data(spec, max_rows=max_rows)
-            X = np.asarray(X, dtype=np.float64)
+    # Data set by data set (cheapest first, as listed): every classifier gets the same sets.
+    for spec in expand_datasets(datasets):
+        name, X, y = load_benchmark_data(spec, max_rows=max_rows)
+        X = np.asarray(X, dtype=np.float64)
+        for classifier in classifiers:
             for fold in range(OUTER_SPLITS):
                 if (name, classifier, fold) in done:
                     continue
