@@ -34,6 +34,10 @@ from sklearn.utils.validation import validate_data
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
 from optuna_boxcox._fidelity import make_pruner
+from optuna_boxcox._guard import GUARDED
+from optuna_boxcox._guard import SEARCH_SAMPLER
+from optuna_boxcox._guard import applies as guard_applies
+from optuna_boxcox._guard import guard
 from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
@@ -52,8 +56,9 @@ from optuna_boxcox.samplers import SAMPLERS
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.storage import open_storage
 
-#: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search.
-DEFAULT_SAMPLER = "coordinate"
+#: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search,
+#: then the gate of :mod:`optuna_boxcox._guard` (searched Λ against the MLE and Λ = 1 anchors).
+DEFAULT_SAMPLER = GUARDED
 
 
 def _estimator_has(attr: str):
@@ -93,8 +98,17 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         gives a tie to the first class instead; it differs only on multi-class data).
     sampler : str, optuna.samplers.BaseSampler or None, default=None
         How Λ is searched. ``None`` means the study's own sampler when ``storage`` is a study,
-        else ``"coordinate"``. A name from the registry:
+        else ``"guarded"``. A name from the registry:
 
+        - ``"guarded"`` (the default): the paper's coordinate search, then a gate on rows no fit
+          saw: the searched Λ, the per-feature MLE Λ (the search's start point) and Λ = 1
+          (standard scaling) are scored by repeated stratified cross-validation of the training
+          data, and the searched Λ is kept only if it beats the better of the two anchors by more
+          than one (Nadeau–Bengio corrected) standard error; else that anchor is used. The
+          resubstitution score flatters classifiers that memorise (k-NN, RBF SVC), and a choice
+          among thousands of candidates overfits it: the gate keeps what the data support. See
+          ``decision_``. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
+          gated (the coordinate search alone);
         - ``"coordinate"`` (or ``"iterative"``): the paper's iterative grid search, Algorithm 6;
           its Table-4 variants ``"shift"``, ``"shuffle"``, ``"finer"`` (Algorithms 6.1–6.3),
           ``"combined1"`` and ``"combined2"``, also written ``"coordinate:<variant>"``;
@@ -188,10 +202,17 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     lambdas_ : ndarray of shape (n_features,)
         The chosen λ, in feature order.
+    search_lambdas_ : ndarray of shape (n_features,)
+        The λ the search chose (``lambdas_`` unless the guarded default used an anchor).
+    decision_ : dict or None
+        The guarded default's decision (None when no gate ran): ``chosen`` (``"searched"``,
+        ``"mle"`` or ``"ones"``), the cross-validated ``scores`` of the three candidates, the
+        better ``anchor``, the searched Λ's ``difference`` over it and the ``threshold`` it had to
+        exceed. Also recorded in the study's user attribute ``boxcox_decision``.
     best_params_ : dict
         The chosen configuration as the study's parameters (λ, transforms and settings).
     best_score_ : float
-        The search score of ``lambdas_`` on the training data.
+        The search score of ``lambdas_`` on the training data (the search's criterion).
     study_ : optuna.Study
         The study that chose them.
     transformer_ : BoxCoxTransformer
@@ -243,7 +264,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "sampler": [
-            StrOptions(set(SAMPLERS) | {f"coordinate:{preset}" for preset in PRESETS}),
+            StrOptions(set(SAMPLERS) | {f"coordinate:{preset}" for preset in PRESETS} | {GUARDED}),
             HasMethods(["sample_independent"]),
             None,
         ],
@@ -352,6 +373,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
             frame = pd.DataFrame(X, columns=self.feature_names_in_)
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
+        guarded = sampler == GUARDED and self._owns_study()
+        if sampler == GUARDED:
+            sampler = SEARCH_SAMPLER
         spec = SearchSpec(
             self._inner(),
             scoring=self.scoring,
@@ -386,6 +410,18 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             # n_trials stopped the plan before its first batch was scored: the best trial so far.
             params, best = study.best_params, study.best_value
         self.study_ = study
+        self.search_lambdas_ = objective.to_lambdas(params)
+        self.decision_ = None
+        if guarded and self.ensemble is None and guard_applies(objective):
+            # The searched Λ is kept only if it beats the anchors on rows no fit saw.
+            decision = guard(
+                objective, self._inner(), X, y, params, seed=seed, extrapolation=self.extrapolation
+            )
+            decision.record(study)
+            self.decision_ = decision.to_dict()
+            if decision.chosen != "searched":
+                params = objective.to_params(decision.lambdas)
+                best = objective.evaluate(decision.lambdas)
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
         self.best_score_ = float(best)
