@@ -107,7 +107,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
           than one (Nadeau–Bengio corrected) standard error; else that anchor is used. The
           resubstitution score flatters classifiers that memorise (k-NN, RBF SVC), and a choice
           among thousands of candidates overfits it: the gate keeps what the data support. See
-          ``decision_``. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
+          ``decision_``. Linear classifiers (the perceptron) keep the searched Λ ungated: their
+          training accuracy is not flattered, and the gate only added noise. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
           gated (the coordinate search alone);
         - ``"coordinate"`` (or ``"iterative"``): the paper's iterative grid search, Algorithm 6;
           its Table-4 variants ``"shift"``, ``"shuffle"``, ``"finer"`` (Algorithms 6.1–6.3),
@@ -208,7 +209,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The guarded default's decision (None when no gate ran): ``chosen`` (``"searched"``,
         ``"mle"`` or ``"ones"``), the cross-validated ``scores`` of the three candidates, the
         better ``anchor``, the searched Λ's ``difference`` over it and the ``threshold`` it had to
-        exceed. Also recorded in the study's user attribute ``boxcox_decision``.
+        exceed; for a linear classifier (not gated: its training accuracy is not flattered)
+        ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
+        attribute ``boxcox_decision``.
     best_params_ : dict
         The chosen configuration as the study's parameters (λ, transforms and settings).
     best_score_ : float

@@ -18,10 +18,10 @@ from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
 
 
-def curved_boundary(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
+def curved_boundary(seed: int = 0, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
     """Two uniform features whose class boundary z0^-4 + z1^-4 = c is a straight line only for
-    λ = -4: the anchors (MLE λ ≈ 1 for uniform features, and λ = 1) leave a perceptron a curved
-    boundary to approximate, the search finds a λ that straightens it."""
+    λ = -4: the anchors (MLE λ ≈ 1 for uniform features, and λ = 1) leave naive Bayes a curved
+    boundary to approximate, the search finds λ that bend it closer."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(1.0, 2.0, size=(n, 2))
     s = (X**-4.0).sum(axis=1)
@@ -30,9 +30,10 @@ def curved_boundary(seed: int = 0, n: int = 400) -> tuple[np.ndarray, np.ndarray
 
 def test_a_searched_lambda_that_wins_on_unseen_rows_is_kept():
     X, y = curved_boundary()
-    clf = BoxCoxClassifier(make_classifier("linear")).fit(X, y)
+    clf = BoxCoxClassifier(make_classifier("bayes")).fit(X, y)
     decision = clf.decision_
     assert decision["chosen"] == "searched"
+    assert decision["gated"]
     np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
     # Beaten by more than the noise: several corrected standard errors.
     assert decision["difference"] > decision["threshold"] > 0
@@ -42,11 +43,22 @@ def test_a_searched_lambda_that_wins_on_unseen_rows_is_kept():
     assert clf.score(X, y) > 0.9
 
 
+def test_a_linear_classifier_keeps_the_searched_lambda_ungated():
+    X, y = curved_boundary(n=200)
+    y = np.random.default_rng(1).permutation(y)
+    clf = BoxCoxClassifier(make_classifier("linear")).fit(X, y)
+    assert clf.decision_["gated"] is False
+    assert clf.decision_["chosen"] == "searched"
+    np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
+    assert clf.study_.user_attrs[DECISION_ATTR] == clf.decision_
+
+
 def test_on_permuted_labels_the_anchor_is_used():
     X, y = curved_boundary(n=200)
     y = np.random.default_rng(1).permutation(y)
     clf = BoxCoxClassifier(make_classifier("knn")).fit(X, y)
     decision = clf.decision_
+    assert decision["gated"]
     assert decision["chosen"] in ("mle", "ones")
     assert decision["chosen"] == decision["anchor"]
     assert decision["difference"] <= decision["threshold"]
@@ -106,7 +118,7 @@ def test_search_prints_and_records_the_decision(tmp_path, capsys, permute, kept)
     path = tmp_path / "curved.csv"
     frame.to_csv(path, index=False)
     storage = f"sqlite:///{tmp_path / 's.db'}"
-    classifier = "linear" if not permute else "knn"
+    classifier = "bayes" if not permute else "knn"
     args = ["search", "--csv", str(path), "--label", "y", "--classifier", classifier]
     assert main([*args, "--storage", storage, "--no-figures"]) == 0
     out = capsys.readouterr().out
