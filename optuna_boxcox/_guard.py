@@ -221,6 +221,12 @@ def metric_of(scoring: Any) -> Any:
     return METRICS.get(scoring, accuracy_score)
 
 
+def search_sampler(name: str) -> str:
+    """The registry sampler that searches for ``name``: the paper's coordinate search for the
+    guarded default, ``name`` itself otherwise."""
+    return SEARCH_SAMPLER if name == GUARDED else name
+
+
 def gated(estimator: Any) -> bool:
     """Whether the gate judges searches for this classifier: all but the linear ones."""
     from sklearn.svm import LinearSVC

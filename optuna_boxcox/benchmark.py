@@ -76,6 +76,7 @@ import optuna
 import pandas as pd
 from scipy import stats
 
+from optuna_boxcox._guard import search_sampler
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.compare import FIXED_TRANSFORMS
@@ -335,7 +336,7 @@ def benchmark(
                 f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}"
             )
     for name in samplers:
-        make_sampler(name)  # an unknown name fails here, before any study is made
+        make_sampler(search_sampler(name))  # an unknown name fails here, before any study
     if test_size:
         outer_cv = None
     elif outer_cv is None:

@@ -261,6 +261,31 @@ def test_the_benchmark_table_prints_the_loss_rate_per_classifier_and_method():
     assert row.split()[1:] == ["50", "%", "50", "%", "50", "%"]
 
 
+def test_the_guarded_default_is_a_method_with_its_decision_in_each_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    result = benchmark(
+        ["iris", "wine"],
+        ["knn"],
+        ["guarded"],
+        ["standard", "box-cox"],
+        features=2,
+        n_trials=10,
+        test_size=0.3,
+        storage=url,
+    )
+    assert result.methods == ["standard", "box-cox", "guarded"]
+    assert set(result.loss_rates["knn"]) == set(result.methods)
+    assert "loss rate" in format_benchmark(result)
+    names = [s.study_name for s in optuna.get_all_study_summaries(url)]
+    guarded = [n for n in names if "/knn/guarded/" in n]
+    assert len(guarded) == 2
+    for name in guarded:
+        study = optuna.load_study(study_name=name, storage=url)
+        decision = study.user_attrs["boxcox_decision"]
+        assert decision["chosen"] in ("searched", "mle", "ones")
+        assert "held_out" in study.user_attrs
+
+
 def test_digits_are_pooled_into_sixteen_blocks():
     name, X, y = load_benchmark_data("digits")
     assert name == "digits" and X.shape == (1797, 16) and len(np.unique(y)) == 10
