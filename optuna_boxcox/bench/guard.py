@@ -127,6 +127,45 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
     return record
 
 
+def _loo_correct(lambdas: np.ndarray, X: np.ndarray, y: np.ndarray, k: int = 5) -> list[int]:
+    """Per row, 1 if k-NN (uniform votes, ties to the lowest class as scikit-learn) predicts it
+    from the other rows: exact leave-one-out, a row is not its own neighbour. The transform is
+    fitted on all the rows (it does not see the labels)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from optuna_boxcox import BoxCoxTransformer
+
+    T = BoxCoxTransformer(lambdas=lambdas).fit_transform(X)
+    _, indices = NearestNeighbors(n_neighbors=min(k + 1, len(y))).fit(T).kneighbors(T)
+    classes, codes = np.unique(y, return_inverse=True)
+    correct = []
+    for i, row in enumerate(indices):
+        others = [j for j in row if j != i][:k]
+        votes = np.bincount(codes[others], minlength=len(classes))
+        correct.append(int(np.argmax(votes) == codes[i]))
+    return correct
+
+
+def _backfill_loo(path: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
+    """Leave-one-out correctness of the three Λ of every k-NN record of data set ``name``, in the
+    side file ``<results>.loo`` (one JSON line per fold)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    side = path.with_suffix(path.suffix + ".loo")
+    have = set()
+    if side.exists():
+        have = {(r["dataset"], r["fold"]) for r in map(json.loads, side.read_text().splitlines())}
+    splits = list(StratifiedKFold(OUTER_SPLITS, shuffle=True, random_state=0).split(X, y))
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r["classifier"] != "knn" or r["dataset"] != name or (name, r["fold"]) in have:
+            continue
+        train = splits[r["fold"]][0]
+        loo = {k: _loo_correct(np.asarray(v), X[train], y[train]) for k, v in r["lambdas"].items()}
+        with side.open("a") as f:
+            f.write(json.dumps({"dataset": name, "fold": r["fold"], "loo": loo}) + "\n")
+
+
 def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int = 1500) -> None:
     from optuna_boxcox.benchmark import expand_datasets
     from optuna_boxcox.benchmark import load_benchmark_data
@@ -142,6 +181,8 @@ def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int
     for spec in expand_datasets(datasets):
         name, X, y = load_benchmark_data(spec, max_rows=max_rows)
         X = np.asarray(X, dtype=np.float64)
+        if "knn" in classifiers and path.exists():
+            _backfill_loo(path, name, X, y)
         for classifier in classifiers:
             for fold in range(OUTER_SPLITS):
                 if (name, classifier, fold) in done:
@@ -149,6 +190,8 @@ def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int
                 record = measure_one(name, X, y, classifier, fold)
                 with path.open("a") as f:
                     f.write(json.dumps(record) + "\n")
+                if classifier == "knn" and fold == OUTER_SPLITS - 1:
+                    _backfill_loo(path, name, X, y)
                 print(
                     name,
                     classifier,
@@ -217,6 +260,15 @@ def policies(record: dict) -> dict[str, float]:
     # The built default (optuna_boxcox._guard): the one-SE corrected gate, linear models ungated.
     ungated = record["classifier"] == "linear"
     out["guarded"] = held["searched" if ungated else guarded_choice(record, margin=1.0)]
+    # k-NN: the gate's criterion exact leave-one-out instead of 5x2 CV (one SE of the paired
+    # per-row differences); other classifiers as guarded.
+    out["loo-gate"] = out["guarded"]
+    if "loo" in record:
+        c = {k: np.asarray(v, dtype=float) for k, v in record["loo"].items()}
+        anchor = "ones" if c["ones"].mean() > c["mle"].mean() else "mle"
+        d = c["searched"] - c[anchor]
+        se = np.std(d, ddof=1) / np.sqrt(len(d))
+        out["loo-gate"] = held["searched" if d.mean() > se else anchor]
     for name, kwargs in RULES.items():
         out[name] = held[guarded_choice(record, **kwargs)]
     return out
@@ -228,6 +280,12 @@ def table(results: str) -> str:
     from optuna_boxcox.compare import FIXED_TRANSFORMS
 
     rows = [json.loads(line) for line in Path(results).read_text().splitlines()]
+    side = Path(results + ".loo")
+    if side.exists():
+        loo = {(r["dataset"], r["fold"]): r["loo"] for r in map(json.loads, side.open())}
+        for r in rows:
+            if r["classifier"] == "knn" and (r["dataset"], r["fold"]) in loo:
+                r["loo"] = loo[(r["dataset"], r["fold"])]
     by: dict[tuple[str, str], list[dict]] = {}
     for r in rows:
         by.setdefault((r["classifier"], r["dataset"]), []).append(r)
@@ -236,7 +294,7 @@ def table(results: str) -> str:
         sets = {d: rs for (c, d), rs in by.items() if c == classifier and len(rs) == OUTER_SPLITS}
         if not sets:
             continue
-        methods = [*FIXED_TRANSFORMS, "default", "guarded", *RULES]
+        methods = [*FIXED_TRANSFORMS, "default", "guarded", "loo-gate", *RULES]
         scores = []
         seconds = []
         gate_seconds = []
