@@ -277,6 +277,7 @@ def policies(record: dict) -> dict[str, float]:
 def table(results: str) -> str:
     from scipy.stats import rankdata
 
+    from optuna_boxcox.benchmark import wilcoxon_p
     from optuna_boxcox.compare import FIXED_TRANSFORMS
 
     rows = [json.loads(line) for line in Path(results).read_text().splitlines()]
@@ -324,6 +325,9 @@ def table(results: str) -> str:
             f"({ratio:.2f}x); each candidate ranked against the "
             f"{fixed} fixed transforms (fixed ranks: among themselves and the default)"
         )
+        fixed_ranks = np.mean([rankdata(-s[:fixed]) for s in S], axis=0)
+        best = int(np.argmin(fixed_ranks))
+        lines[-1] += f"; p: Wilcoxon against the best fixed transform, {methods[best]}"
         for i, m in enumerate(methods):
             if i < fixed:
                 cols = [*range(fixed), methods.index("default")]
@@ -332,8 +336,9 @@ def table(results: str) -> str:
                 cols = [*range(fixed), i]
                 at = fixed
             rank = np.mean([rankdata(-s[cols])[at] for s in S])
+            p = "" if i == best else f"  p {wilcoxon_p(S[:, i], S[:, best]):.3f}"
             lines.append(
-                f"  {m:12s} rank {rank:5.2f}  loss {loss[i]:5.1f}%  mean {S[:, i].mean():6.2f}"
+                f"  {m:12s} rank {rank:5.2f}  loss {loss[i]:5.1f}%  mean {S[:, i].mean():6.2f}{p}"
             )
     return "\n".join(lines)
 
