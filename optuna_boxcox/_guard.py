@@ -73,6 +73,7 @@ class Decision:
     threshold: float
     folds: int
     gated: bool = True
+    reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         if not self.gated:
@@ -80,8 +81,7 @@ class Decision:
                 "chosen": self.chosen,
                 "lambdas": [float(v) for v in self.lambdas],
                 "gated": False,
-                "rule": "not gated: a linear classifier's training accuracy is not flattered; "
-                "the searched Λ is kept",
+                "rule": f"not gated: {self.reason}; the searched Λ is kept",
             }
         return {
             "chosen": self.chosen,
@@ -105,7 +105,7 @@ class Decision:
     def describe(self) -> str:
         """One line for ``search``'s report."""
         if not self.gated:
-            return "searched Λ kept, not gated (a linear classifier's training accuracy is fair)"
+            return f"searched Λ kept, not gated ({self.reason})"
         scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
         return (
@@ -248,8 +248,14 @@ def guard(
 ) -> Decision:
     """The gate after a search of ``objective`` chose ``params``: searched Λ, MLE, Λ = 1."""
     searched = objective.to_lambdas(params)
+    reason = ""
     if not gated(estimator):
-        return Decision("searched", searched, {}, "", float("nan"), float("nan"), 0, gated=False)
+        reason = "a linear classifier's training accuracy is not flattered"
+    elif np.unique(y, return_counts=True)[1].min() < 2:
+        reason = "a class has a single row: no stratified folds to judge on"
+    if reason:
+        nan = float("nan")
+        return Decision("searched", searched, {}, "", nan, nan, 0, gated=False, reason=reason)
     candidates = {
         "searched": searched,
         "mle": np.asarray(objective.mle_lambdas, dtype=float),

@@ -94,6 +94,16 @@ def test_an_ensemble_is_not_gated():
     assert clf.decision_ is None
 
 
+@pytest.mark.parametrize("estimator", [None, make_classifier("bayes")])
+def test_a_class_of_one_row_keeps_the_searched_lambda_ungated(estimator):
+    X = np.array([[1.0, 2], [2, 3], [3, 1], [4, 5], [5, 5], [6, 1]])
+    y = np.array([0, 0, 0, 0, 1, 2])
+    clf = BoxCoxClassifier(estimator).fit(X, y)
+    assert clf.decision_["gated"] is False
+    assert "single row" in clf.decision_["rule"]
+    np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
+
+
 def test_decide_prefers_the_start_point_on_a_tie_and_needs_more_than_the_noise():
     X, y = curved_boundary(n=120)
     same = np.ones(2)
