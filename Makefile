@@ -47,7 +47,7 @@ COMPAT_TESTS := tests/storage/test_read.py tests/storage/test_storage.py tests/r
 	tests/runner/test_persist.py tests/samplers/test_paper_samplers.py \
 	tests/samplers/test_sampler_contract.py tests/runner/test_trial_times.py \
 	tests/objective/test_objective.py tests/objective/test_identity.py tests/numerics/test_sgd.py \
-	tests/transform/test_transformer.py tests/estimator/test_classifier.py \
+	tests/transform/test_transformer.py tests/estimator/test_classifier.py tests/estimator/test_guard.py \
 	tests/objective/test_evaluators.py tests/estimator/test_sklearn_checks.py \
 	tests/storage/test_postgres.py tests/hub/test_coordinate_search_hub.py \
 	tests/samplers/test_baselines.py tests/storage/test_read_only.py

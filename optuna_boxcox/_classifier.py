@@ -31,6 +31,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from optuna_boxcox._guard import GUARDED
+from optuna_boxcox._guard import SEARCH_SAMPLER
 from optuna_boxcox._numerics import ExtremeValueWarning
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
@@ -47,8 +49,9 @@ from optuna_boxcox._transform import _check_features
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 
-#: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search.
-DEFAULT_SAMPLER = "coordinate"
+#: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search,
+#: then the gate of :mod:`optuna_boxcox._guard` (searched Λ against the MLE and Λ = 1 anchors).
+DEFAULT_SAMPLER = GUARDED
 
 
 def _estimator_has(attr: str):
@@ -88,8 +91,18 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         gives a tie to the first class instead; it differs only on multi-class data).
     sampler : str, optuna.samplers.BaseSampler or None, default=None
         How Λ is searched. ``None`` means the study's own sampler when ``storage`` is a study,
-        else ``"coordinate"``. A name from the registry:
+        else ``"guarded"``. A name from the registry:
 
+        - ``"guarded"`` (the default): the paper's coordinate search, then a gate on rows no fit
+          saw: the searched Λ, the per-feature MLE Λ (the search's start point) and Λ = 1
+          (standard scaling) are scored by repeated stratified cross-validation of the training
+          data, and the searched Λ is kept only if it beats the better of the two anchors by more
+          than one (Nadeau–Bengio corrected) standard error; else that anchor is used. The
+          resubstitution score flatters classifiers that memorise (k-NN, RBF SVC), and a choice
+          among thousands of candidates overfits it: the gate keeps what the data support. See
+          ``decision_``. Linear classifiers (the perceptron) keep the searched Λ ungated: their
+          training accuracy is not flattered, and the gate only added noise. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
+          gated (the coordinate search alone);
         - ``"coordinate"`` (or ``"iterative"``): the paper's iterative grid search, Algorithm 6;
           its Table-4 variants ``"shift"``, ``"shuffle"``, ``"finer"`` (Algorithms 6.1–6.3),
           ``"combined1"`` and ``"combined2"``, also written ``"coordinate:<variant>"``;
@@ -183,10 +196,19 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     ----------
     lambdas_ : ndarray of shape (n_features,)
         The chosen λ, in feature order.
+    search_lambdas_ : ndarray of shape (n_features,)
+        The λ the search chose (``lambdas_`` unless the guarded default used an anchor).
+    decision_ : dict or None
+        The guarded default's decision (None when no gate ran): ``chosen`` (``"searched"``,
+        ``"mle"`` or ``"ones"``), the cross-validated ``scores`` of the three candidates, the
+        better ``anchor``, the searched Λ's ``difference`` over it and the ``threshold`` it had to
+        exceed; for a linear classifier (not gated: its training accuracy is not flattered)
+        ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
+        attribute ``boxcox_decision``.
     best_params_ : dict
         The chosen configuration as the study's parameters (λ, transforms and settings).
     best_score_ : float
-        The search score of ``lambdas_`` on the training data.
+        The search score of ``lambdas_`` on the training data (the search's criterion).
     study_ : optuna.Study
         The study that chose them.
     transformer_ : BoxCoxTransformer
@@ -238,7 +260,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "sampler": [
-            StrOptions(set(SAMPLERS) | {f"coordinate:{preset}" for preset in PRESETS}),
+            StrOptions(set(SAMPLERS) | {f"coordinate:{preset}" for preset in PRESETS} | {GUARDED}),
             HasMethods(["sample_independent"]),
             None,
         ],
@@ -347,6 +369,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
             frame = pd.DataFrame(X, columns=self.feature_names_in_)
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
+        if sampler == GUARDED and self.ensemble is not None:
+            sampler = SEARCH_SAMPLER  # an ensemble votes over the search's best: not gated
         spec = SearchSpec(
             self._inner(),
             scoring=self.scoring,
@@ -376,6 +400,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study
+        # The guarded default's gate ran in run_search: params are the chosen Λ.
+        self.search_lambdas_ = objective.to_lambdas(found.search_params or params)
+        self.decision_ = None if found.decision is None else found.decision.to_dict()
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
         self.best_score_ = float(best)

@@ -30,6 +30,7 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
+from optuna_boxcox import _guard
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
 from optuna_boxcox._fidelity import AutoFidelity
@@ -87,11 +88,15 @@ class SearchPlan:
         spec: The spec to search (its fidelity made concrete where the policy decides it).
         sampler: The sampler that searches.
         n_trials: New trials to run; None runs a plan sampler's plan to its end.
+        guarded: The guarded default (:mod:`optuna_boxcox._guard`): after the paper's search
+            (``spec.sampler``), the searched Λ is kept only if it beats the anchors on rows no
+            fit saw.
     """
 
     spec: SearchSpec
     sampler: optuna.samplers.BaseSampler
     n_trials: int | None
+    guarded: bool = False
 
 
 @dataclass
@@ -110,6 +115,9 @@ class SearchRun:
         result: What the search chose (a plan sampler's Λopt, or the best trial).
         params, best: The chosen point and its score (single-objective studies).
         front: The Pareto front, best-first by features kept (two-objective studies).
+        decision: The guarded default's decision (None when no gate ran); ``params`` and
+            ``best`` are then the chosen Λ and its score, ``search_params`` and
+            ``search_best`` what the search found.
     """
 
     study: optuna.Study
@@ -125,6 +133,9 @@ class SearchRun:
     params: dict[str, Any] | None = None
     best: float | None = None
     front: list[Any] | None = None
+    decision: _guard.Decision | None = None
+    search_params: dict[str, Any] | None = None
+    search_best: float | None = None
 
     @functools.cached_property
     def base(self) -> float:
@@ -137,12 +148,13 @@ class SearchRun:
         return self.objective.evaluate(self.objective.mle_lambdas)
 
 
-def default_study_name(spec: SearchSpec, data_name: str) -> str:
-    """``<data>/<classifier>/<sampler>``; data read from a CSV file add ``@<fingerprint>``, so a
-    file edited since starts a study of its own instead of reporting the old data's result."""
+def default_study_name(spec: SearchSpec, data_name: str, *, guarded: bool = False) -> str:
+    """``<data>/<classifier>/<sampler>`` (``…/guarded`` for the guarded default); data read from
+    a CSV file add ``@<fingerprint>``, so a file edited since starts a study of its own instead of
+    reporting the old data's result."""
     if spec.source and spec.source.get("csv"):
         data_name = f"{data_name}@{spec.short_fingerprint}"
-    return f"{data_name}/{spec.classifier}/{spec.sampler}"
+    return f"{data_name}/{spec.classifier}/{_guard.GUARDED if guarded else spec.sampler}"
 
 
 def plan_search(
@@ -157,6 +169,9 @@ def plan_search(
     Raises:
         ValueError: The spec names a sampler that cannot be made (unknown, or wrong settings).
     """
+    guarded = spec.sampler == _guard.GUARDED
+    if guarded:  # the paper's search first, in a study of its own; the gate after it
+        spec = dataclasses.replace(spec, sampler=_guard.SEARCH_SAMPLER)
     if sampler is None:
         try:
             sampler = spec.make_sampler()
@@ -169,7 +184,7 @@ def plan_search(
         spec = dataclasses.replace(spec, fidelity=AutoFidelity(positions=trials, batch=trials))
     if n_trials is None and not plan_sampler:
         n_trials = DEFAULT_OPEN_ENDED_TRIALS
-    return SearchPlan(spec, sampler, n_trials)
+    return SearchPlan(spec, sampler, n_trials, guarded=guarded)
 
 
 def run_search(
@@ -230,7 +245,7 @@ def run_search(
     owned = study is None
     if study is None:
         if study_name is None and data_name is not None:
-            study_name = default_study_name(objective.spec, data_name)
+            study_name = default_study_name(objective.spec, data_name, guarded=plan.guarded)
         study = _open_study(storage, study_name, plan.sampler, objective.directions, restart)
     # A study of another experiment is refused before anything is written into it.
     objective.register(study)
@@ -270,6 +285,8 @@ def run_search(
         result=result,
     )
     _report(found)
+    if plan.guarded and found.front is None and _guard.applies(objective):
+        _gate(found, plan.spec, X, y)
     if figures:
         _attach_figures(found)
     return found
@@ -317,6 +334,27 @@ def _report(found: SearchRun) -> None:
     if best is None:
         raise NoFinishedTrial(found.study_name)
     found.params, found.best = dict(params), float(best)
+
+
+def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
+    """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
+    fit saw; the decision is recorded in the study, and an anchor that wins is the result."""
+    objective = found.objective
+    decision = _guard.guard(
+        objective,
+        spec.estimator(),
+        X,
+        y,
+        found.params,
+        seed=spec.seed,
+        extrapolation=spec.extrapolation,
+    )
+    decision.record(found.study)
+    found.decision = decision
+    found.search_params, found.search_best = found.params, found.best
+    if decision.chosen != "searched":
+        found.params = objective.to_params(decision.lambdas)
+        found.best = objective.evaluate(decision.lambdas)
 
 
 def _attach_figures(found: SearchRun) -> None:

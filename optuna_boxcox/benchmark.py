@@ -76,6 +76,7 @@ import optuna
 import pandas as pd
 from scipy import stats
 
+from optuna_boxcox._guard import search_sampler
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.compare import FIXED_TRANSFORMS
@@ -112,6 +113,11 @@ DEFAULT_MAX_ROWS = 1500
 SUBSAMPLE_SEED = 0
 #: Graph id of the rank plot in the summary study, and the file name of its HTML and PNG.
 RANK_PLOT = "benchmark-ranks"
+#: The loss rate's references: a user's fixed one-line transforms a search must not fall behind.
+LOSS_REFERENCES = ("standard", "box-cox")
+#: A method loses on a data set when it scores more than this below the better reference (one
+#: point of accuracy).
+LOSS_MARGIN = 0.01
 
 
 def expand_datasets(specs: Sequence[str]) -> list[str]:
@@ -205,7 +211,10 @@ class BenchmarkResult:
     own in ``fold_scores``); ``ranks[classifier][method]`` the average rank (and ``ranks["all"]``
     over every pair); ``best_fixed[classifier]`` the reference of ``p_values[classifier][method]``
     (None for the reference itself, or without a fixed transform); ``winner[classifier]`` the method
-    of lowest average rank. ``trials[(dataset, sampler)]`` is the trials of each of its searches
+    of lowest average rank; ``loss_rates[classifier][method]`` the share of data sets where the
+    method scores more than :data:`LOSS_MARGIN` below the better of :data:`LOSS_REFERENCES`
+    (:func:`loss_rates`; empty when a reference is not among the methods).
+    ``trials[(dataset, sampler)]`` is the trials of each of its searches
     (the most of any fold).
     """
 
@@ -222,6 +231,7 @@ class BenchmarkResult:
     ranks: dict[str, dict[str, float]] = field(default_factory=dict)
     best_fixed: dict[str, str | None] = field(default_factory=dict)
     p_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    loss_rates: dict[str, dict[str, float]] = field(default_factory=dict)
     studies_run: int = 0
     studies_read: int = 0
     wall_seconds: float = 0.0
@@ -240,6 +250,22 @@ def average_ranks(table: np.ndarray) -> np.ndarray:
     score, ties share the mean of the ranks they span."""
     table = np.atleast_2d(np.asarray(table, dtype=float))
     return np.mean([stats.rankdata(-row, method="average") for row in table], axis=0)
+
+
+def loss_rates(table: np.ndarray, methods: Sequence[str]) -> dict[str, float]:
+    """Per method, the share of rows (data sets) where it scores more than :data:`LOSS_MARGIN`
+    below the better of the :data:`LOSS_REFERENCES` on that row; {} without both references.
+
+    Average ranks say who wins most often; the loss rate says how often a user following the
+    method would have done clearly worse than a fixed one-line transform.
+    """
+    if not all(r in methods for r in LOSS_REFERENCES):
+        return {}
+    columns = list(methods)
+    reference = np.max(table[:, [columns.index(r) for r in LOSS_REFERENCES]], axis=1)
+    # A small tolerance: "more than one point" must not flip on the last bit of a float.
+    lost = table < reference[:, None] - LOSS_MARGIN - 1e-12
+    return dict(zip(columns, (float(v) for v in lost.mean(axis=0))))
 
 
 def wilcoxon_p(scores: Sequence[float], reference: Sequence[float]) -> float:
@@ -310,7 +336,7 @@ def benchmark(
                 f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}"
             )
     for name in samplers:
-        make_sampler(name)  # an unknown name fails here, before any study is made
+        make_sampler(search_sampler(name))  # an unknown name fails here, before any study
     if test_size:
         outer_cv = None
     elif outer_cv is None:
@@ -423,6 +449,7 @@ def _rank_and_test(result: BenchmarkResult) -> None:
             m: None if best is None or m == best else wilcoxon_p(column[m], column[best])
             for m in result.methods
         }
+        result.loss_rates[classifier] = loss_rates(table, result.methods)
 
 
 def rank_figure(result: BenchmarkResult) -> go.Figure:
@@ -501,6 +528,7 @@ def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) ->
             "winner": result.winner,
             "trials": {f"{d}/{m}": n for (d, m), n in result.trials.items()},
             "wilcoxon_p": result.p_values,
+            "loss_rates": result.loss_rates,
         },
     )
     note = f"# Benchmark\n\n```\n{format_benchmark(result)}\n```\n"
@@ -532,6 +560,11 @@ def format_benchmark(result: BenchmarkResult) -> str:
         for c in result.classifiers
     ]
     n = len(result.datasets)
+    losses = [
+        [c, *(f"{100 * result.loss_rates[c][m]:.0f} %" for m in methods)]
+        for c in result.classifiers
+        if result.loss_rates.get(c)
+    ]
     samplers = [m for m in methods if m not in result.fixed]
     budget = [
         [d, *(str(result.trials[(d, m)]) for m in samplers)] for d in result.datasets if samplers
@@ -556,6 +589,17 @@ def format_benchmark(result: BenchmarkResult) -> str:
             f"Wilcoxon signed-rank p (two-sided, zero_method='zsplit', {n} data sets) against the "
             "best fixed transform (lowest average rank)",
             *text_table(["classifier", "winner", "best fixed", *methods], p_values),
+            *(
+                [
+                    "",
+                    f"loss rate: share of the {n} data sets where a method is more than "
+                    f"{100 * LOSS_MARGIN:g} point below the better of "
+                    f"{' and '.join(LOSS_REFERENCES)}",
+                    *text_table(["classifier", *methods], losses),
+                ]
+                if losses
+                else []
+            ),
         ]
     )
 
@@ -568,6 +612,7 @@ __all__ = [
     "expand_datasets",
     "format_benchmark",
     "load_benchmark_data",
+    "loss_rates",
     "rank_figure",
     "subsample",
     "wilcoxon_p",

@@ -62,6 +62,9 @@ from sklearn.preprocessing import PowerTransformer
 from sklearn.preprocessing import QuantileTransformer
 from sklearn.preprocessing import StandardScaler
 
+from optuna_boxcox._guard import GUARDED
+from optuna_boxcox._guard import guard
+from optuna_boxcox._guard import search_sampler
 from optuna_boxcox._objective import CRITERIA
 from optuna_boxcox._objective import METRICS
 from optuna_boxcox._objective import BoxCoxObjective
@@ -661,7 +664,8 @@ def _run_one(
     # Nelder–Mead's plan has no natural end: give it the shared budget. The paper's grid samplers
     # keep their own (fixed) plans, stopped at the budget when longer.
     sampler_settings = {"n_trials": budget} if sampler_name == "nelder-mead" else {}
-    sampler = make_sampler(sampler_name, seed=seed, **sampler_settings)
+    # The guarded default searches with the paper's coordinate search, then its gate decides.
+    sampler = make_sampler(search_sampler(sampler_name), seed=seed, **sampler_settings)
     study = optuna.create_study(
         storage=store,
         study_name=name,
@@ -703,7 +707,15 @@ def _run_one(
                 params = sampler.result(study).params
             else:
                 params = max(trials, key=lambda t: t.value).params  # the first best, as Optuna's
-            held_out = _held_out(*test, objective().to_lambdas(params))
+            lambdas = objective().to_lambdas(params)
+            if sampler_name == GUARDED:
+                X_train, y_train, _, _, estimator, _ = test
+                decision = guard(
+                    objective(), estimator, np.asarray(X_train, float), y_train, params, seed=seed
+                )
+                decision.record(study)
+                lambdas = decision.lambdas
+            held_out = _held_out(*test, lambdas)
             study.set_user_attr(
                 HELD_OUT_ATTR,
                 {

@@ -68,7 +68,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--samplers",
         default="coordinate,tpe",
-        help="comma-separated samplers (default coordinate,tpe)",
+        help="comma-separated samplers (default coordinate,tpe); guarded: the estimator's "
+        "default, the coordinate search then its gate",
     )
     parser.add_argument(
         "--transforms",
@@ -119,6 +120,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
+    from optuna_boxcox._guard import GUARDED
     from optuna_boxcox.benchmark import RANK_PLOT
     from optuna_boxcox.benchmark import benchmark
     from optuna_boxcox.benchmark import expand_datasets
@@ -133,7 +135,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     transforms = split_names(args.transforms) or []
     for option, names, known in (
         ("--classifiers", classifiers, CLASSIFIERS),
-        ("--samplers", samplers, tuple(SAMPLERS)),
+        ("--samplers", samplers, (*SAMPLERS, GUARDED)),
         ("--transforms", transforms, FIXED_TRANSFORMS),
     ):
         unknown = [n for n in names if n not in known and not n.startswith("coordinate:")]

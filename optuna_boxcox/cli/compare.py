@@ -35,7 +35,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--samplers",
         default="coordinate,tpe,nelder-mead,random",
-        help="comma-separated sampler names (default coordinate,tpe,nelder-mead,random)",
+        help="comma-separated sampler names (default coordinate,tpe,nelder-mead,random); "
+        "guarded: the estimator's default, the coordinate search then its gate",
     )
     parser.add_argument("--seeds", type=int, default=3, help="studies per sampler (default 3)")
     parser.add_argument(
@@ -88,6 +89,7 @@ def register(subparsers: Any) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     import optuna
 
+    from optuna_boxcox._guard import GUARDED
     from optuna_boxcox.classifiers import make_classifier
     from optuna_boxcox.compare import compare
     from optuna_boxcox.compare import format_table
@@ -97,11 +99,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from optuna_boxcox.storage import open_storage
 
     names = split_names(args.samplers) or []
-    unknown = [n for n in names if n not in SAMPLERS and not n.startswith("coordinate:")]
+    known = (*SAMPLERS, GUARDED)
+    unknown = [n for n in names if n not in known and not n.startswith("coordinate:")]
     if unknown or not names:
         raise UsageError(
             f"unknown sampler(s) {', '.join(unknown) or '(none given)'}; choose from "
-            f"{', '.join(SAMPLERS)}"
+            f"{', '.join(known)}"
         )
     if args.seeds < 1:
         raise UsageError("--seeds must be at least 1")

@@ -45,10 +45,12 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     add_scale_arguments(parser)
     parser.add_argument(
         "--sampler",
-        default="coordinate",
-        help="coordinate (the paper's iterative grid search), a Table-4 preset (iterative, "
+        default="guarded",
+        help="guarded (the default: the coordinate search, then a gate that keeps its Λ only if "
+        "it beats the MLE and λ = 1 anchors on cross-validated rows, else uses the better "
+        "anchor), coordinate (the paper's iterative grid search), a Table-4 preset (iterative, "
         "shift, shuffle, finer, combined1, combined2), spherical, diagonal, grid, mle, "
-        "nelder-mead, or one of Optuna's: tpe, random, cmaes, qmc, gp (default coordinate)",
+        "nelder-mead, or one of Optuna's: tpe, random, cmaes, qmc, gp",
     )
     settings = parser.add_argument_group(
         "settings of the paper's samplers (override the preset's; recorded in the study)"
@@ -130,6 +132,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The sampler settings given on the command line (refused where the sampler has none)."""
+    from optuna_boxcox._guard import search_sampler
     from optuna_boxcox.samplers import PRESETS
 
     given: dict[str, Any] = {}
@@ -139,7 +142,8 @@ def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
             given[name] = value
     if "grid_range" in given:
         given["grid_range"] = parse_grid_range(given["grid_range"])
-    name = args.sampler.strip().lower().removeprefix("coordinate:")
+    # The guarded default searches with the coordinate search, and takes its settings.
+    name = search_sampler(args.sampler.strip().lower()).removeprefix("coordinate:")
     coordinate = name == "coordinate" or name in PRESETS
     grid = coordinate or name in ("spherical", "diagonal", "grid")
     wrong = [k for k in given if not grid or (k in COORDINATE_SETTINGS and not coordinate)]
@@ -230,9 +234,10 @@ def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> 
     """Refuse, in one line and before anything is computed, a plan too large to write (see
     :mod:`optuna_boxcox._plan_size`); ``--allow-large`` runs it as it is."""
     from optuna_boxcox._plan_size import plan_size
+    from optuna_boxcox._search import plan_search
 
     try:
-        sampler = spec.make_sampler()
+        sampler = plan_search(spec).sampler
     except (TypeError, ValueError):
         return  # refused as such by run_spec
     if hasattr(sampler, "max_points"):
@@ -315,8 +320,10 @@ def print_search(found: SearchRun) -> None:
         print(f"fidelity   {fidelity_line}")
     print(
         f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}   "
-        f"Box-Cox search {found.best:.4f}"
+        f"Box-Cox search {found.best if found.search_best is None else found.search_best:.4f}"
     )
+    if found.decision is not None:
+        print(f"decision   {found.decision.describe()}")
     confirmed = getattr(result, "confirmed", None)
     if confirmed is not None:
         # A tie keeps the found Λ.

@@ -19,11 +19,14 @@ from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox.benchmark import RANK_PLOT
 from optuna_boxcox.benchmark import SUMMARY_ATTR
+from optuna_boxcox.benchmark import BenchmarkResult
+from optuna_boxcox.benchmark import _rank_and_test
 from optuna_boxcox.benchmark import average_ranks
 from optuna_boxcox.benchmark import benchmark
 from optuna_boxcox.benchmark import expand_datasets
 from optuna_boxcox.benchmark import format_benchmark
 from optuna_boxcox.benchmark import load_benchmark_data
+from optuna_boxcox.benchmark import loss_rates
 from optuna_boxcox.benchmark import wilcoxon_p
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.datasets import DataError
@@ -224,6 +227,68 @@ def test_wilcoxon_of_equal_scores_is_one_and_of_a_clear_winner_small():
     assert wilcoxon_p([0.8, 0.9, 0.7], [0.8, 0.9, 0.7]) == 1.0
     better = [0.91, 0.82, 0.93, 0.74, 0.95, 0.86]
     assert wilcoxon_p(better, np.subtract(better, 0.05)) == pytest.approx(2 / 2**6)
+
+
+def test_the_loss_rate_counts_data_sets_more_than_one_point_below_the_better_reference():
+    methods = ["standard", "box-cox", "coordinate"]
+    table = np.array(
+        [
+            [0.90, 0.80, 0.885],  # 1.5 points below standard: lost (box-cox too)
+            [0.70, 0.75, 0.74],  # exactly 1 point below box-cox: not more (standard lost)
+            [0.60, 0.60, 0.65],  # won
+            [0.50, 0.52, 0.40],  # lost (standard too: 2 points)
+        ]
+    )
+    rates = loss_rates(table, methods)
+    assert rates == {"standard": 0.5, "box-cox": 0.25, "coordinate": 0.5}
+    assert loss_rates(table[:, [0, 2]], ["standard", "coordinate"]) == {}, "needs both references"
+
+
+def test_the_benchmark_table_prints_the_loss_rate_per_classifier_and_method():
+    methods = ["standard", "box-cox", "coordinate"]
+    result = BenchmarkResult(
+        datasets=["a", "b"],
+        classifiers=["knn"],
+        methods=methods,
+        fixed=["standard", "box-cox"],
+        metric="accuracy",
+        protocol="test",
+    )
+    for d, row in zip(["a", "b"], [[0.9, 0.8, 0.85], [0.7, 0.75, 0.76]]):
+        for m, v in zip(methods, row):
+            result.scores[(d, "knn", m)] = v
+        result.trials[(d, "coordinate")] = 10
+    _rank_and_test(result)
+    assert result.loss_rates["knn"] == {"standard": 0.5, "box-cox": 0.5, "coordinate": 0.5}
+    table = format_benchmark(result)
+    assert "loss rate: share of the 2 data sets where a method is more than 1 point below" in table
+    (row,) = [line for line in table.splitlines() if line.startswith("knn") and "%" in line]
+    assert row.split()[1:] == ["50", "%", "50", "%", "50", "%"]
+
+
+def test_the_guarded_default_is_a_method_with_its_decision_in_each_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    result = benchmark(
+        ["iris", "wine"],
+        ["knn"],
+        ["guarded"],
+        ["standard", "box-cox"],
+        features=2,
+        n_trials=10,
+        test_size=0.3,
+        storage=url,
+    )
+    assert result.methods == ["standard", "box-cox", "guarded"]
+    assert set(result.loss_rates["knn"]) == set(result.methods)
+    assert "loss rate" in format_benchmark(result)
+    names = [s.study_name for s in optuna.get_all_study_summaries(url)]
+    guarded = [n for n in names if "/knn/guarded/" in n]
+    assert len(guarded) == 2
+    for name in guarded:
+        study = optuna.load_study(study_name=name, storage=url)
+        decision = study.user_attrs["boxcox_decision"]
+        assert decision["chosen"] in ("searched", "mle", "ones")
+        assert "held_out" in study.user_attrs
 
 
 def test_digits_are_pooled_into_sixteen_blocks():

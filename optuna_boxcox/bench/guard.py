@@ -1,0 +1,350 @@
+"""Does the default win on data it never saw? Held-out accuracy of candidate defaults, per data set.
+
+For each data set (at most ``max_rows`` rows, the benchmark's stratified sample), classifier and
+outer stratified 5-fold split (shuffled, seed 0), on the training folds only:
+
+- the seven fixed transforms of :data:`~optuna_boxcox.compare.FIXED_TRANSFORMS`, each fitted with
+  the classifier and scored on the test fold;
+- the paper's search, ``BoxCoxClassifier(clf, sampler="coordinate")`` (the default before the
+  guarded one: coordinate search, resubstitution accuracy), its searched Λ, its whole fit time;
+- the anchors: the per-feature MLE Λ (the search's start point) and Λ = 1 (StandardScaler after
+  the [1, 2] scaling), each with its held-out accuracy;
+- for each of the three Λ (searched, MLE, ones) the per-row correctness of inner repeated
+  stratified cross-validation on the training folds (:data:`INNER_SPLITS` × :data:`INNER_REPEATS`),
+  so that any rule choosing among them — a margin of one paired standard error, the better anchor —
+  is evaluated afterwards without fitting again (:func:`policies`).
+
+Every (data set, classifier, fold) is one JSON line of ``results``: a run resumes where it stopped.
+The table gives, per classifier, each method's average rank over the data sets finished for it
+(1 = best; ties share the mean rank) and its loss rate: the share of data sets where it is more
+than one point below the better of StandardScaler and per-feature MLE.
+
+Run (one process)::
+
+    python -m optuna_boxcox.bench.guard results.jsonl csv:/path/dev knn,svc,bayes,linear
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+import sys
+import time
+from typing import Any
+import warnings
+
+import numpy as np
+
+#: Inner folds scoring the three candidate Λ on the training part.
+INNER_SPLITS = 5
+INNER_REPEATS = 2
+OUTER_SPLITS = 5
+
+
+def _held_out(clf: Any, transform: Any, X_train, y_train, X_test, y_test) -> float:
+    from sklearn.base import clone
+
+    t = clone(transform).fit(X_train)
+    model = clone(clf).fit(t.transform(X_train), y_train)
+    return float(np.mean(model.predict(t.transform(X_test)) == y_test))
+
+
+def _inner_correct(clf: Any, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray) -> list[list[int]]:
+    """Per repeat and row, 1 if the row was predicted right out of fold."""
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    from optuna_boxcox import BoxCoxTransformer
+
+    correct = np.zeros((INNER_REPEATS, len(y)), dtype=int)
+    splits = RepeatedStratifiedKFold(
+        n_splits=INNER_SPLITS, n_repeats=INNER_REPEATS, random_state=0
+    ).split(X, y)
+    for i, (train, test) in enumerate(splits):
+        predicted = _predict(clf, BoxCoxTransformer(lambdas=lambdas), X[train], y[train], X[test])
+        correct[i // INNER_SPLITS, test] = np.asarray(predicted) == y[test]
+    return correct.tolist()
+
+
+def _inner_folds(y: np.ndarray) -> list[list[int]]:
+    """Per repeat and row, the inner fold that held the row out."""
+    from sklearn.model_selection import RepeatedStratifiedKFold
+
+    folds = np.zeros((INNER_REPEATS, len(y)), dtype=int)
+    splits = RepeatedStratifiedKFold(
+        n_splits=INNER_SPLITS, n_repeats=INNER_REPEATS, random_state=0
+    ).split(np.zeros(len(y)), y)
+    for i, (_, test) in enumerate(splits):
+        folds[i // INNER_SPLITS, test] = i % INNER_SPLITS
+    return folds.tolist()
+
+
+def _predict(clf, transform, X_train, y_train, X_test):
+    from sklearn.base import clone
+
+    t = clone(transform).fit(X_train)
+    return clone(clf).fit(t.transform(X_train), y_train).predict(t.transform(X_test))
+
+
+def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: int) -> dict:
+    from sklearn.model_selection import StratifiedKFold
+
+    from optuna_boxcox import BoxCoxClassifier
+    from optuna_boxcox import BoxCoxTransformer
+    from optuna_boxcox.classifiers import make_classifier
+    from optuna_boxcox.compare import FIXED_TRANSFORMS
+    from optuna_boxcox.compare import fixed_transform
+
+    train, test = list(StratifiedKFold(OUTER_SPLITS, shuffle=True, random_state=0).split(X, y))[
+        fold
+    ]
+    Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
+    clf = make_classifier(classifier)
+    record: dict[str, Any] = {"dataset": name, "classifier": classifier, "fold": fold}
+    record["fixed"] = {
+        key: _held_out(clf, fixed_transform(key, len(ytr)), Xtr, ytr, Xte, yte)
+        for key in FIXED_TRANSFORMS
+    }
+    start = time.perf_counter()
+    # Today's default, named: the default itself may be what is measured against it.
+    model = BoxCoxClassifier(make_classifier(classifier), sampler="coordinate").fit(Xtr, ytr)
+    record["default_seconds"] = time.perf_counter() - start
+    record["default_trials"] = len(model.study_.trials)
+    record["default_score"] = model.best_score_
+    lambdas = {
+        "searched": model.lambdas_,
+        "mle": BoxCoxTransformer(lambdas="mle").fit(Xtr).lambdas_,
+        "ones": np.ones(X.shape[1]),
+    }
+    record["lambdas"] = {k: [float(v) for v in lam] for k, lam in lambdas.items()}
+    record["held_out"] = {
+        k: _held_out(clf, BoxCoxTransformer(lambdas=lam), Xtr, ytr, Xte, yte)
+        for k, lam in lambdas.items()
+    }
+    start = time.perf_counter()
+    record["inner"] = {k: _inner_correct(clf, lam, Xtr, ytr) for k, lam in lambdas.items()}
+    record["inner_seconds"] = time.perf_counter() - start
+    record["inner_folds"] = _inner_folds(ytr)
+    return record
+
+
+def _loo_correct(lambdas: np.ndarray, X: np.ndarray, y: np.ndarray, k: int = 5) -> list[int]:
+    """Per row, 1 if k-NN (uniform votes, ties to the lowest class as scikit-learn) predicts it
+    from the other rows: exact leave-one-out, a row is not its own neighbour. The transform is
+    fitted on all the rows (it does not see the labels)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    from optuna_boxcox import BoxCoxTransformer
+
+    T = BoxCoxTransformer(lambdas=lambdas).fit_transform(X)
+    _, indices = NearestNeighbors(n_neighbors=min(k + 1, len(y))).fit(T).kneighbors(T)
+    classes, codes = np.unique(y, return_inverse=True)
+    correct = []
+    for i, row in enumerate(indices):
+        others = [j for j in row if j != i][:k]
+        votes = np.bincount(codes[others], minlength=len(classes))
+        correct.append(int(np.argmax(votes) == codes[i]))
+    return correct
+
+
+def _backfill_loo(path: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
+    """Leave-one-out correctness of the three Λ of every k-NN record of data set ``name``, in the
+    side file ``<results>.loo`` (one JSON line per fold)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    side = path.with_suffix(path.suffix + ".loo")
+    have = set()
+    if side.exists():
+        have = {(r["dataset"], r["fold"]) for r in map(json.loads, side.read_text().splitlines())}
+    splits = list(StratifiedKFold(OUTER_SPLITS, shuffle=True, random_state=0).split(X, y))
+    for line in path.read_text().splitlines():
+        r = json.loads(line)
+        if r["classifier"] != "knn" or r["dataset"] != name or (name, r["fold"]) in have:
+            continue
+        train = splits[r["fold"]][0]
+        loo = {k: _loo_correct(np.asarray(v), X[train], y[train]) for k, v in r["lambdas"].items()}
+        with side.open("a") as f:
+            f.write(json.dumps({"dataset": name, "fold": r["fold"], "loo": loo}) + "\n")
+
+
+def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int = 1500) -> None:
+    from optuna_boxcox.benchmark import expand_datasets
+    from optuna_boxcox.benchmark import load_benchmark_data
+
+    path = Path(results)
+    done = set()
+    if path.exists():
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            done.add((r["dataset"], r["classifier"], r["fold"]))
+    warnings.filterwarnings("ignore")
+    # Data set by data set (cheapest first, as listed): every classifier gets the same sets.
+    for spec in expand_datasets(datasets):
+        name, X, y = load_benchmark_data(spec, max_rows=max_rows)
+        X = np.asarray(X, dtype=np.float64)
+        if "knn" in classifiers and path.exists():
+            _backfill_loo(path, name, X, y)
+        for classifier in classifiers:
+            for fold in range(OUTER_SPLITS):
+                if (name, classifier, fold) in done:
+                    continue
+                record = measure_one(name, X, y, classifier, fold)
+                with path.open("a") as f:
+                    f.write(json.dumps(record) + "\n")
+                if classifier == "knn" and fold == OUTER_SPLITS - 1:
+                    _backfill_loo(path, name, X, y)
+                print(
+                    name,
+                    classifier,
+                    fold,
+                    f"{record['default_seconds']:.1f}s",
+                    {k: round(v, 3) for k, v in record["held_out"].items()},
+                    flush=True,
+                )
+
+
+def _fold_scores(record: dict) -> dict[str, np.ndarray]:
+    """Per candidate, the accuracy of each inner fold of each repeat (folds × repeats values)."""
+    folds = np.asarray(record["inner_folds"])
+    out = {}
+    for name, correct in record["inner"].items():
+        c = np.asarray(correct, dtype=float)
+        out[name] = np.array(
+            [c[r, folds[r] == f].mean() for r in range(len(c)) for f in range(INNER_SPLITS)]
+        )
+    return out
+
+
+def guarded_choice(record: dict, margin: float = 1.0, rule: str = "folds") -> str:
+    """Which Λ a rule picks: the better anchor by inner CV (MLE on a tie), then the searched Λ
+    only if it beats that anchor by more than ``margin`` standard errors — of the per-fold
+    differences with Nadeau & Bengio's correction (``folds``), of the per-row differences
+    (``rows``), or none (``anchor``: the better anchor always)."""
+    if rule == "rows":
+        c = {k: np.asarray(v, dtype=float).mean(axis=0) for k, v in record["inner"].items()}
+    else:
+        c = _fold_scores(record)
+    if rule == "trust":
+        # The search's own score is trusted unless it flatters: its resubstitution score above
+        # the cross-validated score of the same Λ by more than `margin` corrected SE.
+        s = c["searched"]
+        se = np.sqrt((1 / len(s) + 1 / (INNER_SPLITS - 1)) * np.var(s, ddof=1))
+        if record["default_score"] - s.mean() <= margin * se:
+            return "searched"
+    anchor = "ones" if c["ones"].mean() > c["mle"].mean() else "mle"
+    if rule == "anchor":
+        return anchor
+    d = c["searched"] - c[anchor]
+    if rule == "rows":
+        se = np.std(d, ddof=1) / np.sqrt(len(d))
+    else:
+        se = np.sqrt((1 / len(d) + 1 / (INNER_SPLITS - 1)) * np.var(d, ddof=1))
+    return "searched" if d.mean() > margin * se else anchor
+
+
+#: Candidate rules measured: name → guarded_choice keywords.
+RULES = {
+    "gate-folds1": {"margin": 1.0},
+    "gate-folds2": {"margin": 2.0},
+    "gate-rows1": {"margin": 1.0, "rule": "rows"},
+    "cv-best": {"margin": 0.0},
+    "trust1": {"margin": 1.0, "rule": "trust"},
+    "trust2": {"margin": 2.0, "rule": "trust"},
+    "anchor": {"rule": "anchor"},
+}
+
+
+def policies(record: dict) -> dict[str, float]:
+    """Held-out accuracy of each candidate rule on one record."""
+    held = record["held_out"]
+    out = {"default": held["searched"]}
+    # The built default (optuna_boxcox._guard): the one-SE corrected gate, linear models ungated.
+    ungated = record["classifier"] == "linear"
+    out["guarded"] = held["searched" if ungated else guarded_choice(record, margin=1.0)]
+    # k-NN: the gate's criterion exact leave-one-out instead of 5x2 CV (one SE of the paired
+    # per-row differences); other classifiers as guarded.
+    out["loo-gate"] = out["guarded"]
+    if "loo" in record:
+        c = {k: np.asarray(v, dtype=float) for k, v in record["loo"].items()}
+        anchor = "ones" if c["ones"].mean() > c["mle"].mean() else "mle"
+        d = c["searched"] - c[anchor]
+        se = np.std(d, ddof=1) / np.sqrt(len(d))
+        out["loo-gate"] = held["searched" if d.mean() > se else anchor]
+    for name, kwargs in RULES.items():
+        out[name] = held[guarded_choice(record, **kwargs)]
+    return out
+
+
+def table(results: str) -> str:
+    from scipy.stats import rankdata
+
+    from optuna_boxcox.benchmark import wilcoxon_p
+    from optuna_boxcox.compare import FIXED_TRANSFORMS
+
+    rows = [json.loads(line) for line in Path(results).read_text().splitlines()]
+    side = Path(results + ".loo")
+    if side.exists():
+        loo = {(r["dataset"], r["fold"]): r["loo"] for r in map(json.loads, side.open())}
+        for r in rows:
+            if r["classifier"] == "knn" and (r["dataset"], r["fold"]) in loo:
+                r["loo"] = loo[(r["dataset"], r["fold"])]
+    by: dict[tuple[str, str], list[dict]] = {}
+    for r in rows:
+        by.setdefault((r["classifier"], r["dataset"]), []).append(r)
+    lines = []
+    for classifier in dict.fromkeys(r["classifier"] for r in rows):
+        sets = {d: rs for (c, d), rs in by.items() if c == classifier and len(rs) == OUTER_SPLITS}
+        if not sets:
+            continue
+        methods = [*FIXED_TRANSFORMS, "default", "guarded", "loo-gate", *RULES]
+        scores = []
+        seconds = []
+        gate_seconds = []
+        for rs in sets.values():
+            per = {m: [] for m in methods}
+            for r in rs:
+                for k in FIXED_TRANSFORMS:
+                    per[k].append(r["fixed"][k])
+                for k, v in policies(r).items():
+                    per[k].append(v)
+            scores.append([100 * np.mean(per[m]) for m in methods])
+            seconds.append(sum(r["default_seconds"] for r in rs))
+            # The gate's cost: the same 3 candidates x folds x repeats fits as the inner CV here
+            # (linear classifiers are not gated).
+            gate = 0.0 if classifier == "linear" else sum(r["inner_seconds"] for r in rs)
+            gate_seconds.append(gate)
+        S = np.array(scores)
+        fixed = len(FIXED_TRANSFORMS)
+        ref = np.maximum(S[:, methods.index("standard")], S[:, methods.index("box-cox")])
+        loss = ((ref[:, None] - 1.0 > S).mean(axis=0)) * 100
+        median = int(np.argsort(seconds)[len(seconds) // 2])
+        ratio = (seconds[median] + gate_seconds[median]) / seconds[median]
+        lines.append(
+            f"{classifier}: {len(sets)} data sets, median data set "
+            f"{list(sets)[median]}: paper-search fit {seconds[median] / OUTER_SPLITS:.2f}s, "
+            f"guarded {(seconds[median] + gate_seconds[median]) / OUTER_SPLITS:.2f}s "
+            f"({ratio:.2f}x); each candidate ranked against the "
+            f"{fixed} fixed transforms (fixed ranks: among themselves and the default)"
+        )
+        fixed_ranks = np.mean([rankdata(-s[:fixed]) for s in S], axis=0)
+        best = int(np.argmin(fixed_ranks))
+        lines[-1] += f"; p: Wilcoxon against the best fixed transform, {methods[best]}"
+        for i, m in enumerate(methods):
+            if i < fixed:
+                cols = [*range(fixed), methods.index("default")]
+                at = i
+            else:
+                cols = [*range(fixed), i]
+                at = fixed
+            rank = np.mean([rankdata(-s[cols])[at] for s in S])
+            p = "" if i == best else f"  p {wilcoxon_p(S[:, i], S[:, best]):.3f}"
+            lines.append(
+                f"  {m:12s} rank {rank:5.2f}  loss {loss[i]:5.1f}%  mean {S[:, i].mean():6.2f}{p}"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "table":
+        print(table(sys.argv[2]))
+    else:
+        run(sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(","))
