@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import os
 from pathlib import Path
 import re
 import signal
@@ -21,6 +20,8 @@ import sys
 import time
 import warnings
 
+from cli_run import run_cli
+from cli_run import user_env
 import numpy as np
 import optuna
 import pandas as pd
@@ -32,27 +33,8 @@ from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import main
 from optuna_boxcox.samplers import make_sampler
 
-REPO = Path(__file__).resolve().parents[2]
 #: A small, quick search: wine's first 3 features, naive Bayes, the iterative preset (132 trials).
 SMALL = ["--dataset", "wine", "--features", "3", "--classifier", "bayes", "--sampler", "iterative"]
-
-
-def _cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``optuna-boxcox ARGS`` in ``cwd``, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "optuna_boxcox.cli", *args],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _env() -> dict[str, str]:
-    # This checkout, not whichever copy of the package the interpreter has installed.
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path}
 
 
 def _one_line(stderr: str) -> str:
@@ -95,7 +77,7 @@ def test_search_names_the_study_metric_after_its_scoring(tmp_path, capsys):
 
 @pytest.mark.parametrize("storage", ["sqlite:///no/such/dir/x.db", "no/such/dir/x.jsonl"])
 def test_search_refuses_a_storage_in_a_missing_directory_and_creates_nothing(tmp_path, storage):
-    run = _cli("search", *SMALL, "--storage", storage, cwd=tmp_path)
+    run = run_cli("search", *SMALL, "--storage", storage, cwd=tmp_path)
     assert run.returncode in (1, 2), run.stderr
     line = _one_line(run.stderr)
     assert "no/such/dir" in line, f"the refusal does not name the path: {line}"
@@ -108,7 +90,7 @@ def test_search_refuses_a_storage_in_a_missing_directory_and_creates_nothing(tmp
 def test_dashboard_refuses_a_storage_that_does_not_exist_and_creates_nothing(tmp_path, storage):
     # None: the default storage, from a folder where no search ran yet.
     where = [storage] if storage else []
-    run = _cli("dashboard", *where, "--port", str(_free_port()), cwd=tmp_path, timeout=60)
+    run = run_cli("dashboard", *where, "--port", str(_free_port()), cwd=tmp_path, timeout=60)
     assert run.returncode in (1, 2), f"the dashboard started:\n{run.stdout}{run.stderr}"
     line = _one_line(run.stderr)
     named = "misspelt" if storage else "studies/optuna-boxcox.db"
@@ -133,7 +115,7 @@ def test_a_refused_dashboard_answers_without_loading_scikit_learn(tmp_path):
         "assert main(['dashboard', 'misspelt.db']) != 0; print('sklearn' in sys.modules)"
     )
     run = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=_env(), capture_output=True, text=True
+        [sys.executable, "-c", code], cwd=tmp_path, env=user_env(), capture_output=True, text=True
     )
     assert run.stdout.strip() == "False", run.stdout + run.stderr
 
@@ -162,7 +144,7 @@ def test_ctrl_c_during_search_exits_130_in_one_line_and_the_same_command_resumes
     search = subprocess.Popen(
         command,
         cwd=tmp_path,
-        env=_env(),
+        env=user_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -188,7 +170,7 @@ def test_ctrl_c_during_search_exits_130_in_one_line_and_the_same_command_resumes
     assert 0 < kept < budget
     assert int(found[1]) == kept, "the line does not say how many trials the study holds"
 
-    resumed = subprocess.run(command, cwd=tmp_path, env=_env(), capture_output=True, text=True)
+    resumed = subprocess.run(command, cwd=tmp_path, env=user_env(), capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
     assert f"({budget} trials, " in resumed.stdout, resumed.stdout
     study = optuna.load_study(study_name="breast_cancer/knn/combined2", storage=f"sqlite:///{db}")
@@ -209,7 +191,9 @@ def test_dashboard_on_a_busy_port_refuses_in_one_line_without_starting(tmp_path)
         busy.listen()
         port = busy.getsockname()[1]
         started = time.monotonic()
-        run = _cli("dashboard", f"sqlite:///{db}", "--port", str(port), cwd=tmp_path, timeout=60)
+        run = run_cli(
+            "dashboard", f"sqlite:///{db}", "--port", str(port), cwd=tmp_path, timeout=60
+        )
         seconds = time.monotonic() - started
     assert run.returncode != 0
     line = _one_line(run.stderr)
@@ -231,7 +215,7 @@ def compared(tmp_path_factory):
     storage = f"sqlite:///{folder / 'c.db'}"
     printed = {}
     for n_trials in (30, 20):
-        run = _cli(
+        run = run_cli(
             "compare",
             *["--dataset", "wine", "--features", "3", "--classifier", "bayes", "--seeds", "1"],
             *["--samplers", COMPARED, "--n-trials", str(n_trials), "--storage", storage],
@@ -285,7 +269,7 @@ def test_search_warns_in_one_line_naming_a_column_squeezed_by_one_extreme_value(
     data.loc[5, "income"] = 1e300
     data["y"] = [0, 1] * 100
     data.to_csv(tmp_path / "d.csv", index=False)
-    run = _cli(
+    run = run_cli(
         *["search", "--csv", "d.csv", "--label", "y", "--classifier", "bayes"],
         *["--sampler", "iterative", "--storage", "sqlite:///s.db", "--no-figures"],
         cwd=tmp_path,

@@ -7,7 +7,6 @@ this process, each in a temporary folder of its own.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 import re
 import signal
@@ -16,30 +15,13 @@ import subprocess
 import sys
 import time
 
+from cli_run import run_cli
+from cli_run import user_env
 import optuna
 import pytest
 
 from optuna_boxcox.cli import main
 from optuna_boxcox.storage import open_storage
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """``optuna-boxcox ARGS`` in ``cwd``, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "optuna_boxcox.cli", *args],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _env() -> dict[str, str]:
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, "PYTHONPATH": path}
 
 
 def test_progress_counts_the_settings_sweeps_in_the_plan(tmp_path, capsys, monkeypatch):
@@ -127,7 +109,7 @@ def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_pa
     search = subprocess.Popen(
         [*command, "--no-figures"],
         cwd=tmp_path,
-        env=_env(),
+        env=user_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -254,7 +236,7 @@ def test_the_full_grid_refusal_names_the_options_that_exist(tmp_path, capsys, mo
 def test_qmc_says_nothing_of_being_experimental(tmp_path):
     # As a user runs it: the tests' own configuration ignores Optuna's ExperimentalWarning.
     search = ["search", "--dataset", "iris", "--features", "2", "--sampler", "qmc"]
-    done = _cli(*search, "--n-trials", "2", "--no-figures", cwd=tmp_path)
+    done = run_cli(*search, "--n-trials", "2", "--no-figures", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "Experimental" not in done.stderr, done.stderr
 
