@@ -159,6 +159,11 @@ def _init(work: Callable[[Any], Any], parent: int) -> None:
     _WORK = work
     die_with_parent(parent)
     ignore_interrupts()
+    # The pool closes its workers with SIGTERM (``Pool.terminate``, when the parent stops early):
+    # ignored, a worker went on with its task and then waited forever for the task queue's lock,
+    # which the closing parent holds, and the parent waited forever to join it.
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _call(task: Any) -> tuple[Any, Any]:
@@ -196,4 +201,8 @@ def map_tasks(
         for task, result in pool.imap_unordered(_call, todo):
             on_result(task, result)
             done += 1
+        # Every task is done: the workers are told to end and are waited for. (Leaving the
+        # block ends them with SIGTERM, which is for a run stopped early.)
+        pool.close()
+        pool.join()
     return done

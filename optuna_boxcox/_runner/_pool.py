@@ -341,7 +341,7 @@ class ScoringPool:
         for process, connection in self._workers:
             process.join(timeout=10)
             if process.is_alive():
-                process.terminate()
+                process.kill()  # it ignores SIGTERM (``_parallel.ignore_interrupts``)
                 process.join()
             connection.close()
         self._workers = []
