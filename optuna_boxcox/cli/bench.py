@@ -153,6 +153,13 @@ def register(subparsers: Any) -> None:
         help="fidelity: rows of each data set before the 70/30 split (default 5000)",
     )
     parser.add_argument(
+        "--fidelity-modes",
+        default=None,
+        metavar="LIST",
+        help="fidelity: which searches run, among exact,auto,subsample (default all three; "
+        "subsample needs the other two; auto alone for data whose exact search takes hours)",
+    )
+    parser.add_argument(
         "--fidelity-repeats",
         type=int,
         default=1,
@@ -360,11 +367,15 @@ def _fidelity(args: argparse.Namespace, workdir: Path) -> None:
                     workdir,
                     rows=args.fidelity_rows,
                     repeats=args.fidelity_repeats,
+                    modes=tuple(split_names(args.fidelity_modes) or fidelity.MODES),
                 )
             )
             print(fidelity.format_rows(rows[-1:]).splitlines()[2], flush=True)
     print()
     print(fidelity.format_rows(rows))
+    print()
+    print("estimated (before the search, by auto) vs measured (the search, after) seconds:")
+    print(fidelity.format_estimates(rows))
     print()
 
 
