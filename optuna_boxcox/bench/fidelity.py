@@ -36,6 +36,12 @@ from optuna_boxcox.bench.end_to_end import timed_python
 
 #: The modes compared, in the order they run.
 MODES = ("exact", "auto", "subsample")
+#: How the bench's header names them.
+MODE_TITLES = {
+    "exact": "exact",
+    "auto": "--fidelity auto",
+    "subsample": "--subsample at about auto's time",
+}
 #: Rows of each data set (a larger one is stratified-sampled down to this).
 DEFAULT_ROWS = 5000
 HELD_OUT = 0.3

@@ -351,9 +351,10 @@ def _fidelity(args: argparse.Namespace, workdir: Path) -> None:
     from optuna_boxcox.bench import fidelity
     from optuna_boxcox.cli._args import split_names
 
+    modes = tuple(split_names(args.fidelity_modes) or fidelity.MODES)
     print(
-        f"fidelity: iterative search on 70 % of {args.fidelity_rows} rows, exact vs "
-        "--fidelity auto vs --subsample at about auto's time; held-out accuracy on the other "
+        f"fidelity: iterative search on 70 % of {args.fidelity_rows} rows, "
+        f"{' vs '.join(fidelity.MODE_TITLES[m] for m in modes)}; held-out accuracy on the other "
         f"30 % (medians of {args.fidelity_repeats} alternating runs)",
         flush=True,
     )
@@ -367,7 +368,7 @@ def _fidelity(args: argparse.Namespace, workdir: Path) -> None:
                     workdir,
                     rows=args.fidelity_rows,
                     repeats=args.fidelity_repeats,
-                    modes=tuple(split_names(args.fidelity_modes) or fidelity.MODES),
+                    modes=modes,
                 )
             )
             print(fidelity.format_rows(rows[-1:]).splitlines()[2], flush=True)
