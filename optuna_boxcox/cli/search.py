@@ -573,6 +573,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from optuna_boxcox._fidelity import DEFAULT_REQUEST
     from optuna_boxcox._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact
@@ -586,7 +587,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "classifier.\n"
     )
     source = {"dataset": "wine", "csv": None, "label": None, "features": None}
-    spec = SearchSpec("knn", sampler="coordinate", source=source)
+    # No fidelity asked for: the default (exact on the wine data, nothing timed), as search's.
+    spec = SearchSpec("knn", sampler="coordinate", source=source, fidelity=DEFAULT_REQUEST)
     X, y, _ = load_data_source(**source)
     found = run_spec(spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage)
     print_search(found)

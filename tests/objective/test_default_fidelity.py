@@ -207,6 +207,19 @@ def test_search_prints_the_default_decision_before_the_search(tmp_path, capsys, 
     assert out.index(first) < next(i for i, x in enumerate(out) if x.startswith("study "))
 
 
+def test_demo_searches_with_the_default_too(tmp_path, monkeypatch, capsys, no_timing):
+    from optuna_boxcox.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "fidelity   exact (auto, the default: fewer than 600 rows, not timed)" in out
+    study = optuna.load_study(
+        study_name="demo/wine/knn/coordinate", storage="sqlite:///studies/optuna-boxcox.db"
+    )
+    assert study.user_attrs[SPEC_ATTR]["fidelity_choice"]["default"] is True
+
+
 def test_search_prints_halving_with_the_exact_estimate(tmp_path, capsys, monkeypatch):
     from optuna_boxcox.cli import main
 
