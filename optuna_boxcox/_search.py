@@ -294,7 +294,7 @@ def run_search(
         plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
     )
     if study is None:
-        opened = opened or _opened(storage)
+        opened = _opened(storage) if opened is None else opened
         study = _open_study(opened, study_name, plan.sampler, objective.directions, restart)
     # A study of another experiment is refused before anything is written into it.
     objective.register(study)
