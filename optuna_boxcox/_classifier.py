@@ -31,6 +31,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from optuna_boxcox._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._fidelity import FidelityChoice
 from optuna_boxcox._guard import GUARDED
 from optuna_boxcox._guard import SEARCH_SAMPLER
 from optuna_boxcox._numerics import ExtremeValueWarning
@@ -162,11 +164,14 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         data sets far larger than the paper's; the transform and the classifier are then fitted
         on all rows.
     fidelity : {"exact", "auto"}, int or None, default=None
-        ``None``/``"exact"`` scores each Λ on all training rows; an int N searches by successive
+        ``"exact"`` scores each Λ on all training rows; an int N searches by successive
         halving over stratified row subsets from N rows (Optuna's pruner decides for Optuna's
         samplers: successive halving unless ``storage`` is a study with its own); ``"auto"``
-        chooses from the classifier's cost measured on the data. Recorded in the study. See
-        :class:`BoxCoxObjective`.
+        is exact without timing anything where the data are small for the classifier, else
+        chooses from the classifier's cost measured on the data. ``None``: a study resumed from
+        ``storage`` keeps the fidelity it was made with, a new one is ``"auto"`` (exact on data
+        as small as the paper's; not with ``subsample``). Recorded in the study; what was
+        chosen is ``fidelity_``. See :class:`BoxCoxObjective`.
     verbose : int, default=0
         0 silences Optuna's per-trial log lines during ``fit``.
     transforms : tuple of str or None, default=None
@@ -205,6 +210,12 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         exceed; for a linear classifier (not gated: its training accuracy is not flattered)
         ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
         attribute ``boxcox_decision``.
+    fidelity_ : dict
+        The fidelity the search ran with and why: ``summary`` (one line, as ``search`` prints
+        it), ``fidelity`` (the rungs' ``min_rows``, ``eta`` and ``top_rows``, or None for
+        exact), ``requested`` (``"auto"`` or ``"given"``), ``default`` (``auto`` because none
+        was asked for), ``reason``, and for a timed ``auto`` its ``measured`` timings and the
+        estimated ``exact_minutes`` and ``search_minutes``.
     best_params_ : dict
         The chosen configuration as the study's parameters (λ, transforms and settings).
     best_score_ : float
@@ -380,7 +391,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             transforms=self.transforms,
             estimator_params=self.estimator_params or {},
             subsample=self.subsample,
-            fidelity=self.fidelity,
+            # None: the lifecycle's default (a resumed study's own fidelity, else auto).
+            fidelity=DEFAULT_REQUEST if self.fidelity is None else self.fidelity,
             # The user's own sampler object or study searches with itself: nothing to rebuild.
             sampler=sampler if isinstance(sampler, str) and self._owns_study() else None,
             seed=seed,
@@ -400,6 +412,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study
+        fidelity = objective.describe()["fidelity"]
+        summary = FidelityChoice.from_attrs(fidelity).summary(
+            objective.n_samples, type(objective.estimator).__name__
+        )
+        self.fidelity_ = {"summary": summary, **fidelity}
         # The guarded default's gate ran in run_search: params are the chosen Λ.
         self.search_lambdas_ = objective.to_lambdas(found.search_params or params)
         self.decision_ = None if found.decision is None else found.decision.to_dict()

@@ -7,7 +7,9 @@ DEFAULT_STORAGE = "sqlite:///studies/optuna-boxcox.db"
 REPRODUCE_STORAGE = "sqlite:///studies/reproduce.db"
 #: Trials for samplers without a plan of their own (TPE, random, …) when no trial budget is given.
 DEFAULT_OPEN_ENDED_TRIALS = 100
-#: ``--fidelity`` when not given: every Λ scored on all rows (the paper's search).
-DEFAULT_FIDELITY = "exact"
+#: ``--fidelity`` when not given: a new study's is ``auto`` (exact without timing anything where
+#: the data are obviously small for the classifier: the paper's searches), a resumed study keeps
+#: its own.
+DEFAULT_FIDELITY = "auto"
 #: ``--pruner`` when not given, for a search with a fidelity through study.optimize.
 DEFAULT_PRUNER = "successive-halving"

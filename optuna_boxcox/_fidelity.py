@@ -8,15 +8,20 @@ and the MLE start point come from all rows, so a λ means the same transform at 
 ``fidelity="auto"`` (:class:`AutoFidelity`) chooses from measurements instead of a guess: the
 classifier's seconds per evaluation are timed on small stratified subsets of the data (through
 the evaluator the search uses), a power law ``cost(n) = a·n^b`` is fitted through them, and the
-search's time is estimated exact and with halving (:func:`choose_fidelity`). What was chosen, and
-from which measurements, is a :class:`FidelityChoice`, recorded in the study so that a resumed
-search or another worker uses the same rungs without measuring again (timings differ from run
-to run; the rungs of one study must not).
+search's time is estimated exact and with halving (:func:`choose_fidelity`), counting the new
+points the search will score (:func:`expected_new_points`), not its plan's positions. Where the
+data are obviously small for the classifier — its cost class in the evaluators' registry bounds
+the exact search under :data:`EXACT_SECONDS` — or too few for two rungs, ``auto`` is exact
+without timing anything. What was chosen, and from which measurements, is a
+:class:`FidelityChoice`, recorded in the study so that a resumed search or another worker uses
+the same rungs without measuring again (timings differ from run to run; the rungs of one study
+must not). ``auto`` is the default of a new study (decided in the lifecycle's ``plan_search``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 import math
 import time
@@ -25,9 +30,14 @@ from typing import Any
 
 import numpy as np
 
+from optuna_boxcox._evaluators import evaluators_of
+
 if TYPE_CHECKING:
     import optuna
 
+#: A spec's fidelity when none was asked for: the lifecycle's ``plan_search`` decides it (the
+#: fidelity a resumed study was made with, else ``auto``).
+DEFAULT_REQUEST = "default"
 #: Optuna's default reduction factor of successive halving.
 DEFAULT_ETA = 3
 #: No rung scores on fewer rows than this: below it one row moves the accuracy by over half a
@@ -52,6 +62,14 @@ CONFIRMED_POINTS = 2
 TYPICAL_POSITIONS_PER_FEATURE = 30
 #: Candidates per batch assumed when the sampler does not say: the paper's sweeps of 11 points.
 TYPICAL_BATCH = 11
+#: Of the plan's positions after its first pass over the parameters (one batch each, all new),
+#: the share that are new points: a later sweep repeats the current point, and repeats all of
+#: its points when no λ moved since the parameter's last sweep (a cached score, no fit). The
+#: paper's iterative search on sonar scored 15–48 % new points after its first epoch (perceptron
+#: and SVC 15 %, k-NN 36 %, naive Bayes 48 %), on breast cancer's 8 features 60 %; a batch of
+#: known points only is not scored at all. The estimate was the plan's positions before, and
+#: overestimated a 50,000-row SVC search 4.2× (20 min planned, 4.8 measured), the MLP's 2×.
+LATER_NEW_SHARE = 0.5
 #: Rows of the first timing; each next timing doubles them ...
 MEASURE_ROWS = 500
 #: ... until one evaluation takes this long, after two timings at least, or half the rows are
@@ -75,6 +93,10 @@ VERIFY_UNDER_SECONDS = 30.0
 #: Timed evaluations there (the first new point after the start can pay a one-off cost: k-NN's
 #: took 0.97 s at 5,000 rows, the next ones 0.11 s).
 VERIFY_REPEATS = 2
+#: An evaluator that shares a sweep's work (k-NN) is timed there on one sweep of this many points,
+#: scaled by what a sweep of :data:`TYPICAL_BATCH` costs per point against one of this many at
+#: the largest rows timed before: whole sweeps on all rows took up to 2.4 minutes at 50,000 rows.
+VERIFY_SWEEP_POINTS = 2
 #: The fitted exponent is kept in this range: a fit reads every row (at least linear), and no
 #: paper classifier grows faster than cubic; timings of a few milliseconds can suggest either.
 EXPONENT_RANGE = (1.0, 3.0)
@@ -150,12 +172,14 @@ class AutoFidelity:
             one, else :data:`TYPICAL_BATCH`.
         budget_seconds: Time to plan the search for (the top rung is capped to fit it).
         eta: The reduction factor of a halving search.
+        default: Not asked for: the default of a new study (the choice says so).
     """
 
     positions: int | None = None
     batch: int | None = None
     budget_seconds: float = DEFAULT_BUDGET_SECONDS
     eta: int = DEFAULT_ETA
+    default: bool = False
 
 
 @dataclass(frozen=True)
@@ -163,9 +187,14 @@ class CostModel:
     """Seconds per evaluation on n rows, ``a·n^b`` through the last of measured ``(rows,
     seconds)``, b the larger of the least-squares slope in log-log of the last
     :data:`FIT_POINTS` and the slope of the last two (see :data:`MEASURE_UNTIL_SECONDS`), kept in
-    :data:`EXPONENT_RANGE` (a single timing: linear)."""
+    :data:`EXPONENT_RANGE` (a single timing: linear).
+
+    ``sweep_ratio``: for an evaluator that shares a sweep's work, the seconds per point of a
+    sweep of :data:`TYPICAL_BATCH` over those of one of :data:`VERIFY_SWEEP_POINTS`, at the
+    largest rows timed (how a shorter sweep timed on more rows converts); None otherwise."""
 
     measured: tuple[tuple[int, float], ...]
+    sweep_ratio: float | None = None
 
     @property
     def exponent(self) -> float:
@@ -193,7 +222,9 @@ class FidelityChoice:
         measured: ``(rows, seconds per evaluation)`` timed, for ``auto``.
         exponent: Of the fitted power law.
         positions, batch: What the estimates assumed.
+        new_points: The new points the estimates counted (:func:`expected_new_points`).
         exact_minutes, search_minutes: Estimated time of the exact search and of the one chosen.
+        default: ``auto`` was not asked for: it is the default of a new study.
     """
 
     fidelity: Fidelity | None
@@ -205,9 +236,11 @@ class FidelityChoice:
     batch: int | None = None
     exact_minutes: float | None = None
     search_minutes: float | None = None
+    new_points: int | None = None
+    default: bool = False
 
     def to_attrs(self) -> dict[str, Any]:
-        return {
+        attrs = {
             "fidelity": None if self.fidelity is None else self.fidelity.to_attrs(),
             "requested": self.requested,
             "reason": self.reason,
@@ -218,6 +251,12 @@ class FidelityChoice:
             "exact_minutes": self.exact_minutes,
             "search_minutes": self.search_minutes,
         }
+        # Only where there is something to say: choices recorded before keep their record.
+        if self.new_points is not None:
+            attrs["new_points"] = int(self.new_points)
+        if self.default:
+            attrs["default"] = True
+        return attrs
 
     @classmethod
     def from_attrs(cls, attrs: Any) -> FidelityChoice:
@@ -232,22 +271,43 @@ class FidelityChoice:
             batch=attrs.get("batch"),
             exact_minutes=attrs.get("exact_minutes"),
             search_minutes=attrs.get("search_minutes"),
+            new_points=attrs.get("new_points"),
+            default=bool(attrs.get("default", False)),
         )
 
     def summary(self, n_samples: int, classifier: str) -> str:
         """One line: ``"halving from 556 to 5,000 rows, η=3 (SVC ~0.9 s a fit at 5,000 rows,
-        exact search ~25 min estimated)"`` or ``"exact (...)"``."""
+        exact search ~25 min estimated)"`` or ``"exact (...)"``; ``auto`` by default says so
+        (``"exact (auto, the default: ...)"``)."""
         what = "exact" if self.fidelity is None else self.fidelity.describe(n_samples)
+        if self.default:
+            why = f"auto, the default: {self.reason}" if self.reason else "auto, the default"
+            return self._summary(what, n_samples, classifier, why)
+        return self._summary(what, n_samples, classifier, self.reason)
+
+    def _summary(self, what: str, n_samples: int, classifier: str, reason: str) -> str:
         if not self.measured:
-            return f"{what} ({self.reason})" if self.reason else what
+            return f"{what} ({reason})" if reason else what
         cost = CostModel(self.measured)
         estimate = f"exact search ~{_minutes(self.exact_minutes)} estimated"
         if self.fidelity is not None:
             estimate += f", this one ~{_minutes(self.search_minutes)}"
         return (
             f"{what} ({classifier} ~{_seconds(cost.seconds(n_samples))} a fit at "
-            f"{n_samples:,} rows, {estimate}; {self.reason})"
+            f"{n_samples:,} rows, {estimate}; {reason})"
         )
+
+
+def may_halve(fidelity: Any, choice: Any) -> bool:
+    """Whether a search of this fidelity request and recorded choice (``FidelityChoice.to_attrs``
+    or None) may score on row subsets (whose draw the seed decides): rungs given, or ``auto``
+    unless it chose exact."""
+    identity = fidelity_identity(fidelity)
+    if identity is None:
+        return False
+    if identity == "auto" and choice is not None:
+        return choice.get("fidelity") is not None
+    return True
 
 
 def fidelity_identity(fidelity: Any) -> Any:
@@ -261,6 +321,8 @@ def fidelity_identity(fidelity: Any) -> Any:
         return None
     if fidelity == "auto" or isinstance(fidelity, AutoFidelity):
         return "auto"
+    if fidelity == DEFAULT_REQUEST:
+        return DEFAULT_REQUEST  # not decided yet (plan_search decides it)
     if isinstance(fidelity, Fidelity):
         return fidelity.to_attrs()
     if isinstance(fidelity, dict):
@@ -277,6 +339,11 @@ def resolve_request(fidelity: Any) -> FidelityChoice | AutoFidelity:
         return FidelityChoice(None, reason="as asked")
     if fidelity == "auto":
         return AutoFidelity()
+    if fidelity == DEFAULT_REQUEST:
+        raise ValueError(
+            "fidelity='default' is decided by the search lifecycle (plan_search): plan the spec "
+            "first, or pass 'exact', 'auto' or a number of rows"
+        )
     if isinstance(fidelity, Fidelity):
         return FidelityChoice(fidelity, reason="as asked")
     if _is_int(fidelity):
@@ -292,15 +359,25 @@ def rung_floor(n_classes: int) -> int:
 
 
 def halving_seconds(
-    cost: Callable[[int], float], rungs: tuple[int, ...], positions: int, batch: int, eta: int
+    cost: Callable[[int], float], rungs: tuple[int, ...], points: float, batch: int, eta: int
 ) -> float:
-    """Estimated time of a halving search: per batch of ``batch`` candidates, all scored at the
-    first rung and ``max(1, alive // eta)`` promoted to each next one."""
+    """Estimated time of a halving search of ``points`` new points: per batch of ``batch``
+    candidates, all scored at the first rung and ``max(1, alive // eta)`` promoted to each next
+    one (a batch of points scored before costs nothing, so only the new ones count)."""
     per_batch, alive = 0.0, max(1, batch)
     for rows in rungs:
         per_batch += alive * cost(rows)
         alive = max(1, alive // eta)
-    return per_batch * positions / max(1, batch)
+    return per_batch * points / max(1, batch)
+
+
+def expected_new_points(positions: int, n_params: int, batch: int) -> int:
+    """The new points (fits) of a search of ``positions`` plan positions over ``n_params``
+    parameters in batches of ``batch``: the first pass (a batch per parameter) all new, then
+    :data:`LATER_NEW_SHARE` of the rest. A search whose positions fit one pass (Optuna's
+    samplers: one batch of all their trials) counts every position."""
+    first = min(positions, max(1, n_params) * max(1, batch))
+    return math.ceil(first + LATER_NEW_SHARE * (positions - first))
 
 
 def choose_fidelity(
@@ -312,8 +389,12 @@ def choose_fidelity(
     batch: int = TYPICAL_BATCH,
     budget_seconds: float = DEFAULT_BUDGET_SECONDS,
     eta: int = DEFAULT_ETA,
+    new_points: int | None = None,
 ) -> FidelityChoice:
     """What ``auto`` chooses from a cost model (pure: the measuring is :func:`measure_cost`).
+
+    The search scores ``new_points`` new points (default: every one of ``positions``); its
+    time is estimated from them, not from the plan's positions.
 
     Exact when the exact search is estimated at most :data:`EXACT_SECONDS` (halving does not
     pay), when the data are too few for two rungs above :func:`rung_floor`, or when halving would
@@ -322,7 +403,8 @@ def choose_fidelity(
     most rows whose search, and the confirmation of its result on all rows, is estimated within
     ``budget_seconds``.
     """
-    exact = positions * cost.seconds(n_samples)
+    points = positions if new_points is None else new_points
+    exact = points * cost.seconds(n_samples)
     floor = rung_floor(n_classes)
     made = dict(
         measured=cost.measured,
@@ -330,6 +412,7 @@ def choose_fidelity(
         positions=positions,
         batch=batch,
         exact_minutes=round(exact / 60, 2),
+        new_points=new_points,
     )
     if n_samples < eta * floor:
         return FidelityChoice(None, "auto", f"fewer than {eta * floor} rows", **made)
@@ -339,7 +422,7 @@ def choose_fidelity(
     while math.ceil(n_samples / eta ** (k + 1)) >= floor:
         k += 1
     fidelity = Fidelity(math.ceil(n_samples / eta**k), eta)
-    halving = halving_seconds(cost.seconds, fidelity.rungs(n_samples), positions, batch, eta)
+    halving = halving_seconds(cost.seconds, fidelity.rungs(n_samples), points, batch, eta)
     if halving > HALVING_SHARE * exact:
         return FidelityChoice(None, "auto", "halving would not save half the time", **made)
     reason = "halving pays"
@@ -347,7 +430,7 @@ def choose_fidelity(
         # The search's result and start point are then scored on all rows too (confirmed).
         confirming = CONFIRMED_POINTS * cost.seconds(n_samples)
         search_budget = budget_seconds - confirming
-        fidelity, halving = _capped(fidelity, n_samples, cost, positions, batch, search_budget)
+        fidelity, halving = _capped(fidelity, n_samples, cost, points, batch, search_budget)
         halving += confirming
         fits = "to fit" if halving <= budget_seconds else "as far as it goes, still over"
         reason = f"top rung capped {fits} {budget_seconds / 60:.0f} min; confirmed on all rows"
@@ -359,7 +442,7 @@ def _capped(
     fidelity: Fidelity,
     n_samples: int,
     cost: CostModel,
-    positions: int,
+    points: float,
     batch: int,
     budget_seconds: float,
 ) -> tuple[Fidelity, float]:
@@ -368,7 +451,7 @@ def _capped(
 
     def estimate(top: int) -> float:
         capped = Fidelity(fidelity.min_rows, fidelity.eta, top)
-        return halving_seconds(cost.seconds, capped.rungs(n_samples), positions, batch, capped.eta)
+        return halving_seconds(cost.seconds, capped.rungs(n_samples), points, batch, capped.eta)
 
     low, high = fidelity.min_rows * fidelity.eta, n_samples - 1
     if estimate(low) > budget_seconds:
@@ -380,7 +463,11 @@ def _capped(
 
 
 def measure_cost(
-    at_rows: Callable[[int], Any], n_samples: int, *, first_rows: int = MEASURE_ROWS
+    at_rows: Callable[[int], Any],
+    n_samples: int,
+    *,
+    first_rows: int = MEASURE_ROWS,
+    batch: int = TYPICAL_BATCH,
 ) -> CostModel:
     """Time evaluations of new points on stratified subsets, doubling the rows from
     ``first_rows`` until one takes :data:`MEASURE_UNTIL_SECONDS` (two timings at least) or half
@@ -388,20 +475,34 @@ def measure_cost(
 
     ``at_rows(r)`` is an objective on ``r`` rows (the search's evaluator on them). Each timing
     scores the starting point once untimed (it builds the transform and compiled kernels), then
-    :data:`MEASURE_REPEATS` points that differ from it in one λ, as a sweep's candidates do.
+    :data:`MEASURE_REPEATS` points that differ from it in one λ, as a sweep's candidates do. An
+    evaluator that shares a sweep's work (k-NN) is timed on sweeps of ``batch`` points, and the
+    doubling stops when one *sweep* takes :data:`MEASURE_UNTIL_SECONDS` (its points' share of
+    it would otherwise let the rows, and the time spent deciding, grow ``batch`` times further);
+    at the last rows a sweep of :data:`VERIFY_SWEEP_POINTS` is timed too (``sweep_ratio``).
     """
     measured: list[tuple[int, float]] = []
     rows = min(first_rows, max(2, n_samples // 2))
+    ratio = None
     while True:
-        measured.append((rows, time_evaluations(at_rows(rows), MEASURE_REPEATS)))
-        slow = measured[-1][1] >= MEASURE_UNTIL_SECONDS and len(measured) >= 2
+        objective = at_rows(rows)
+        seconds = time_evaluations(objective, MEASURE_REPEATS, batch)
+        measured.append((rows, seconds))
+        swept = getattr(objective, "batch_work", None) == "sweep"
+        per_call = seconds * batch if swept else seconds
+        slow = per_call >= MEASURE_UNTIL_SECONDS and len(measured) >= 2
         if slow or 2 * rows > n_samples // 2:
+            if swept:
+                short = time_evaluations(objective, 1, VERIFY_SWEEP_POINTS, first=MEASURE_REPEATS)
+                ratio = seconds / short if short > 0 else 1.0
             break
         rows *= 2
-    return CostModel(tuple(measured))
+    return CostModel(tuple(measured), ratio)
 
 
-def time_evaluations(objective: Any, repeats: int, batch: int = TYPICAL_BATCH) -> float:
+def time_evaluations(
+    objective: Any, repeats: int, batch: int = TYPICAL_BATCH, *, first: int = 0
+) -> float:
     """Seconds of the fastest of ``repeats`` evaluations of new points, each a λ away from the
     start point in one coordinate as a sweep's candidates are; the start is scored first,
     untimed (it builds the transform and loads compiled kernels).
@@ -409,14 +510,16 @@ def time_evaluations(objective: Any, repeats: int, batch: int = TYPICAL_BATCH) -
     An evaluator that scores a sweep's points together (k-NN: the distances over the other
     columns once a sweep) is timed the way the search runs it: a sweep of ``batch`` new points
     through ``evaluate_batch``, per point. Timed one by one, k-NN looks several times dearer
-    than it is, and ``auto`` chose halving where the exact search was faster.
+    than it is, and ``auto`` chose halving where the exact search was faster. ``first``: the
+    first repeat's index (another timing of the same objective takes other points, not cached
+    ones).
     """
     start = dict(objective.initial_params)
     objective.evaluate(start)
     names = objective.param_names
     times = []
     if objective.batch_work == "sweep":
-        for repeat in range(repeats):
+        for repeat in range(first, first + repeats):
             name = names[repeat % len(names)]
             sweep = [
                 {**start, name: start[name] + 0.25 * (repeat + 1) + 0.01 * i} for i in range(batch)
@@ -425,7 +528,7 @@ def time_evaluations(objective: Any, repeats: int, batch: int = TYPICAL_BATCH) -
             objective.evaluate_batch(sweep)
             times.append((time.perf_counter() - began) / batch)
         return min(times)
-    for repeat in range(repeats):
+    for repeat in range(first, first + repeats):
         point = dict(start)
         name = names[repeat % len(names)]
         point[name] = start[name] + 0.25 * (repeat + 1)
@@ -457,23 +560,39 @@ def choose_auto(
     n_params: int,
     sampler: Any = None,
     kept: Callable[[int], Any] | None = None,
+    bound: Callable[[int], float] | None = None,
 ) -> FidelityChoice:
     """Measure and choose: :func:`measure_cost`, then :func:`choose_fidelity` with the plan's
     size from the request, else from the sampler, else the typical one; then the rows the search
     spends most on (its top rung, or all rows when exact) are timed too when the model says that
     is cheap (:data:`VERIFY_UNDER_SECONDS`), and the choice is made again with that timing.
-    ``kept(rows)`` is the objective the search will use on those rows (default ``at_rows``)."""
+    ``kept(rows)`` is the objective the search will use on those rows (default ``at_rows``).
+
+    Nothing is timed — exact — where the rows are too few for two rungs, or where ``bound(n)``
+    (an upper bound of the seconds a new point costs on ``n`` rows: the classifier's cost class)
+    puts the whole exact search under :data:`EXACT_SECONDS`, as the timing would have."""
     planned, grid = plan_size(sampler, n_params)
     positions = request.positions or planned or TYPICAL_POSITIONS_PER_FEATURE * n_params
     batch = request.batch or grid or TYPICAL_BATCH
+    new_points = expected_new_points(positions, n_params, batch)
+    sizes = dict(positions=positions, batch=batch, new_points=new_points, default=request.default)
     if n_samples < request.eta * rung_floor(n_classes):
         # Too few rows for two rungs: nothing to measure, exact is the only choice.
+        floor = request.eta * rung_floor(n_classes)
+        return FidelityChoice(None, "auto", f"fewer than {floor:,} rows, not timed", **sizes)
+    if bound is not None and new_points * bound(n_samples) <= EXACT_SECONDS:
+        most = new_points * bound(n_samples)
         return FidelityChoice(
-            None, "auto", f"fewer than {request.eta * rung_floor(n_classes)} rows"
+            None,
+            "auto",
+            f"small data for the classifier: the exact search takes at most "
+            f"~{_minutes(most / 60)} by its cost class, not timed",
+            exact_minutes=round(most / 60, 2),
+            **sizes,
         )
 
     def choose(cost: CostModel) -> FidelityChoice:
-        return choose_fidelity(
+        choice = choose_fidelity(
             n_samples,
             n_classes,
             cost,
@@ -481,14 +600,22 @@ def choose_auto(
             batch=batch,
             budget_seconds=request.budget_seconds,
             eta=request.eta,
+            new_points=new_points,
         )
+        return dataclasses.replace(choice, default=request.default)
 
-    cost = measure_cost(at_rows, n_samples)
+    cost = measure_cost(at_rows, n_samples, batch=batch)
     choice = choose(cost)
     rows = n_samples if choice.fidelity is None else choice.fidelity.rungs(n_samples)[-1]
     if rows > cost.measured[-1][0] and cost.seconds(rows) <= VERIFY_UNDER_SECONDS:
-        seconds = time_evaluations((kept or at_rows)(rows), VERIFY_REPEATS)
-        choice = choose(CostModel((*cost.measured, (rows, seconds))))
+        objective = (kept or at_rows)(rows)
+        if cost.sweep_ratio is not None and objective.batch_work == "sweep":
+            # One short sweep, converted to the sweep's per-point cost measured on fewer rows.
+            short = time_evaluations(objective, 1, VERIFY_SWEEP_POINTS)
+            seconds = short * cost.sweep_ratio
+        else:
+            seconds = time_evaluations(objective, VERIFY_REPEATS, batch)
+        choice = choose(CostModel((*cost.measured, (rows, seconds)), cost.sweep_ratio))
     return choice
 
 
@@ -533,6 +660,19 @@ def make_pruner(name: str, fidelity: Fidelity, n_samples: int) -> optuna.pruners
     raise ValueError(f"pruner must be one of {', '.join(PRUNERS)}, got {name!r}")
 
 
+def _folds(cv: Any) -> int:
+    """Fits a score takes: 1 for resubstitution, else the inner folds."""
+    if cv is None or cv == "resubstitution":
+        return 1
+    if _is_int(cv):
+        return int(cv)
+    get_n_splits = getattr(cv, "get_n_splits", None)
+    try:
+        return max(1, int(get_n_splits())) if get_n_splits is not None else 10
+    except (TypeError, ValueError):
+        return 10
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
@@ -540,6 +680,8 @@ def _is_int(value: Any) -> bool:
 def _minutes(minutes: float | None) -> str:
     if minutes is None:
         return "?"
+    if minutes < 1:
+        return f"{max(1, round(minutes * 60))} s"
     return f"{minutes:.1f} min" if minutes < 10 else f"{minutes:.0f} min"
 
 
@@ -595,15 +737,23 @@ class Rungs:
         """What was chosen (``auto`` measures now if it has not yet)."""
         return self.choose()
 
-    def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
-        """Settle ``auto``: adopt the choice in ``recorded`` (a study's spec record) when it was
-        ``auto``'s too — even over one measured here before: the study's rungs are the search's
-        — else measure, with the plan size of ``sampler`` when it says."""
+    def adopt(self, recorded: Any) -> bool:
+        """Take the choice in ``recorded`` (a study's spec record) when it was ``auto``'s and this
+        request is ``auto`` too — even over one measured here before: the study's rungs are the
+        search's. True when adopted."""
         found = (recorded or {}).get("fidelity_choice")
         if self._auto and found is not None and found.get("requested") == "auto":
             self.request = FidelityChoice.from_attrs(found)
             self._forget_others()
-        elif isinstance(self.request, AutoFidelity):
+            return True
+        return False
+
+    def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
+        """Settle ``auto``: adopt the choice in ``recorded`` (:meth:`adopt`), else measure, with
+        the plan size of ``sampler`` when it says."""
+        if self.adopt(recorded):
+            return self.request
+        if isinstance(self.request, AutoFidelity):
             owner = self._owner
             self.request = choose_auto(
                 self.request,
@@ -613,9 +763,21 @@ class Rungs:
                 owner.space.dim,
                 sampler,
                 kept=self.at,
+                bound=self._cost_bound(),
             )
             self._forget_others()
         return self.request
+
+    def _cost_bound(self) -> Callable[[int], float] | None:
+        """Seconds a new point costs at most on n rows, by the classifier's cost class in the
+        evaluators' registry (times the inner folds); None where it has none."""
+        owner = self._owner
+        cost_class = evaluators_of(owner.estimator).cost
+        if cost_class is None:
+            return None
+        features, classes = len(owner.param_names), len(np.unique(owner.y))
+        folds = _folds(owner.cv)
+        return lambda rows: folds * cost_class.seconds(rows, features, classes)
 
     def _forget_others(self) -> None:
         """Drop the objectives of rows that are not rungs (one timed while choosing)."""

@@ -450,8 +450,12 @@ class BoxCoxObjective:
         if key in self._registered:
             return
         attrs = study.user_attrs
+        # auto's rungs: those the study records (before the check: what it chose is part of what
+        # it is) ...
+        if self._rungs.adopt(attrs.get(SPEC_ATTR)):
+            self.spec = self._rungs.recorded_in(self.spec)
         write = check_study(study, self.spec, attrs)
-        # auto's rungs: those the study records, else measured now (for the sampler's plan).
+        # ... else measured now (for the sampler's plan).
         self._rungs.choose(study.sampler, attrs.get(SPEC_ATTR))
         self.spec = self._rungs.recorded_in(self.spec)
         names = [self.metric_name, *self.objectives[1:]] if len(self.objectives) > 1 else None
@@ -653,6 +657,13 @@ def _check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params
             f"scoring {scoring!r} is a criterion of the Box-Cox λ alone: search "
             "transforms or estimator_params with a classifier's score"
         )
+
+
+def fingerprint_of(X: Any, y: Any) -> str:
+    """The data fingerprint an objective built on (X, y) records in its spec (for a study's default
+    name before the objective is built)."""
+    _, X, y = _checked_data(X, y)
+    return data_fingerprint(X, y)
 
 
 def _checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:

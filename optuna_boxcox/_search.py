@@ -5,9 +5,12 @@ the trial count → optimise → report the best. The command line's ``search``,
 ``demo`` and :class:`~optuna_boxcox.BoxCoxClassifier` all run their study here, so a change to what
 a search does is made once:
 
-- :func:`plan_search` is the *default search policy*: from the spec (and the trials asked for) it
-  decides the sampler, the fidelity and the trial count before anything runs. A policy that
-  chooses the sampler or the criterion, or the default fidelity, belongs there.
+- :func:`plan_search` is the *default search policy*: from the spec (and the trials asked for, and
+  what a resumed study records) it decides the sampler, the fidelity and the trial count before
+  anything runs. A policy that chooses the sampler or the criterion, or the default fidelity,
+  belongs there: a spec whose fidelity is ``"default"`` (none asked for) gets the fidelity the
+  study it resumes was made with (an ``exact`` study made before stays exact), else ``auto``
+  (which decides exact without timing anything on data obviously small for the classifier).
 - :func:`run_search` runs the plan; what the search chose (and, for a plan capped below all rows,
   the confirmation between the found Λ and the start point) is :attr:`SearchRun.result`.
 
@@ -33,18 +36,23 @@ from optuna.trial import TrialState
 from optuna_boxcox import _guard
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
+from optuna_boxcox._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._fidelity import AutoFidelity
 from optuna_boxcox._fidelity import make_pruner
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._objective import fingerprint_of
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
+from optuna_boxcox._spec import SPEC_ATTR
+from optuna_boxcox._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import record_sampler
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from optuna.storages import BaseStorage
 
-    from optuna_boxcox._spec import SearchSpec
     from optuna_boxcox.samplers import SearchResult
 
 __all__ = [
@@ -162,13 +170,21 @@ def plan_search(
     *,
     n_trials: int | None = None,
     sampler: optuna.samplers.BaseSampler | None = None,
+    recorded: SearchSpec | None = None,
 ) -> SearchPlan:
     """The default search policy: which sampler searches ``spec``, at which fidelity, for how many
     trials. ``sampler`` (a sampler object, or a study's own) overrides the spec's.
 
+    The fidelity, when the spec asks for none (``"default"``): that of ``recorded``, the spec of
+    the study the search resumes (a study keeps the fidelity it was made with, exact included),
+    else ``auto`` for a new study, marked as the default in what it chooses — exact where a
+    subsample or a second objective rule rows as the fidelity out.
+
     Raises:
         ValueError: The spec names a sampler that cannot be made (unknown, or wrong settings).
     """
+    if spec.fidelity == DEFAULT_REQUEST:
+        spec = _default_fidelity(spec, recorded)
     guarded = spec.sampler == _guard.GUARDED
     if guarded:  # the paper's search first, in a study of its own; the gate after it
         spec = dataclasses.replace(spec, sampler=_guard.SEARCH_SAMPLER)
@@ -178,13 +194,28 @@ def plan_search(
         except TypeError as error:
             raise ValueError(str(error)) from None
     plan_sampler = isinstance(sampler, PlanSampler)
-    if spec.fidelity == "auto" and not plan_sampler:
+    auto = spec.fidelity == "auto" or isinstance(spec.fidelity, AutoFidelity)
+    if auto and spec.fidelity_choice is None and not plan_sampler:
         # Optuna's samplers run their trials one by one and the pruner halves them all.
         trials = n_trials or DEFAULT_OPEN_ENDED_TRIALS
-        spec = dataclasses.replace(spec, fidelity=AutoFidelity(positions=trials, batch=trials))
+        default = isinstance(spec.fidelity, AutoFidelity) and spec.fidelity.default
+        spec = dataclasses.replace(
+            spec, fidelity=AutoFidelity(positions=trials, batch=trials, default=default)
+        )
     if n_trials is None and not plan_sampler:
         n_trials = DEFAULT_OPEN_ENDED_TRIALS
     return SearchPlan(spec, sampler, n_trials, guarded=guarded)
+
+
+def _default_fidelity(spec: SearchSpec, recorded: SearchSpec | None) -> SearchSpec:
+    """``spec`` with the fidelity of a search that asked for none (see :func:`plan_search`)."""
+    if recorded is not None:
+        return dataclasses.replace(
+            spec, fidelity=recorded.fidelity, fidelity_choice=recorded.fidelity_choice
+        )
+    if spec.subsample is not None or len(spec.objectives) > 1:
+        return dataclasses.replace(spec, fidelity=None)
+    return dataclasses.replace(spec, fidelity=AutoFidelity(default=True))
 
 
 def run_search(
@@ -206,6 +237,7 @@ def run_search(
     batch: bool = True,
     progress: bool = False,
     figures: bool = False,
+    announce: Callable[[BoxCoxObjective], None] | None = None,
 ) -> SearchRun:
     """Run (or resume) the study of ``spec`` on (X, y) and return what was found.
 
@@ -227,6 +259,8 @@ def run_search(
             :data:`~optuna_boxcox._defaults.DEFAULT_OPEN_ENDED_TRIALS`).
         progress: Show the run's progress.
         figures: Attach the search's figures and note to the study (shown by the dashboard).
+        announce: Called with the objective once the study is opened and the fidelity decided,
+            before the first trial (the command line prints the decision).
 
     Raises:
         StudyMismatch: The study holds another experiment (nothing is written into it).
@@ -234,21 +268,38 @@ def run_search(
         NoFinishedTrial: The study has no finished trial to report.
         SearchInterrupted: Ctrl-C; what was scored is written.
     """
+    owned = study is None
+    opened = None
+    if owned and study_name is None and data_name is not None:
+        named = spec
+        if spec.source and spec.source.get("csv"):
+            named = dataclasses.replace(spec, fingerprint=fingerprint_of(X, y))
+        study_name = default_study_name(named, data_name, guarded=spec.sampler == _guard.GUARDED)
+    recorded = None
+    if spec.fidelity == DEFAULT_REQUEST:  # the fidelity the study was made with, if it exists
+        if study is not None:
+            recorded = SearchSpec.of_study(study)
+        elif not restart:
+            # Only a storage that exists is opened here: a new one is created (and said so) once
+            # the objective is built, so bad input is refused before anything is created.
+            opened = _existing(storage)
+            recorded = _recorded_spec(opened, study_name)
     plan = plan_search(
         spec,
         n_trials=n_trials,
         sampler=sampler if study is None else study.sampler,
+        recorded=recorded,
     )
     objective = BoxCoxObjective.from_spec(
         plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
     )
-    owned = study is None
     if study is None:
-        if study_name is None and data_name is not None:
-            study_name = default_study_name(objective.spec, data_name, guarded=plan.guarded)
-        study = _open_study(storage, study_name, plan.sampler, objective.directions, restart)
+        opened = _opened(storage) if opened is None else opened
+        study = _open_study(opened, study_name, plan.sampler, objective.directions, restart)
     # A study of another experiment is refused before anything is written into it.
     objective.register(study)
+    if announce is not None:
+        announce(objective)
     # Optuna's samplers: their arguments recorded, or a study run with other ones refused.
     record_sampler(study, study.sampler)
     if objective.fidelity is not None and owned:  # study.optimize's trials report their rungs
@@ -292,18 +343,48 @@ def run_search(
     return found
 
 
+def _opened(storage: str | BaseStorage | None) -> BaseStorage | None:
+    """The storage of a URL (an unusable one is refused with a message naming it, password
+    redacted), or the one given."""
+    from optuna_boxcox.storage import open_storage
+
+    return open_storage(storage) if isinstance(storage, str) else storage
+
+
+def _existing(storage: str | BaseStorage | None) -> BaseStorage | None:
+    """The storage, when it exists already (None for a file not made yet, or none at all)."""
+    from optuna_boxcox.storage import StorageError
+    from optuna_boxcox.storage import open_storage
+
+    if not isinstance(storage, str):
+        return storage
+    try:
+        return open_storage(storage, create=False)
+    except StorageError:
+        return None  # a file to create (or a server to reach): opened, and refused, later
+
+
+def _recorded_spec(storage: BaseStorage | None, study_name: str | None) -> SearchSpec | None:
+    """The spec recorded in the study ``study_name`` of ``storage``, None when there is no such
+    study (or it records none)."""
+    if storage is None or study_name is None:
+        return None
+    try:
+        study_id = storage.get_study_id_from_name(study_name)
+    except KeyError:
+        return None
+    record = storage.get_study_user_attrs(study_id).get(SPEC_ATTR)
+    return None if record is None else SearchSpec.from_dict(record)
+
+
 def _open_study(
-    storage: str | BaseStorage | None,
+    opened: BaseStorage | None,
     study_name: str | None,
     sampler: optuna.samplers.BaseSampler,
     directions: list[str],
     restart: bool,
 ) -> optuna.Study:
     """Create the study, or load it when it exists (after deleting it, with ``restart``)."""
-    from optuna_boxcox.storage import open_storage
-
-    # open_storage: an unusable URL is refused with a message naming it (password redacted).
-    opened = open_storage(storage) if isinstance(storage, str) else storage
     if restart and study_name is not None:
         try:
             optuna.delete_study(study_name=study_name, storage=opened)

@@ -27,6 +27,7 @@ from optuna.distributions import json_to_distribution
 from optuna.trial import TrialState
 
 from optuna_boxcox._fidelity import fidelity_identity
+from optuna_boxcox._fidelity import may_halve
 from optuna_boxcox._space import SPACE_ATTR
 
 if TYPE_CHECKING:
@@ -105,7 +106,9 @@ class SearchSpec:
             scikit-learn classifier.
         scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives,
         fidelity: As in :class:`~optuna_boxcox.BoxCoxObjective`. The fidelity asked for is part
-            of the experiment (``"auto"`` as such, whatever it chose).
+            of the experiment (``"auto"`` as such, whatever it chose). ``"default"``: none asked
+            for; the lifecycle's ``plan_search`` decides it (a resumed study's own fidelity, else
+            ``"auto"``).
         fidelity_choice: What the objective made of ``fidelity`` (the rungs, and for ``"auto"``
             the measurements it chose from), filled in when made; an objective built from a spec
             that holds one uses those rungs without measuring again.
@@ -179,10 +182,12 @@ class SearchSpec:
     # -- what the study's trials answer -----------------------------------------------------------
     def identity(self) -> dict[str, Any]:
         """The experiment, JSON-ready, in the order a refusal looks for the first difference."""
+        # The seed draws the rows of a fidelity's rungs: not part of an ``auto`` study that chose
+        # exact (a classifier refitted with random_state=None resumes it).
         seeded = (
             (self.cv is not None and self.cv != "resubstitution")
             or self.subsample is not None
-            or fidelity_identity(self.fidelity) is not None
+            or may_halve(self.fidelity, self.fidelity_choice)
         )
         return {
             "columns": list(self.columns or ()),

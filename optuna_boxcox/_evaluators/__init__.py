@@ -69,6 +69,7 @@ __all__ = [
     "REGISTRY",
     "BlockwiseKNeighborsScorer",
     "BlockwiseRBFSVCScorer",
+    "CostClass",
     "Evaluators",
     "FastScorer",
     "GaussianNBScorer",
@@ -82,6 +83,33 @@ __all__ = [
 
 
 @dataclass(frozen=True)
+class CostClass:
+    """An upper bound of the seconds one new point costs this classifier's evaluator on data of
+    ``rows`` × ``features`` with ``classes`` classes: ``unit · rows^rows_exponent ·
+    features^features_exponent · (classes when there are more than two, if per_class)``.
+
+    What it is for: ``fidelity="auto"`` decides ``exact`` without timing anything where the
+    bound says the exact search is short (:mod:`optuna_boxcox._fidelity`). The units are four
+    times what this 2-core development machine measured (timings of new points through the
+    search's evaluator, 600–5,000 rows), so a slower or busier machine still errs towards timing.
+    """
+
+    unit: float
+    rows_exponent: float
+    features_exponent: float = 0.0
+    per_class: bool = False
+
+    def seconds(self, rows: int, features: int, classes: int) -> float:
+        classes_factor = classes if self.per_class and classes > 2 else 1
+        return (
+            self.unit
+            * float(rows) ** self.rows_exponent
+            * float(features) ** self.features_exponent
+            * classes_factor
+        )
+
+
+@dataclass(frozen=True)
 class Evaluators:
     """A classifier's evaluators and what the objective must know of them.
 
@@ -91,23 +119,35 @@ class Evaluators:
             side in threads (the SVC: libsvm's fit is the cost).
         generic_cache_bytes: ``(estimator, n) -> bytes`` that scikit-learn's fit holds beyond the
             data (the SVC's kernel cache), or None.
+        cost: Its cost class (how a new point's cost grows with rows, features and classes), or
+            None where nothing bounds it (the MLP: seconds a fit whatever the rows).
     """
 
     scorers: tuple[type[FastScorer], ...] = ()
     generic_side_by_side: bool = False
     generic_cache_bytes: Callable[[Any, int], int] | None = None
+    cost: CostClass | None = None
 
 
 #: The evaluators of each classifier class (exact types: a subclass may override fit).
+#: Cost classes, measured per new point: GaussianNB updates one column's likelihoods (rows ×
+#: classes: 0.40 ms at 2,000 rows, binary); k-NN one column's term of the distances and the
+#: votes (rows²: 0.29, 0.79 and 3.3 ms at 600, 1,000 and 2,000 rows); the SVC refits libsvm on
+#: the kernel (rows², 9–160 ms at 600–2,000 rows, 0.55 s at 5,000); the perceptron refits SGD
+#: (rows × features, one weight vector per class beyond two: 10.5 ms at 2,000 × 30, 290 ms on
+#: the 1,797 × 64 digits, 10 classes).
 REGISTRY: dict[type, Evaluators] = {
-    GaussianNB: Evaluators((GaussianNBScorer,)),
-    KNeighborsClassifier: Evaluators((KNeighborsScorer, BlockwiseKNeighborsScorer)),
+    GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(8e-7, 1.0, per_class=True)),
+    KNeighborsClassifier: Evaluators(
+        (KNeighborsScorer, BlockwiseKNeighborsScorer), cost=CostClass(3.3e-9, 2.0)
+    ),
     SVC: Evaluators(
         (RBFSVCScorer, BlockwiseRBFSVCScorer),
         generic_side_by_side=True,
         generic_cache_bytes=lambda svc, n: svc_cache_bytes(svc.cache_size, n),
+        cost=CostClass(2.3e-7, 2.0),
     ),
-    SGDClassifier: Evaluators((SGDScorer,)),
+    SGDClassifier: Evaluators((SGDScorer,), cost=CostClass(7e-7, 1.0, 1.0, per_class=True)),
 }
 #: What a classifier without an entry has: scikit-learn's path only.
 _NONE = Evaluators()

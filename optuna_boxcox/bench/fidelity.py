@@ -13,6 +13,12 @@ For each data set and classifier the rows are split once, 70 % to search and 30 
 Each chosen Λ (the confirmed one when the search confirmed on all rows) is fitted with the
 classifier on the 70 % and scored on the 30 %. The table gives wall seconds (medians), peak
 resident memory, held-out accuracy, and auto's accuracy and speed against exact.
+
+What ``auto`` estimated before its search (the time of the search it chose, and of the exact
+one) is set beside the search's own time measured after it (``optimize``, without the
+command's start-up; medians): :func:`format_estimates`. An estimate ``auto`` made without
+timing anything (data small for the classifier) is an upper bound, marked ``≤``. Modes can be
+left out (``modes``): the exact search of a 50,000-row case takes hours.
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ from optuna_boxcox.bench.end_to_end import timed_python
 
 #: The modes compared, in the order they run.
 MODES = ("exact", "auto", "subsample")
+#: How the bench's header names them.
+MODE_TITLES = {
+    "exact": "exact",
+    "auto": "--fidelity auto",
+    "subsample": "--subsample at about auto's time",
+}
 #: Rows of each data set (a larger one is stratified-sampled down to this).
 DEFAULT_ROWS = 5000
 HELD_OUT = 0.3
@@ -92,7 +104,9 @@ def _search(csv: Path, classifier: str, db: Path, extra: list[str], workdir: Pat
         ],
         workdir,
     )
-    timed.peak_mib = json.loads(timings.read_text())["peak_kib"] / 1024
+    reported = json.loads(timings.read_text())
+    timed.peak_mib = reported["peak_kib"] / 1024
+    timed.search_seconds = reported.get("search_seconds")
     return timed
 
 
@@ -135,9 +149,23 @@ def _exponent(described: dict[str, Any]) -> float:
 
 
 def measure(
-    data: str, classifier: str, workdir: Path, *, rows: int = DEFAULT_ROWS, repeats: int = 1
+    data: str,
+    classifier: str,
+    workdir: Path,
+    *,
+    rows: int = DEFAULT_ROWS,
+    repeats: int = 1,
+    modes: tuple[str, ...] = MODES,
 ) -> dict[str, Any]:
-    """The three searches on one data set and classifier (see the module's docstring)."""
+    """The searches of ``modes`` on one data set and classifier (see the module's docstring);
+    ``subsample`` needs ``exact`` and ``auto`` before it."""
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or ("subsample" in modes and not {"exact", "auto"} <= set(modes)):
+        raise ValueError(
+            f"fidelity modes must be among {', '.join(MODES)}, subsample with exact and auto; "
+            f"got {','.join(modes)}"
+        )
+    modes = tuple(m for m in MODES if m in modes)
     name, X, y = load_case(data, rows)
     split = _split(X, y)
     X_train, _, y_train, _ = split
@@ -148,13 +176,14 @@ def measure(
     n_train = len(y_train)
     # Not timed: the first search on a machine compiles and caches the scorers' machine code.
     _search(csv, classifier, workdir / "fidelity-warm-up.db", ["--n-trials", "3"], workdir)
-    times: dict[str, list[float]] = {m: [] for m in MODES}
-    peaks: dict[str, float] = dict.fromkeys(MODES, 0.0)
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    searched: dict[str, list[float]] = {m: [] for m in modes}
+    peaks: dict[str, float] = dict.fromkeys(modes, 0.0)
     accuracy: dict[str, float] = {}
     size = None
     exponent, auto_choice = 1.0, {}
     for k in range(repeats):
-        for mode in MODES:
+        for mode in modes:
             db = workdir / f"fidelity-{name}-{classifier}-{mode}.db"
             if mode == "subsample":
                 if size is None:
@@ -166,6 +195,8 @@ def measure(
                 extra = ["--fidelity", mode]
             timed = _search(csv, classifier, db, extra, workdir)
             times[mode].append(timed.seconds)
+            if timed.search_seconds is not None:
+                searched[mode].append(timed.search_seconds)
             peaks[mode] = max(peaks[mode], timed.peak_mib)
             if k == 0:
                 lambdas, described = chosen(db)
@@ -174,19 +205,60 @@ def measure(
                     exponent = _exponent(described)
                     auto_choice = (described.get("fidelity") or {}) if described else {}
     seconds = {m: statistics.median(t) for m, t in times.items()}
+    both = "exact" in seconds and "auto" in seconds
     return {
         "data": name,
         "classifier": classifier,
         "rows": n_train,
+        "modes": modes,
         "seconds": seconds,
+        "search_seconds": {m: statistics.median(t) for m, t in searched.items() if t},
         "peak_mib": peaks,
         "accuracy": accuracy,
         "subsample": size,
         "auto": auto_choice,
-        "speedup": seconds["exact"] / seconds["auto"],
-        "points": 100 * (accuracy["auto"] - accuracy["exact"]),
+        "speedup": seconds["exact"] / seconds["auto"] if both else None,
+        "points": 100 * (accuracy["auto"] - accuracy["exact"]) if both else None,
         "repeats": repeats,
     }
+
+
+def estimates(row: dict[str, Any]) -> dict[str, Any]:
+    """What ``auto`` estimated (seconds) for the search it chose and for the exact one, whether
+    these are bounds (not timed), and the measured search times they are to be set beside."""
+    choice = row.get("auto") or {}
+    exact = choice.get("exact_minutes")
+    chosen = exact if choice.get("fidelity") is None else choice.get("search_minutes")
+    return {
+        "auto": None if chosen is None else 60 * chosen,
+        "exact": None if exact is None else 60 * exact,
+        "bound": not choice.get("measured"),
+        "chose": "exact" if choice.get("fidelity") is None else "halving",
+        "measured": row.get("search_seconds", {}),
+    }
+
+
+def format_estimates(rows: list[dict[str, Any]]) -> str:
+    """Estimated against measured search seconds, per case: auto's search and the exact one
+    (where it ran); the ratio measured / estimated (the acceptance asks 0.5–2)."""
+    from optuna_boxcox.compare import text_table
+
+    header = ["data", "clf", "rows", "auto chose", "est auto s", "meas auto s", "meas/est"]
+    header += ["est exact s", "meas exact s", "meas/est"]
+    cells = []
+    for r in rows:
+        e = estimates(r)
+        mark = "≤" if e["bound"] else ""
+        line = [r["data"], r["classifier"], str(r["rows"]), e["chose"]]
+        for mode in ("auto", "exact"):
+            est, meas = e[mode], e["measured"].get(mode)
+            line += [
+                "—" if est is None else f"{mark}{est:.1f}",
+                "—" if meas is None else f"{meas:.1f}",
+                "—" if est is None or meas is None or est <= 0 else f"{meas / est:.2f}",
+            ]
+        cells.append(line)
+    return "\n".join(text_table(header, cells))
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
@@ -202,20 +274,27 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
                 r["data"],
                 r["classifier"],
                 str(r["rows"]),
-                *(f"{s[mode]:.1f}" for mode in MODES),
+                *(f"{s[mode]:.1f}" if mode in s else "—" for mode in MODES),
                 str(r["subsample"]),
-                "/".join(f"{m[mode]:.0f}" for mode in MODES),
-                *(f"{100 * a[mode]:.2f}" for mode in MODES),
-                f"{r['points']:+.2f}",
-                f"{r['speedup']:.1f}×",
+                "/".join(f"{m[mode]:.0f}" if mode in m else "—" for mode in MODES),
+                *(f"{100 * a[mode]:.2f}" if mode in a else "—" for mode in MODES),
+                "—" if r["points"] is None else f"{r['points']:+.2f}",
+                "—" if r["speedup"] is None else f"{r['speedup']:.1f}×",
             ]
         )
     lines = text_table(header, cells)
-    if rows:
-        points = [r["points"] for r in rows]
-        subs = [100 * (r["accuracy"]["auto"] - r["accuracy"]["subsample"]) for r in rows]
-        lines.append(
-            f"auto − exact: mean {statistics.mean(points):+.2f} points, worst {min(points):+.2f}; "
-            f"auto − subsample: mean {statistics.mean(subs):+.2f} points"
+    paired = [r for r in rows if r["points"] is not None]
+    if paired:
+        points = [r["points"] for r in paired]
+        line = (
+            f"auto − exact: mean {statistics.mean(points):+.2f} points, worst {min(points):+.2f}"
         )
+        subs = [
+            100 * (r["accuracy"]["auto"] - r["accuracy"]["subsample"])
+            for r in paired
+            if "subsample" in r["accuracy"]
+        ]
+        if subs:
+            line += f"; auto − subsample: mean {statistics.mean(subs):+.2f} points"
+        lines.append(line)
     return "\n".join(lines)

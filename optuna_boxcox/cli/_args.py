@@ -86,12 +86,17 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fidelity",
-        default=DEFAULT_FIDELITY,
+        default=None,
         metavar="exact|auto|N",
         help="exact: every Λ on all rows; N: successive halving, candidates scored first on N "
         "rows (stratified), the best third promoted to 3 times the rows, up to all rows; auto: "
-        "chosen from the classifier's cost measured on the data (exact when the exact search "
-        f"is estimated under a minute); recorded in the study (default {DEFAULT_FIDELITY})",
+        "exact without timing anything where the data are small for the classifier (fewer "
+        "than 3 rungs' floor of rows, or an exact search bounded under a minute by its cost "
+        "class), else chosen from the classifier's cost measured on the data (exact when the "
+        "exact search is estimated under a minute, halving when it saves at least half the "
+        "time, its top rung capped to fit 20 minutes); recorded in the study, and a resumed "
+        f"study keeps its own (default: {DEFAULT_FIDELITY} for a new study, printed before the "
+        "search starts)",
     )
 
 
@@ -192,8 +197,13 @@ def check_max_memory(text: str | None) -> str | None:
     return text
 
 
-def parse_fidelity(text: str) -> str | int | None:
-    """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError."""
+def parse_fidelity(text: str | None) -> str | int | None:
+    """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError;
+    not given: ``"default"`` (the search lifecycle decides: a resumed study's own, else auto)."""
+    if text is None:
+        from optuna_boxcox._fidelity import DEFAULT_REQUEST
+
+        return DEFAULT_REQUEST
     value = text.strip().lower()
     if value in ("exact", "auto"):
         return None if value == "exact" else value

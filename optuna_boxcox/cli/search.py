@@ -172,7 +172,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
     from optuna_boxcox._spec import SearchSpec
 
     options = space_options(args)
-    fidelity = parse_fidelity(getattr(args, "fidelity", "exact"))
+    fidelity = parse_fidelity(getattr(args, "fidelity", None))
     pruner = getattr(args, "pruner", None)
     if pruner is not None:
         from optuna_boxcox._fidelity import PRUNERS
@@ -276,6 +276,7 @@ def run_spec(
             data_name=data_name,
             storage=storage,
             progress=True,
+            announce=print_fidelity,
             **options,
         )
     except StudyMismatch as mismatch:
@@ -346,6 +347,14 @@ def print_search(found: SearchRun) -> None:
     for name in objective.param_names:
         print(f"  {ljust(name, width)}  {found.params[name]:8.3f}  {mle[name]:8.3f}")
     print_choices(objective, found.params)
+
+
+def print_fidelity(objective: Any) -> None:
+    """The fidelity decided, in one line before the search starts (nothing for an exact search
+    asked as such)."""
+    line = fidelity_summary(objective)
+    if line is not None:
+        print(f"fidelity   {line}", flush=True)
 
 
 def fidelity_summary(objective: Any) -> str | None:
@@ -514,7 +523,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
         from optuna_boxcox._process import peak_rss_kib
 
-        timings = {"written_at": found.written_at, "peak_kib": peak_rss_kib()}
+        timings = {
+            "written_at": found.written_at,
+            "peak_kib": peak_rss_kib(),
+            "search_seconds": found.elapsed,
+        }
         args.report_timings.write_text(json.dumps(timings))
     return 0
 
@@ -560,6 +573,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from optuna_boxcox._fidelity import DEFAULT_REQUEST
     from optuna_boxcox._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact
@@ -573,7 +587,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "classifier.\n"
     )
     source = {"dataset": "wine", "csv": None, "label": None, "features": None}
-    spec = SearchSpec("knn", sampler="coordinate", source=source)
+    # No fidelity asked for: the default (exact on the wine data, nothing timed), as search's.
+    spec = SearchSpec("knn", sampler="coordinate", source=source, fidelity=DEFAULT_REQUEST)
     X, y, _ = load_data_source(**source)
     found = run_spec(spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage)
     print_search(found)

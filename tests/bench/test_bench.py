@@ -232,10 +232,41 @@ def test_fidelity_bench_scores_each_mode_on_the_held_out_rows(tmp_path, capsys):
     )
     out = capsys.readouterr().out
     assert status == 0, out
-    row = [line for line in out.splitlines() if line.startswith("bc ")][-1].split()
+    row = next(line for line in out.splitlines() if line.startswith("bc ")).split()
     # 70 % of the 400 rows searched; three held-out accuracies, each a share of 120 rows.
     assert row[1:3] == ["bayes", "280"], row
     accuracies = [float(v) for v in row[8:11]]
     assert all(0 < a <= 100 and abs(a * 1.2 - round(a * 1.2)) < 0.01 for a in accuracies), row
     assert int(row[6]) <= 280  # the subsample is never more than the rows searched
     assert "auto − exact: mean" in out
+    # auto's estimate beside the searches' measured times (exact chosen, nothing timed: no
+    # estimate on 280 rows, below two rungs' floor).
+    estimated = [line for line in out.splitlines() if line.startswith("bc ")][-1].split()
+    assert estimated[:5] == ["bc", "bayes", "280", "exact", "—"], estimated
+    assert float(estimated[5]) > 0 and float(estimated[8]) > 0, estimated
+
+
+def test_fidelity_bench_sets_autos_estimates_beside_the_measured_search_times(tmp_path):
+    from optuna_boxcox.bench import fidelity
+
+    timed = {"exact_minutes": 3.0, "search_minutes": 1.0, "measured": [[500, 0.1]]}
+    row = {
+        "data": "scale50000",
+        "classifier": "svc",
+        "rows": 35000,
+        "auto": {**timed, "fidelity": {"min_rows": 200, "eta": 3, "top_rows": None}},
+        "search_seconds": {"auto": 90.0},
+    }
+    line = fidelity.format_estimates([row]).splitlines()[-1].split()
+    # auto chose halving, estimated 60 s, measured 90 s: 1.5; the exact search did not run.
+    assert (
+        line
+        == ["scale50000", "svc", "35000", "halving", "60.0", "90.0", "1.50", "180.0"] + ["—"] * 2
+    )
+    # Exact chosen without timing anything: the estimate is a bound.
+    small = {**row, "auto": {"fidelity": None, "exact_minutes": 0.5, "measured": []}}
+    small["search_seconds"] = {"auto": 3.0, "exact": 3.2}
+    line = fidelity.format_estimates([small]).splitlines()[-1].split()
+    assert line[3:] == ["exact", "≤30.0", "3.0", "0.10", "≤30.0", "3.2", "0.11"]
+    with pytest.raises(ValueError, match="subsample with exact and auto"):
+        fidelity.measure("scale", "bayes", tmp_path, modes=("auto", "subsample"))

@@ -385,7 +385,10 @@ FIDELITY_OPTIONS = {
         ["--fidelity", "40", "--pruner", "asha"],
         r"--pruner must be one of successive-halving, hyperband, median, none, got 'asha'",
     ),
-    "pruner-without-fidelity": (["--pruner", "median"], r"--pruner needs --fidelity auto or N"),
+    "pruner-with-exact": (
+        ["--fidelity", "exact", "--pruner", "median"],
+        r"--pruner needs --fidelity auto or N",
+    ),
 }
 
 

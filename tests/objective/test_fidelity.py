@@ -14,6 +14,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import StudyMismatch
 from optuna_boxcox import _fidelity as fidelity_module
+from optuna_boxcox._evaluators import Evaluators
 from optuna_boxcox._fidelity import EXACT_SECONDS
 from optuna_boxcox._fidelity import AutoFidelity
 from optuna_boxcox._fidelity import CostModel
@@ -324,8 +325,10 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     command = ["search", "--csv", str(tmp_path / "data.csv"), "--label", "y"]
     command += ["--classifier", "knn", "--sampler", "tpe", "--n-trials", "12", "--no-figures"]
     command += ["--storage", f"sqlite:///{tmp_path}/s.db", "--fidelity", "auto"]
-    # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays.
+    # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays (and k-NN's cost
+    # class, which says these data are small, is not asked).
     monkeypatch.setattr(fidelity_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
+    monkeypatch.setattr(fidelity_module, "evaluators_of", lambda estimator: Evaluators())
     monkeypatch.setattr(fidelity_module, "VERIFY_UNDER_SECONDS", 0.0)  # no real timing
     assert main(command) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
@@ -407,3 +410,60 @@ def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatc
         request, lambda rows: _Timed(rows, clock, lambda r: 1e-6 * r), 20_000, 2, 30
     )
     assert steady.fidelity is None and steady.measured[-1] == (20_000, pytest.approx(0.02))
+
+
+# -- the cost model counts new points; k-NN is timed without whole sweeps on all rows --------------
+def test_new_points_are_the_first_pass_and_half_the_rest():
+    # The iterative search on 30 features: 4 epochs × 30 sweeps of 11 points.
+    assert fidelity_module.expected_new_points(1320, 30, 11) == 330 + 495
+    # Optuna's samplers (one batch of all their trials) and a plan within one pass: all new.
+    assert fidelity_module.expected_new_points(100, 30, 100) == 100
+    assert fidelity_module.expected_new_points(200, 30, 11) == 200
+
+
+def test_the_estimates_count_new_points_not_positions():
+    by_positions = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320)
+    by_points = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320, new_points=825)
+    assert by_points.exact_minutes == pytest.approx(by_positions.exact_minutes * 825 / 1320)
+    # The budget then holds more rows in the top rung.
+    assert by_points.fidelity.rungs(50_000)[-1] > by_positions.fidelity.rungs(50_000)[-1]
+    assert by_points.new_points == 825 and by_points.to_attrs()["new_points"] == 825
+
+
+class _SweptCounting(_Swept):
+    """Sweeps of k-NN's shape that record how many points each sweep had, per rows."""
+
+    def __init__(self, rows, clock, cost, log):
+        super().__init__(rows, clock, cost)
+        self.log = log
+
+    def evaluate_batch(self, points):
+        self.log.append((self.rows, len(points)))
+        super().evaluate_batch(points)
+
+
+def test_a_sweep_sharing_evaluator_stops_doubling_on_a_sweeps_time_and_checks_all_rows_cheaply(
+    monkeypatch,
+):
+    clock = _Clock()
+    monkeypatch.setattr(fidelity_module, "time", clock)
+    log = []
+
+    def cost(rows):  # quadratic: an 11-point sweep costs 2.1 × this (0.34 s at 4,000 rows)
+        return 1e-8 * rows**2
+
+    request = AutoFidelity(positions=1320, batch=11)
+    choice = fidelity_module.choose_auto(
+        request, lambda rows: _SweptCounting(rows, clock, cost, log), 50_000, 2, 30
+    )
+    timed = [rows for rows, _ in choice.measured]
+    # Doubling stopped once a sweep (not a point) took 0.25 s: at 4,000 rows, where a point's
+    # share (0.03 s) would have doubled the rows on to 16,000.
+    assert timed[:-1] == [500, 1000, 2000, 4000]
+    # The rows the search relies on were timed on one short sweep, none of 11 points there.
+    top = timed[-1]
+    assert top > 4000 and [n for rows, n in log if rows == top] == [2]
+    # ... converted with the ratio measured at 4,000 rows: the per-point cost of an 11-point
+    # sweep, as the timings below it.
+    per_point = cost(top) * (1 + 0.1 * 11) / 11
+    assert choice.measured[-1][1] == pytest.approx(per_point)
