@@ -340,16 +340,23 @@ def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
     """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
     fit saw; the decision is recorded in the study, and an anchor that wins is the result."""
     objective = found.objective
-    decision = _guard.guard(
-        objective,
-        spec.estimator(),
-        X,
-        y,
-        found.params,
-        seed=spec.seed,
-        extrapolation=spec.extrapolation,
+    settings = _guard.settings(
+        objective.to_lambdas(found.params), seed=spec.seed, extrapolation=spec.extrapolation
     )
-    decision.record(found.study)
+    # A rerun on a finished study, or another worker of it: the same searched Λ, judged already.
+    decision = _guard.recorded(found.study, settings)
+    if decision is None:
+        decision = _guard.guard(
+            objective,
+            spec.estimator(),
+            X,
+            y,
+            found.params,
+            seed=spec.seed,
+            extrapolation=spec.extrapolation,
+        )
+        decision = dataclasses.replace(decision, settings=settings)
+        decision.record(found.study)
     found.decision = decision
     found.search_params, found.search_best = found.params, found.best
     if decision.chosen != "searched":
