@@ -63,6 +63,9 @@ GUARDED = "guarded"
 SEARCH_SAMPLER = "coordinate"
 #: Study user attribute holding the decision.
 DECISION_ATTR = "boxcox_decision"
+#: Study user attribute marking a study of the guarded default (its spec names the coordinate
+#: search it runs), so that a ``worker`` joining it gates too.
+GUARDED_ATTR = "boxcox_guarded"
 #: Inner folds × repeats of the gate's cross-validation.
 SPLITS = 5
 REPEATS = 2

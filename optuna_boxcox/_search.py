@@ -251,6 +251,11 @@ def run_search(
     objective.register(study)
     # Optuna's samplers: their arguments recorded, or a study run with other ones refused.
     record_sampler(study, study.sampler)
+    # The study records that it is the guarded default's: its spec names the search it runs
+    # (coordinate), and a worker joining it with that spec gates the result as search does.
+    guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
+    if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
+        study.set_user_attr(_guard.GUARDED_ATTR, True)
     if objective.fidelity is not None and owned:  # study.optimize's trials report their rungs
         study.pruner = make_pruner(
             plan.spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples
@@ -285,7 +290,7 @@ def run_search(
         result=result,
     )
     _report(found)
-    if plan.guarded and found.front is None and _guard.applies(objective):
+    if guarded and found.front is None and _guard.applies(objective):
         _gate(found, plan.spec, X, y)
     if figures:
         _attach_figures(found)

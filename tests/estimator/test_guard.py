@@ -218,5 +218,36 @@ def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
     second = [line for line in capsys.readouterr().out.splitlines() if line.startswith("decision")]
     assert len(calls) == 1  # the second run judged nothing again
     assert second == first
+    # A worker joining the guarded study gates as search does: the same Λ, read back too.
+    worker = ["worker", "--storage", storage, "--study-name", summary.study_name]
+    assert main(worker) == 0
+    assert len(calls) == 1
     study = optuna.load_study(study_name=summary.study_name, storage=storage)
     assert study.user_attrs[DECISION_ATTR] == recorded
+
+
+def test_a_worker_that_finishes_a_guarded_study_gates_it(tmp_path, monkeypatch):
+    from optuna_boxcox import _guard
+
+    X, y = curved_boundary(n=300)
+    path = tmp_path / "curved.csv"
+    pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y).to_csv(path, index=False)
+    storage = f"sqlite:///{tmp_path / 's.db'}"
+    args = ["search", "--csv", str(path), "--label", "y", "--classifier", "knn"]
+    # One trial: the early decision judges another Λ than the finished search's.
+    assert main([*args, "--storage", storage, "--no-figures", "--n-trials", "1"]) == 0
+    (summary,) = optuna.get_all_study_summaries(storage)
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    early = study.user_attrs[DECISION_ATTR]
+    calls = []
+    real = _guard.guard
+    monkeypatch.setattr(_guard, "guard", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert main(["worker", "--storage", storage, "--study-name", summary.study_name]) == 0
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    assert len(study.trials) > 5
+    late = study.user_attrs[DECISION_ATTR]
+    assert late["settings"]["searched"] != early["settings"]["searched"]
+    assert calls == [1]
+    assert late["settings"]["searched"] == pytest.approx(
+        BoxCoxClassifier(make_classifier("knn"), sampler="coordinate").fit(X, y).search_lambdas_
+    )
