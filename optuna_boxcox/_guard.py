@@ -427,11 +427,14 @@ def decide(
 
     confirmation = None
     if rule.criterion == LOO:
+        transformed = {
+            name: _transformed(lambdas[name], X, method, extrapolation) for name in CANDIDATES
+        }
+        if not all(np.all(np.isfinite(T)) for T in transformed.values()):
+            rule = Rule()  # scikit-learn's folds say what such values do
+    if rule.criterion == LOO:
         scores = {
-            name: leave_one_out_correct(
-                estimator, _transformed(lambdas[name], X, method, extrapolation), y
-            )
-            for name in CANDIDATES
+            name: leave_one_out_correct(estimator, transformed[name], y) for name in CANDIDATES
         }
         means = {name: float(values.mean()) for name, values in scores.items()}
         anchor = "ones" if means["ones"] > means["mle"] else "mle"
