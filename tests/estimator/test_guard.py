@@ -59,6 +59,7 @@ def test_on_permuted_labels_the_anchor_is_used():
     clf = BoxCoxClassifier(make_classifier("knn")).fit(X, y)
     decision = clf.decision_
     assert decision["gated"]
+    assert decision["criterion"] == "leave-one-out"
     assert decision["chosen"] in ("mle", "ones")
     assert decision["chosen"] == decision["anchor"]
     assert decision["difference"] <= decision["threshold"]
@@ -251,3 +252,22 @@ def test_a_worker_that_finishes_a_guarded_study_gates_it(tmp_path, monkeypatch):
     assert late["settings"]["searched"] == pytest.approx(
         BoxCoxClassifier(make_classifier("knn"), sampler="coordinate").fit(X, y).search_lambdas_
     )
+
+
+def test_k_nn_keeps_a_searched_lambda_that_wins_leave_one_out_and_the_folds():
+    """Iris, the training part of one stratified fold: the searched Λ wins exact leave-one-out by
+    more than a standard error and the 5x2 CV confirms it, so it is kept."""
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load_iris(return_X_y=True)
+    train, _ = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[2]
+    clf = BoxCoxClassifier(make_classifier("knn")).fit(X[train], y[train])
+    decision = clf.decision_
+    assert decision["criterion"] == "leave-one-out"
+    assert decision["chosen"] == "searched"
+    assert decision["difference"] > decision["threshold"] > 0
+    confirmation = decision["confirmation"]
+    assert confirmation["searched"] > confirmation[decision["anchor"]]
+    np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
+    assert clf.study_.user_attrs[DECISION_ATTR] == decision
