@@ -97,9 +97,13 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         - ``"guarded"`` (the default): the paper's coordinate search, then a gate on rows no fit
           saw: the searched Λ, the per-feature MLE Λ (the search's start point) and Λ = 1
-          (standard scaling) are scored by repeated stratified cross-validation of the training
-          data, and the searched Λ is kept only if it beats the better of the two anchors by more
-          than one (Nadeau–Bengio corrected) standard error; else that anchor is used. The
+          (standard scaling) compete, each classifier by its rule. k-NN: exact leave-one-out
+          accuracy, the searched Λ kept only if it beats the better anchor by more than one
+          standard error of the per-row differences and its 5-fold × 2 repeated stratified
+          cross-validation score is above that anchor's too. RBF SVC: the best 5 × 2
+          cross-validation score of the three. Others (naive Bayes, …): 5 × 2 cross-validation,
+          the searched Λ kept only if it beats the better anchor by more than one
+          (Nadeau–Bengio corrected) standard error. Else that anchor is used. The
           resubstitution score flatters classifiers that memorise (k-NN, RBF SVC), and a choice
           among thousands of candidates overfits it: the gate keeps what the data support. See
           ``decision_``. Linear classifiers (the perceptron) keep the searched Λ ungated: their
@@ -205,9 +209,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The λ the search chose (``lambdas_`` unless the guarded default used an anchor).
     decision_ : dict or None
         The guarded default's decision (None when no gate ran): ``chosen`` (``"searched"``,
-        ``"mle"`` or ``"ones"``), the cross-validated ``scores`` of the three candidates, the
-        better ``anchor``, the searched Λ's ``difference`` over it and the ``threshold`` it had to
-        exceed; for a linear classifier (not gated: its training accuracy is not flattered)
+        ``"mle"`` or ``"ones"``), the ``criterion`` (``"leave-one-out"`` or ``"5x2 cv"``) and
+        the ``scores`` of the three candidates by it, the better ``anchor``, the searched Λ's
+        ``difference`` over it and the ``threshold`` it had to exceed, the ``rule``, k-NN's
+        ``confirmation`` (5 × 2 CV scores of the searched Λ and the anchor, when leave-one-out
+        kept it) and the ``settings`` it was made with; for a linear classifier (not gated: its training accuracy is not flattered)
         ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
         attribute ``boxcox_decision``.
     fidelity_ : dict

@@ -302,6 +302,11 @@ def run_search(
         announce(objective)
     # Optuna's samplers: their arguments recorded, or a study run with other ones refused.
     record_sampler(study, study.sampler)
+    # The study records that it is the guarded default's: its spec names the search it runs
+    # (coordinate), and a worker joining it with that spec gates the result as search does.
+    guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
+    if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
+        study.set_user_attr(_guard.GUARDED_ATTR, True)
     if objective.fidelity is not None and owned:  # study.optimize's trials report their rungs
         study.pruner = make_pruner(
             plan.spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples
@@ -336,7 +341,7 @@ def run_search(
         result=result,
     )
     _report(found)
-    if plan.guarded and found.front is None and _guard.applies(objective):
+    if guarded and found.front is None and _guard.applies(objective):
         _gate(found, plan.spec, X, y)
     if figures:
         _attach_figures(found)
@@ -421,16 +426,23 @@ def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
     """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
     fit saw; the decision is recorded in the study, and an anchor that wins is the result."""
     objective = found.objective
-    decision = _guard.guard(
-        objective,
-        spec.estimator(),
-        X,
-        y,
-        found.params,
-        seed=spec.seed,
-        extrapolation=spec.extrapolation,
+    settings = _guard.settings(
+        objective.to_lambdas(found.params), seed=spec.seed, extrapolation=spec.extrapolation
     )
-    decision.record(found.study)
+    # A rerun on a finished study, or another worker of it: the same searched Λ, judged already.
+    decision = _guard.recorded(found.study, settings)
+    if decision is None:
+        decision = _guard.guard(
+            objective,
+            spec.estimator(),
+            X,
+            y,
+            found.params,
+            seed=spec.seed,
+            extrapolation=spec.extrapolation,
+        )
+        decision = dataclasses.replace(decision, settings=settings)
+        decision.record(found.study)
     found.decision = decision
     found.search_params, found.search_best = found.params, found.best
     if decision.chosen != "searched":

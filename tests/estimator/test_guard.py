@@ -54,11 +54,12 @@ def test_a_linear_classifier_keeps_the_searched_lambda_ungated():
 
 
 def test_on_permuted_labels_the_anchor_is_used():
-    X, y = curved_boundary(n=200)
+    X, y = curved_boundary(n=300)
     y = np.random.default_rng(1).permutation(y)
     clf = BoxCoxClassifier(make_classifier("knn")).fit(X, y)
     decision = clf.decision_
     assert decision["gated"]
+    assert decision["criterion"] == "leave-one-out"
     assert decision["chosen"] in ("mle", "ones")
     assert decision["chosen"] == decision["anchor"]
     assert decision["difference"] <= decision["threshold"]
@@ -121,7 +122,7 @@ def test_decide_prefers_the_start_point_on_a_tie_and_needs_more_than_the_noise()
 
 @pytest.mark.parametrize(("permute", "kept"), [(False, True), (True, False)])
 def test_search_prints_and_records_the_decision(tmp_path, capsys, permute, kept):
-    X, y = curved_boundary(n=300 if not permute else 200)
+    X, y = curved_boundary(n=300)
     if permute:
         y = np.random.default_rng(1).permutation(y)
     frame = pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y)
@@ -140,3 +141,133 @@ def test_search_prints_and_records_the_decision(tmp_path, capsys, permute, kept)
     study = optuna.load_study(study_name=summary.study_name, storage=storage)
     recorded = study.user_attrs[DECISION_ATTR]
     assert (recorded["chosen"] == "searched") == kept
+
+
+@pytest.mark.parametrize("k", [1, 5])
+@pytest.mark.parametrize("load", ["iris", "wine"])
+def test_the_gates_k_nn_predicts_as_scikit_learn(load, k):
+    """The gate's NumPy k-NN against scikit-learn as the oracle: held-out predictions, and exact
+    leave-one-out (scikit-learn fitted on the other rows). Iris has many tied distances."""
+    from sklearn import datasets
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    from optuna_boxcox._guard import _neighbour_predictions
+    from optuna_boxcox._guard import leave_one_out_correct
+
+    X, y = getattr(datasets, f"load_{load}")(return_X_y=True)
+    T = StandardScaler().fit_transform(X)
+    knn = KNeighborsClassifier(k)
+    rows = np.random.default_rng(0).permutation(len(y))
+    train, test = rows[: len(y) * 4 // 5], rows[len(y) * 4 // 5 :]
+    predicted = _neighbour_predictions(knn, T[train], y[train], T[test])
+    np.testing.assert_array_equal(predicted, knn.fit(T[train], y[train]).predict(T[test]))
+    expected = [
+        knn.fit(np.delete(T, i, 0), np.delete(y, i)).predict(T[i : i + 1])[0] == y[i]
+        for i in range(len(y))
+    ]
+    np.testing.assert_array_equal(leave_one_out_correct(knn, T, y), expected)
+
+
+def test_the_gate_judges_each_classifier_by_its_rule():
+    from sklearn.metrics import accuracy_score
+    from sklearn.metrics import balanced_accuracy_score
+
+    from optuna_boxcox._guard import KNN_RULE
+    from optuna_boxcox._guard import SVC_RULE
+    from optuna_boxcox._guard import Rule
+    from optuna_boxcox._guard import rule_of
+
+    y = np.arange(40) % 2
+    assert rule_of(make_classifier("knn"), accuracy_score, y) == KNN_RULE
+    # Leave-one-out counts rows right or wrong: other metrics are judged by 5x2 CV.
+    assert rule_of(make_classifier("knn"), balanced_accuracy_score, y) == Rule()
+    assert rule_of(make_classifier("svc"), accuracy_score, y) == SVC_RULE
+    assert rule_of(make_classifier("bayes"), accuracy_score, y) == Rule()
+    X, y = curved_boundary(n=120)
+    rng = np.random.default_rng(0)
+    candidates = {"searched": rng.uniform(-2, 2, 2), "mle": np.ones(2) * 0.5, "ones": np.ones(2)}
+    decision = decide(make_classifier("svc"), X, y, candidates, accuracy_score)
+    # The RBF SVC: the best of the three by 5x2 CV, the anchor on a tie.
+    best = max(decision.scores.values())
+    assert decision.scores[decision.chosen] == best
+    if decision.chosen != "searched":
+        assert decision.scores["searched"] <= best
+    assert decision.to_dict()["criterion"] == "5x2 cv"
+
+
+def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
+    tmp_path, capsys, monkeypatch
+):
+    from optuna_boxcox import _guard
+
+    X, y = curved_boundary(n=300)
+    frame = pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y)
+    path = tmp_path / "curved.csv"
+    frame.to_csv(path, index=False)
+    storage = f"sqlite:///{tmp_path / 's.db'}"
+    args = ["search", "--csv", str(path), "--label", "y", "--classifier", "knn"]
+    calls = []
+    real = _guard.guard
+    monkeypatch.setattr(_guard, "guard", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert main([*args, "--storage", storage, "--no-figures"]) == 0
+    first = [line for line in capsys.readouterr().out.splitlines() if line.startswith("decision")]
+    (summary,) = optuna.get_all_study_summaries(storage)
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    recorded = study.user_attrs[DECISION_ATTR]
+    assert main([*args, "--storage", storage, "--no-figures"]) == 0
+    second = [line for line in capsys.readouterr().out.splitlines() if line.startswith("decision")]
+    assert len(calls) == 1  # the second run judged nothing again
+    assert second == first
+    # A worker joining the guarded study gates as search does: the same Λ, read back too.
+    worker = ["worker", "--storage", storage, "--study-name", summary.study_name]
+    assert main(worker) == 0
+    assert len(calls) == 1
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    assert study.user_attrs[DECISION_ATTR] == recorded
+
+
+def test_a_worker_that_finishes_a_guarded_study_gates_it(tmp_path, monkeypatch):
+    from optuna_boxcox import _guard
+
+    X, y = curved_boundary(n=300)
+    path = tmp_path / "curved.csv"
+    pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y).to_csv(path, index=False)
+    storage = f"sqlite:///{tmp_path / 's.db'}"
+    args = ["search", "--csv", str(path), "--label", "y", "--classifier", "knn"]
+    # One trial: the early decision judges another Λ than the finished search's.
+    assert main([*args, "--storage", storage, "--no-figures", "--n-trials", "1"]) == 0
+    (summary,) = optuna.get_all_study_summaries(storage)
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    early = study.user_attrs[DECISION_ATTR]
+    calls = []
+    real = _guard.guard
+    monkeypatch.setattr(_guard, "guard", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert main(["worker", "--storage", storage, "--study-name", summary.study_name]) == 0
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    assert len(study.trials) > 5
+    late = study.user_attrs[DECISION_ATTR]
+    assert late["settings"]["searched"] != early["settings"]["searched"]
+    assert calls == [1]
+    assert late["settings"]["searched"] == pytest.approx(
+        BoxCoxClassifier(make_classifier("knn"), sampler="coordinate").fit(X, y).search_lambdas_
+    )
+
+
+def test_k_nn_keeps_a_searched_lambda_that_wins_leave_one_out_and_the_folds():
+    """Iris, the training part of one stratified fold: the searched Λ wins exact leave-one-out by
+    more than a standard error and the 5x2 CV confirms it, so it is kept."""
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load_iris(return_X_y=True)
+    train, _ = list(StratifiedKFold(5, shuffle=True, random_state=0).split(X, y))[2]
+    clf = BoxCoxClassifier(make_classifier("knn")).fit(X[train], y[train])
+    decision = clf.decision_
+    assert decision["criterion"] == "leave-one-out"
+    assert decision["chosen"] == "searched"
+    assert decision["difference"] > decision["threshold"] > 0
+    confirmation = decision["confirmation"]
+    assert confirmation["searched"] > confirmation[decision["anchor"]]
+    np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
+    assert clf.study_.user_attrs[DECISION_ATTR] == decision
