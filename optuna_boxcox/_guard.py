@@ -283,26 +283,35 @@ def _neighbour_predictions(
         return None
     classes, codes = np.unique(y, return_inverse=True)
     scale = _norms(X_test) + np.max(_norms(X))
-    votes, unsure = _votes(_squared_distances(X_test, X), codes, len(classes), k, scale)
-    if len(unsure):
-        return None
-    return classes[np.argmax(votes, axis=1)]
+    predicted = np.empty(len(X_test), dtype=np.intp)
+    for rows in _blocks(len(X_test), len(X)):
+        votes, unsure = _votes(
+            _squared_distances(X_test[rows], X), codes, len(classes), k, scale[rows]
+        )
+        if len(unsure):
+            return None
+        predicted[rows] = np.argmax(votes, axis=1)
+    return classes[predicted]
 
 
 def leave_one_out_correct(estimator: Any, T: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Per row of the transformed rows ``T``, 1.0 if the k-NN fitted on the other rows predicts
     its class, else 0.0: exact leave-one-out, a row is not its own neighbour (resubstitution
-    counts it among them). One distance matrix; a row whose k-th neighbour is not clear-cut is
+    counts it among them). Distances a block of rows at a time (:data:`BLOCK_BYTES`); a row whose k-th neighbour is not clear-cut is
     answered by scikit-learn fitted without it."""
     from sklearn.base import clone
 
     k = _neighbours(estimator, y)
     classes, codes = np.unique(y, return_inverse=True)
-    squared = _squared_distances(T, T)
-    np.fill_diagonal(squared, np.inf)
     norms = _norms(T)
-    votes, unsure = _votes(squared, codes, len(classes), k, norms + np.max(norms))
-    predicted = np.argmax(votes, axis=1)
+    predicted = np.empty(len(T), dtype=np.intp)
+    unsure = []
+    for rows in _blocks(len(T), len(T)):
+        squared = _squared_distances(T[rows], T)
+        squared[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = np.inf
+        votes, block_unsure = _votes(squared, codes, len(classes), k, norms[rows] + np.max(norms))
+        predicted[rows] = np.argmax(votes, axis=1)
+        unsure.extend(rows.start + block_unsure)
     others = np.ones(len(y), dtype=bool)
     for i in unsure:
         others[i] = False
@@ -364,6 +373,17 @@ def _votes(
         votes[i] = np.bincount(codes[certain], minlength=n_classes)
         votes[i, band_classes[0]] += k - np.count_nonzero(certain)
     return votes, np.asarray(unsure, dtype=np.intp)
+
+
+#: Bytes of one block of squared distances (and as much again for the votes' work arrays): the
+#: gate's memory does not grow with the square of the rows.
+BLOCK_BYTES = 32 << 20
+
+
+def _blocks(n_rows: int, n_columns: int) -> list[slice]:
+    """Row slices of at most ``BLOCK_BYTES`` of float64 distances to ``n_columns`` rows each."""
+    size = max(1, BLOCK_BYTES // (8 * max(1, n_columns)))
+    return [slice(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
 
 
 def _squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -143,17 +143,24 @@ def test_search_prints_and_records_the_decision(tmp_path, capsys, permute, kept)
     assert (recorded["chosen"] == "searched") == kept
 
 
+@pytest.mark.parametrize("block_rows", [None, 7])
 @pytest.mark.parametrize("k", [1, 5])
 @pytest.mark.parametrize("load", ["iris", "wine"])
-def test_the_gates_k_nn_predicts_as_scikit_learn(load, k):
+def test_the_gates_k_nn_predicts_as_scikit_learn(load, k, block_rows, monkeypatch):
     """The gate's NumPy k-NN against scikit-learn as the oracle: held-out predictions, and exact
-    leave-one-out (scikit-learn fitted on the other rows). Iris has many tied distances."""
+    leave-one-out (scikit-learn fitted on the other rows). Iris has many tied distances. With
+    ``block_rows`` the distances are computed 7 rows at a time (on large data a block holds at
+    most the gate's memory block), which must not change an answer."""
     from sklearn import datasets
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import StandardScaler
 
+    from optuna_boxcox import _guard
     from optuna_boxcox._guard import _neighbour_predictions
     from optuna_boxcox._guard import leave_one_out_correct
+
+    if block_rows is not None:
+        monkeypatch.setattr(_guard, "BLOCK_BYTES", 8 * block_rows * 178)
 
     X, y = getattr(datasets, f"load_{load}")(return_X_y=True)
     T = StandardScaler().fit_transform(X)
