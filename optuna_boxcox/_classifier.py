@@ -31,26 +31,26 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
-from optuna_boxcox._guard import GUARDED
-from optuna_boxcox._guard import SEARCH_SAMPLER
-from optuna_boxcox._numerics import ExtremeValueWarning
-from optuna_boxcox._objective import CRITERIA
-from optuna_boxcox._objective import METRICS
-from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._objective import Configuration
-from optuna_boxcox._search import run_search
-from optuna_boxcox._sklearn_compat import HasMethods
-from optuna_boxcox._sklearn_compat import Interval
-from optuna_boxcox._sklearn_compat import StrOptions
-from optuna_boxcox._sklearn_compat import fit_context
-from optuna_boxcox._spec import SearchSpec
-from optuna_boxcox._transform import BoxCoxTransformer
-from optuna_boxcox._transform import _check_features
+from optuna_boxcox._math._numerics import ExtremeValueWarning
+from optuna_boxcox._math._sklearn_compat import HasMethods
+from optuna_boxcox._math._sklearn_compat import Interval
+from optuna_boxcox._math._sklearn_compat import StrOptions
+from optuna_boxcox._math._sklearn_compat import fit_context
+from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._objective._objective import CRITERIA
+from optuna_boxcox._objective._objective import METRICS
+from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._objective._objective import Configuration
+from optuna_boxcox._study._guard import GUARDED
+from optuna_boxcox._study._guard import SEARCH_SAMPLER
+from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 
 #: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search,
-#: then the gate of :mod:`optuna_boxcox._guard` (searched Λ against the MLE and Λ = 1 anchors).
+#: then the gate of :mod:`optuna_boxcox._study._guard` (searched Λ against the MLE and Λ = 1 anchors).
 DEFAULT_SAMPLER = GUARDED
 
 
@@ -457,7 +457,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return members
 
     def _where(self, spec: SearchSpec) -> dict[str, Any]:
-        """Where fit searches (:func:`~optuna_boxcox._search.run_search`'s arguments): the
+        """Where fit searches (:func:`~optuna_boxcox._study._search.run_search`'s arguments): the
         user's own study, or a new (or resumed) one with the spec's sampler (or a copy of the one
         given)."""
         if isinstance(self.storage, optuna.Study):

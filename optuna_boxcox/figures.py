@@ -41,11 +41,11 @@ from optuna.trial import TrialState
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from optuna_boxcox import _criteria
-from optuna_boxcox import _numerics
-from optuna_boxcox._space import DEFAULT_GRID_RANGE
-from optuna_boxcox._spec import SPEC_ATTR
-from optuna_boxcox._spec import SearchSpec
+from optuna_boxcox._math import _criteria
+from optuna_boxcox._math import _numerics
+from optuna_boxcox._study._space import DEFAULT_GRID_RANGE
+from optuna_boxcox._study._spec import SPEC_ATTR
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers._plan import SAMPLER_ATTR
 
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from optuna.artifacts._protocol import ArtifactStore
     from optuna.samplers import BaseSampler
 
-    from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox._objective._objective import BoxCoxObjective
     from optuna_boxcox.samplers import SearchResult
 
     #: One search's finished trials: the study, or the trials themselves.

@@ -22,12 +22,12 @@ from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import TrialRows
 from optuna_boxcox._optuna._write import Written
 from optuna_boxcox._optuna._write import encode_trials
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._system._process import OWNER_KEY
 
 if TYPE_CHECKING:
     import optuna
 
-    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox._study._space import LambdaSpace
     from optuna_boxcox.samplers import PlanRun
 
 

@@ -41,7 +41,7 @@ def load_case(data: str, rows: int) -> tuple[str, Any, np.ndarray]:
     import pandas as pd
 
     from optuna_boxcox.bench.scale import scale_data
-    from optuna_boxcox.benchmark import subsample
+    from optuna_boxcox.experiments.benchmark import subsample
 
     if data == "scale":
         X, y = scale_data(rows)
@@ -190,7 +190,7 @@ def measure(
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    from optuna_boxcox.compare import text_table
+    from optuna_boxcox.experiments.compare import text_table
 
     header = ["data", "clf", "rows", "exact s", "auto s", "sub s", "sub N", "MiB e/a/s"]
     header += ["acc exact", "auto", "sub", "auto−exact", "speed-up"]

@@ -3,7 +3,7 @@
 For each data set (at most ``max_rows`` rows, the benchmark's stratified sample), classifier and
 outer stratified 5-fold split (shuffled, seed 0), on the training folds only:
 
-- the seven fixed transforms of :data:`~optuna_boxcox.compare.FIXED_TRANSFORMS`, each fitted with
+- the seven fixed transforms of :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`, each fitted with
   the classifier and scored on the test fold;
 - the paper's search, ``BoxCoxClassifier(clf, sampler="coordinate")`` (the default before the
   guarded one: coordinate search, resubstitution accuracy), its searched Λ, its whole fit time;
@@ -91,8 +91,8 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
     from optuna_boxcox import BoxCoxClassifier
     from optuna_boxcox import BoxCoxTransformer
     from optuna_boxcox.classifiers import make_classifier
-    from optuna_boxcox.compare import FIXED_TRANSFORMS
-    from optuna_boxcox.compare import fixed_transform
+    from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
+    from optuna_boxcox.experiments.compare import fixed_transform
 
     train, test = list(StratifiedKFold(OUTER_SPLITS, shuffle=True, random_state=0).split(X, y))[
         fold
@@ -167,8 +167,8 @@ def _backfill_loo(path: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
 
 
 def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int = 1500) -> None:
-    from optuna_boxcox.benchmark import expand_datasets
-    from optuna_boxcox.benchmark import load_benchmark_data
+    from optuna_boxcox.experiments.benchmark import expand_datasets
+    from optuna_boxcox.experiments.benchmark import load_benchmark_data
 
     path = Path(results)
     done = set()
@@ -257,7 +257,7 @@ def policies(record: dict) -> dict[str, float]:
     """Held-out accuracy of each candidate rule on one record."""
     held = record["held_out"]
     out = {"default": held["searched"]}
-    # The built default (optuna_boxcox._guard): the one-SE corrected gate, linear models ungated.
+    # The built default (optuna_boxcox._study._guard): the one-SE corrected gate, linear models ungated.
     ungated = record["classifier"] == "linear"
     out["guarded"] = held["searched" if ungated else guarded_choice(record, margin=1.0)]
     # k-NN: the gate's criterion exact leave-one-out instead of 5x2 CV (one SE of the paired
@@ -277,8 +277,8 @@ def policies(record: dict) -> dict[str, float]:
 def table(results: str) -> str:
     from scipy.stats import rankdata
 
-    from optuna_boxcox.benchmark import wilcoxon_p
-    from optuna_boxcox.compare import FIXED_TRANSFORMS
+    from optuna_boxcox.experiments.benchmark import wilcoxon_p
+    from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
 
     rows = [json.loads(line) for line in Path(results).read_text().splitlines()]
     side = Path(results + ".loo")

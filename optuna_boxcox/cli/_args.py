@@ -177,7 +177,7 @@ def check_max_memory(text: str | None) -> str | None:
     UsageError (a bare ``10`` would be ten bytes, surely not what was meant)."""
     if text is None:
         return None
-    from optuna_boxcox._memory import parse_memory
+    from optuna_boxcox._objective._memory import parse_memory
 
     if text.strip().replace(".", "", 1).isdigit():
         raise UsageError(f"--max-memory {text}: give a unit, e.g. {text.strip()}MiB or {text}GB")

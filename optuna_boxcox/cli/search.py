@@ -23,8 +23,8 @@ from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
 
 if TYPE_CHECKING:
-    from optuna_boxcox._search import SearchRun
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._search import SearchRun
+    from optuna_boxcox._study._spec import SearchSpec
 
 #: Settings of the paper's grid samplers that ``search`` offers as options.
 GRID_SETTINGS = ("grid_size", "grid_range")
@@ -132,7 +132,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The sampler settings given on the command line (refused where the sampler has none)."""
-    from optuna_boxcox._guard import search_sampler
+    from optuna_boxcox._study._guard import search_sampler
     from optuna_boxcox.samplers import PRESETS
 
     given: dict[str, Any] = {}
@@ -169,13 +169,13 @@ def parse_grid_range(text: str) -> tuple[float, float]:
 
 def search_spec(args: argparse.Namespace) -> SearchSpec:
     """The search the command line asks for (data source included, data not yet read)."""
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._spec import SearchSpec
 
     options = space_options(args)
     fidelity = parse_fidelity(getattr(args, "fidelity", "exact"))
     pruner = getattr(args, "pruner", None)
     if pruner is not None:
-        from optuna_boxcox._fidelity import PRUNERS
+        from optuna_boxcox._objective._fidelity import PRUNERS
 
         if pruner not in PRUNERS:
             raise UsageError(f"--pruner must be one of {', '.join(PRUNERS)}, got {pruner!r}")
@@ -232,9 +232,9 @@ def run_search(args: argparse.Namespace) -> SearchRun:
 
 def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
     """Refuse, in one line and before anything is computed, a plan too large to write (see
-    :mod:`optuna_boxcox._plan_size`); ``--allow-large`` runs it as it is."""
-    from optuna_boxcox._plan_size import plan_size
-    from optuna_boxcox._search import plan_search
+    :mod:`optuna_boxcox._study._plan_size`); ``--allow-large`` runs it as it is."""
+    from optuna_boxcox._study._plan_size import plan_size
+    from optuna_boxcox._study._search import plan_search
 
     try:
         sampler = plan_search(spec).sampler
@@ -259,13 +259,13 @@ def run_spec(
     what_to_do: str = "use another --study-name, or --restart",
     **options: Any,
 ) -> SearchRun:
-    """:func:`~optuna_boxcox._search.run_search` with the library's errors as the command line's
+    """:func:`~optuna_boxcox._study._search.run_search` with the library's errors as the command line's
     one-line messages; a study of another experiment is refused, the message ending with
     ``what_to_do`` "to start it over"."""
-    from optuna_boxcox._search import SearchInterrupted
-    from optuna_boxcox._search import run_search as run
-    from optuna_boxcox._spec import ForeignStudy
-    from optuna_boxcox._spec import StudyMismatch
+    from optuna_boxcox._study._search import SearchInterrupted
+    from optuna_boxcox._study._search import run_search as run
+    from optuna_boxcox._study._spec import ForeignStudy
+    from optuna_boxcox._study._spec import StudyMismatch
 
     try:
         return run(
@@ -337,8 +337,8 @@ def print_search(found: SearchRun) -> None:
     if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
         print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")
-    from optuna_boxcox._text import display_width
-    from optuna_boxcox._text import ljust
+    from optuna_boxcox._system._text import display_width
+    from optuna_boxcox._system._text import ljust
 
     width = max(display_width(n) for n in ("feature", *objective.param_names))
     mle = objective.mle_params
@@ -351,7 +351,7 @@ def print_search(found: SearchRun) -> None:
 def fidelity_summary(objective: Any) -> str | None:
     """What the search's fidelity is and why, in one line; None for an exact search asked as such
     (the paper's search, nothing to say)."""
-    from optuna_boxcox._fidelity import FidelityChoice
+    from optuna_boxcox._objective._fidelity import FidelityChoice
 
     choice = FidelityChoice.from_attrs(objective.describe()["fidelity"])
     if choice.fidelity is None and choice.requested != "auto":
@@ -512,7 +512,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.report_timings is not None:
         import json
 
-        from optuna_boxcox._process import peak_rss_kib
+        from optuna_boxcox._system._process import peak_rss_kib
 
         timings = {"written_at": found.written_at, "peak_kib": peak_rss_kib()}
         args.report_timings.write_text(json.dumps(timings))
@@ -523,7 +523,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import open_storage
     from optuna_boxcox.storage import redact
@@ -560,7 +560,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact
 

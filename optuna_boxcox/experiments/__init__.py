@@ -1,6 +1,6 @@
 """The paper's experiments: data, evaluation protocol, grid exploration and the reproduction report.
 
-:func:`optuna_boxcox.reproduce.reproduce` composes these; they are public for people who want one
+:func:`optuna_boxcox.experiments.reproduce.reproduce` composes these; they are public for people who want one
 piece (a fold of the protocol, a grid-exploration heatmap, the published numbers).
 """
 

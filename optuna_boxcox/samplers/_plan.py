@@ -47,12 +47,12 @@ from optuna_boxcox._optuna._claims import reap
 from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._optuna._write import has_rival
 from optuna_boxcox._optuna._write import set_trial_user_attrs
-from optuna_boxcox._process import OWNER_KEY
-from optuna_boxcox._process import REAPED_KEY
-from optuna_boxcox._process import process_identity
-from optuna_boxcox._settings import record_settings
-from optuna_boxcox._space import SPACE_ATTR
-from optuna_boxcox._space import LambdaSpace
+from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._study._space import SPACE_ATTR
+from optuna_boxcox._study._space import LambdaSpace
+from optuna_boxcox._system._process import OWNER_KEY
+from optuna_boxcox._system._process import REAPED_KEY
+from optuna_boxcox._system._process import process_identity
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 _logger = optuna.logging.get_logger(__name__)
 
 #: Trial system attribute (state the dashboard need not show) holding a trial's plan position; the
-#: owner and reaped keys are in :mod:`optuna_boxcox._process`.
+#: owner and reaped keys are in :mod:`optuna_boxcox._system._process`.
 POSITION_KEY = "boxcox:position"
 #: Study user attributes (shown in the dashboard).
 SAMPLER_ATTR = "boxcox_sampler"
@@ -774,7 +774,7 @@ class PlanRun:
         study: The study.
         space: Its λ space.
         owner: This process, as recorded on the trials it writes (system attribute
-            :data:`~optuna_boxcox._process.OWNER_KEY`).
+            :data:`~optuna_boxcox._system._process.OWNER_KEY`).
         position_key: The trial system attribute holding a trial's plan position.
         trials: The study's trials when the run started (read once).
         budget: The plan's number of positions, when the sampler knows it in advance.

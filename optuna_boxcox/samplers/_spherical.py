@@ -12,7 +12,7 @@ from optuna_boxcox.samplers._plan import GridPlanSampler
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox._study._space import LambdaSpace
 
 
 def spherical_search(

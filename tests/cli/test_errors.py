@@ -29,7 +29,7 @@ import optuna
 import pandas as pd
 import pytest
 
-from optuna_boxcox import _parallel
+from optuna_boxcox._system import _parallel
 from optuna_boxcox.cli import INTERRUPTED
 from optuna_boxcox.cli import main
 from optuna_boxcox.cli.dashboard import is_loopback

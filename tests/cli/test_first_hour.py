@@ -27,7 +27,7 @@ import optuna
 import pandas as pd
 import pytest
 
-from optuna_boxcox import _progress
+from optuna_boxcox._system import _progress
 from optuna_boxcox.cli import INTERRUPTED
 from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import main
@@ -281,7 +281,7 @@ def test_search_warns_in_one_line_naming_a_column_squeezed_by_one_extreme_value(
 
 
 def test_a_warning_during_a_command_is_one_line(monkeypatch, capsys):
-    from optuna_boxcox._numerics import ExtremeValueWarning
+    from optuna_boxcox._math._numerics import ExtremeValueWarning
     from optuna_boxcox.cli import search
 
     def warn(args):

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from optuna_boxcox import BoxCoxClassifier
-from optuna_boxcox._guard import DECISION_ATTR
-from optuna_boxcox._guard import decide
+from optuna_boxcox._study._guard import DECISION_ATTR
+from optuna_boxcox._study._guard import decide
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
 

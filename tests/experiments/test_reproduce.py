@@ -32,7 +32,7 @@ from optuna_boxcox.experiments import paper_features
 from optuna_boxcox.experiments import paper_tables
 from optuna_boxcox.experiments import summarize
 from optuna_boxcox.experiments import synthetic
-from optuna_boxcox.reproduce import reproduce
+from optuna_boxcox.experiments.reproduce import reproduce
 from optuna_boxcox.storage import open_storage
 
 SHARED_TABLES = Path(__file__).resolve().parents[3] / "shared" / "paper" / "tables.json"
@@ -253,7 +253,7 @@ def test_a_killed_run_finishes_on_the_next_run_with_the_same_table(tmp_path):
         classifiers=["bayes"], rows=["grid", "spherical"], pairs=["5-27"], folds=4, repeats=1
     )
     script = (
-        "from optuna_boxcox.reproduce import reproduce\n"
+        "from optuna_boxcox.experiments.reproduce import reproduce\n"
         f"reproduce('table8', storage='sqlite:///{path}', out=None, progress=False, **{options!r})\n"
     )
     process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)

@@ -24,8 +24,8 @@ from sklearn.datasets import load_wine
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox import _criteria
 from optuna_boxcox import figures
+from optuna_boxcox._math import _criteria
 from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli.search import run_search
 from optuna_boxcox.samplers import make_sampler

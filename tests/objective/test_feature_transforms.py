@@ -24,8 +24,8 @@ from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._numerics import scale_column
-from optuna_boxcox._numerics import yeojohnson_column
+from optuna_boxcox._math._numerics import scale_column
+from optuna_boxcox._math._numerics import yeojohnson_column
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import SphericalSampler
 from optuna_boxcox.samplers import make_sampler

@@ -13,16 +13,16 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import StudyMismatch
-from optuna_boxcox import _fidelity as fidelity_module
-from optuna_boxcox._fidelity import EXACT_SECONDS
-from optuna_boxcox._fidelity import AutoFidelity
-from optuna_boxcox._fidelity import CostModel
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._fidelity import FidelityChoice
-from optuna_boxcox._fidelity import choose_fidelity
-from optuna_boxcox._fidelity import halving_seconds
-from optuna_boxcox._spec import SPEC_ATTR
-from optuna_boxcox._spec import SearchSpec
+from optuna_boxcox._objective import _fidelity as fidelity_module
+from optuna_boxcox._objective._fidelity import EXACT_SECONDS
+from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._objective._fidelity import CostModel
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._objective._fidelity import FidelityChoice
+from optuna_boxcox._objective._fidelity import choose_fidelity
+from optuna_boxcox._objective._fidelity import halving_seconds
+from optuna_boxcox._study._spec import SPEC_ATTR
+from optuna_boxcox._study._spec import SearchSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

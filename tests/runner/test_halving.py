@@ -20,8 +20,8 @@ from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import PlanRun
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
@@ -278,8 +278,8 @@ import optuna
 from sklearn.datasets import load_breast_cancer
 from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective, optimize
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 

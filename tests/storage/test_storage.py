@@ -122,8 +122,8 @@ def test_other_programming_errors_are_reported_at_once(monkeypatch):
 def test_a_new_trial_records_its_owner_process_when_it_is_created(url):
     # A process killed right after creating a trial must still leave a trial the plan samplers can
     # recognise as a dead process's (and fail, so its position is re-run).
-    from optuna_boxcox._process import OWNER_KEY
-    from optuna_boxcox._process import process_identity as _process_identity
+    from optuna_boxcox._system._process import OWNER_KEY
+    from optuna_boxcox._system._process import process_identity as _process_identity
 
     storage = open_storage(url)
     study = optuna.create_study(storage=storage, study_name="owner")

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from optuna_boxcox._jit import compiled
+from optuna_boxcox._math._jit import compiled
 
 if TYPE_CHECKING:
     pass
-from optuna_boxcox._evaluators._base import _GEMM_ERROR
-from optuna_boxcox._evaluators._base import _ROW_BLOCK
+from optuna_boxcox._objective._evaluators._base import _GEMM_ERROR
+from optuna_boxcox._objective._evaluators._base import _ROW_BLOCK
 
 
 class _SquaredDistances:

@@ -2,7 +2,7 @@
 
 :class:`BoxCoxTransformer` is Algorithm 3 (fit) and Algorithm 4 (transform) of Blum, Elgendi & Menon
 (2022) without the classifier; :func:`box_cox` is its function twin. The numerics live in
-:mod:`optuna_boxcox._numerics` so that the objective can reuse them column by column.
+:mod:`optuna_boxcox._math._numerics` so that the objective can reuse them column by column.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
-from optuna_boxcox import _numerics
-from optuna_boxcox._sklearn_compat import StrOptions
-from optuna_boxcox._sklearn_compat import fit_context
-from optuna_boxcox._sklearn_compat import validate_params
+from optuna_boxcox._math import _numerics
+from optuna_boxcox._math._sklearn_compat import StrOptions
+from optuna_boxcox._math._sklearn_compat import fit_context
+from optuna_boxcox._math._sklearn_compat import validate_params
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -63,7 +63,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     extrapolation : {"extrapolate", "clip"}, default="extrapolate"
         What happens to unseen values outside the training range (Box-Cox only). ``"extrapolate"``
         (the paper's behaviour) keeps the scaled value Z, raising it to a small positive floor
-        (:data:`~optuna_boxcox._numerics.Z_FLOOR`) where it would leave the Box-Cox domain.
+        (:data:`~optuna_boxcox._math._numerics.Z_FLOOR`) where it would leave the Box-Cox domain.
         ``"clip"`` clamps Z into [1, 2].
 
     standardize : bool, default=True
@@ -113,7 +113,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Range scaling lets the extremes of a column decide where the rest of it lands. When at least
     90 % of a column's training values end up within 1 % of its range (say one value of 1e300 among
     ordinary numbers), ``fit`` warns with
-    :class:`~optuna_boxcox._numerics.ExtremeValueWarning` naming the column: those values are
+    :class:`~optuna_boxcox._math._numerics.ExtremeValueWarning` naming the column: those values are
     squeezed together near Z = 1 and their λ (MLE or searched) becomes extreme. Ordinary skewed
     data, such as exp(N(0, 1)), stays well clear of that, and a column that is mostly one repeated
     value (zeros, a rare flag) does not count.

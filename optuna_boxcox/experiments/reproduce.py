@@ -26,7 +26,7 @@ from typing import Any
 
 import optuna
 
-from optuna_boxcox._progress import Progress
+from optuna_boxcox._system._progress import Progress
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import SYNTHETIC
 from optuna_boxcox.experiments._grid import figure2

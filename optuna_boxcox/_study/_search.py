@@ -11,8 +11,8 @@ a search does is made once:
 - :func:`run_search` runs the plan; what the search chose (and, for a plan capped below all rows,
   the confirmation between the found Λ and the start point) is :attr:`SearchRun.result`.
 
-Errors are the library's own: :class:`~optuna_boxcox._spec.StudyMismatch` and
-:class:`~optuna_boxcox._spec.ForeignStudy` for a study of another experiment,
+Errors are the library's own: :class:`~optuna_boxcox._study._spec.StudyMismatch` and
+:class:`~optuna_boxcox._study._spec.ForeignStudy` for a study of another experiment,
 :class:`NoFinishedTrial`, :class:`SearchInterrupted`, and ``ValueError`` for a spec that cannot be
 searched. The command line only translates them into its one-line messages.
 """
@@ -30,21 +30,21 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
-from optuna_boxcox import _guard
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
-from optuna_boxcox._fidelity import AutoFidelity
-from optuna_boxcox._fidelity import make_pruner
-from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._objective._fidelity import make_pruner
+from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
+from optuna_boxcox._study import _guard
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import record_sampler
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
 
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.samplers import SearchResult
 
 __all__ = [
@@ -88,7 +88,7 @@ class SearchPlan:
         spec: The spec to search (its fidelity made concrete where the policy decides it).
         sampler: The sampler that searches.
         n_trials: New trials to run; None runs a plan sampler's plan to its end.
-        guarded: The guarded default (:mod:`optuna_boxcox._guard`): after the paper's search
+        guarded: The guarded default (:mod:`optuna_boxcox._study._guard`): after the paper's search
             (``spec.sampler``), the searched Λ is kept only if it beats the anchors on rows no
             fit saw.
     """

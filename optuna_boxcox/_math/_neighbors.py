@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from optuna_boxcox._jit import compiled
-from optuna_boxcox._jit import parallel_map
-from optuna_boxcox._jit import single_threaded_blas
+from optuna_boxcox._math._jit import compiled
+from optuna_boxcox._math._jit import parallel_map
+from optuna_boxcox._math._jit import single_threaded_blas
 
 #: Bound on the rounding error of a GEMM-based squared distance, relative to ‖x‖² + max ‖y‖²
 #: (the worst case of a p-term dot product is ~(p + 3)·2⁻⁵³, 1e-14 for p = 30; this leaves 100×).

@@ -11,10 +11,10 @@ scikit-learn would, bit for bit (the tests compare them). Anything else is left 
 ``_plain_sgd`` is private to scikit-learn and has changed: up to 1.7 an epoch counted as an
 improvement by its summed loss, from 1.8 on by its mean objective (loss plus the L2 penalty). The
 port follows the installed release's rule, and is only trusted on the releases it was verified
-against (:data:`optuna_boxcox._sklearn_compat.PLAIN_SGD_VERIFIED`); on any other release
+against (:data:`optuna_boxcox._math._sklearn_compat.PLAIN_SGD_VERIFIED`); on any other release
 :func:`sgd_settings` declines and scikit-learn fits as usual.
 
-Numba compiles the loop on first use (:mod:`optuna_boxcox._jit`); without Numba there is no fast path.
+Numba compiles the loop on first use (:mod:`optuna_boxcox._math._jit`); without Numba there is no fast path.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from optuna_boxcox import _sklearn_compat
-from optuna_boxcox._jit import compiled
+from optuna_boxcox._math import _sklearn_compat
+from optuna_boxcox._math._jit import compiled
 
 #: scikit-learn's loss names with the hinge threshold they use.
 _THRESHOLDS = {"perceptron": 0.0, "hinge": 1.0}

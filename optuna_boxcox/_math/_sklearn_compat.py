@@ -2,7 +2,7 @@
 
 The estimators follow scikit-learn's own conventions for parameter checking (``_parameter_constraints``
 with ``Interval``, ``StrOptions`` and ``HasMethods``, enforced by ``_fit_context``), and
-:mod:`optuna_boxcox._sgd` mirrors scikit-learn's private Cython loop ``_plain_sgd`` bit for bit.
+:mod:`optuna_boxcox._math._sgd` mirrors scikit-learn's private Cython loop ``_plain_sgd`` bit for bit.
 None of that is public API, so it can change in any scikit-learn release. Importing it only here
 means one file to read when a new scikit-learn breaks something, and one place that says which
 versions were verified.
@@ -43,7 +43,7 @@ except ImportError as exc:  # pragma: no cover - only on an unsupported scikit-l
     ) from exc
 
 #: Minor releases whose ``sklearn.linear_model._sgd_fast._plain_sgd`` the port in
-#: :mod:`optuna_boxcox._sgd` returns bit for bit (tests/numerics/test_sgd.py, run against each of them).
+#: :mod:`optuna_boxcox._math._sgd` returns bit for bit (tests/numerics/test_sgd.py, run against each of them).
 PLAIN_SGD_VERIFIED = ((1, 6), (1, 7), (1, 8), (1, 9))
 PLAIN_SGD_PORT_MATCHES = SKLEARN_VERSION.release[:2] in PLAIN_SGD_VERIFIED
 #: scikit-learn 1.8 changed ``_plain_sgd``'s stopping rule from the summed loss of an epoch to its

@@ -130,8 +130,8 @@ def fold_scores(
     from sklearn.base import clone
     from sklearn.model_selection import RepeatedStratifiedKFold
 
-    from optuna_boxcox._numerics import ExtremeValueWarning
-    from optuna_boxcox._transform import BoxCoxTransformer
+    from optuna_boxcox._math._numerics import ExtremeValueWarning
+    from optuna_boxcox._math._transform import BoxCoxTransformer
 
     splitter = RepeatedStratifiedKFold(n_splits=_splits(y), n_repeats=REPEATS, random_state=seed)
     scores = []
@@ -214,7 +214,7 @@ def metric_of(scoring: Any) -> Any:
     criterion."""
     from sklearn.metrics import accuracy_score
 
-    from optuna_boxcox._objective import METRICS
+    from optuna_boxcox._objective._objective import METRICS
 
     if callable(scoring):
         return scoring

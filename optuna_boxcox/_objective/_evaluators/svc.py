@@ -11,18 +11,18 @@ import numpy as np
 import sklearn
 from sklearn.svm import SVC
 
-from optuna_boxcox._jit import parallel_map
-from optuna_boxcox._jit import single_threaded_blas
-from optuna_boxcox._sklearn_compat import fitted_rbf_gamma
+from optuna_boxcox._math._jit import parallel_map
+from optuna_boxcox._math._jit import single_threaded_blas
+from optuna_boxcox._math._sklearn_compat import fitted_rbf_gamma
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-from optuna_boxcox._evaluators._base import _GEMM_ERROR
-from optuna_boxcox._evaluators._base import _SVC_BLOCK_BYTES
-from optuna_boxcox._evaluators._base import _SVM_TIE
-from optuna_boxcox._evaluators._base import FastScorer
-from optuna_boxcox._evaluators._base import _is_real
-from optuna_boxcox._evaluators._distances import _SquaredDistances
+from optuna_boxcox._objective._evaluators._base import _GEMM_ERROR
+from optuna_boxcox._objective._evaluators._base import _SVC_BLOCK_BYTES
+from optuna_boxcox._objective._evaluators._base import _SVM_TIE
+from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import _is_real
+from optuna_boxcox._objective._evaluators._distances import _SquaredDistances
 
 
 class RBFSVCScorer(FastScorer):

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import accuracy_score
 
-from optuna_boxcox._sklearn_compat import validate_estimator_params
+from optuna_boxcox._math._sklearn_compat import validate_estimator_params
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

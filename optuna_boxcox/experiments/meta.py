@@ -11,7 +11,7 @@ like any other, so optuna-dashboard shows it and a second run continues it.
 
 Example::
 
-    from optuna_boxcox.meta import meta_study
+    from optuna_boxcox.experiments.meta import meta_study
     found = meta_study(classifier="bayes", n_trials=30)
     print(found.importances, found.study.best_params)
 """
@@ -28,9 +28,9 @@ import optuna
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
-from optuna_boxcox._parallel import map_tasks
 from optuna_boxcox._runner import optimize
-from optuna_boxcox._settings import record_settings
+from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import paper_features
 from optuna_boxcox.experiments._protocol import PAPER_SEED

@@ -10,21 +10,21 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from optuna_boxcox._criteria import _NN_BLOCK_ROWS
-from optuna_boxcox._evaluators import GENERIC
-from optuna_boxcox._evaluators import evaluators_of
-from optuna_boxcox._evaluators import make_fast_scorer
-from optuna_boxcox._jit import parallel_map
-from optuna_boxcox._points import sweep_column
-from optuna_boxcox._score_cache import ENTRY_BYTES
+from optuna_boxcox._math._criteria import _NN_BLOCK_ROWS
+from optuna_boxcox._math._jit import parallel_map
+from optuna_boxcox._objective._evaluators import GENERIC
+from optuna_boxcox._objective._evaluators import evaluators_of
+from optuna_boxcox._objective._evaluators import make_fast_scorer
+from optuna_boxcox._objective._points import sweep_column
+from optuna_boxcox._objective._score_cache import ENTRY_BYTES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from optuna_boxcox._columns import TransformedColumns
-    from optuna_boxcox._memory import MemoryBudget
-    from optuna_boxcox._points import Points
-    from optuna_boxcox._scoring import Scoring
+    from optuna_boxcox._objective._columns import TransformedColumns
+    from optuna_boxcox._objective._memory import MemoryBudget
+    from optuna_boxcox._objective._points import Points
+    from optuna_boxcox._objective._scoring import Scoring
 
 #: Share of the memory limit the score cache may take (~150,000 scores of 30 λ by default).
 _CACHE_SHARE = 1 / 64
@@ -41,7 +41,7 @@ class Evaluation:
     score of a point by it.
 
     The fastest exact evaluator whose stated footprint fits the budget is chosen (a fast scorer
-    of :mod:`optuna_boxcox._evaluators`, else scikit-learn's fit and predict with an SVC's kernel
+    of :mod:`optuna_boxcox._objective._evaluators`, else scikit-learn's fit and predict with an SVC's kernel
     cache cut to fit); the score cache and side-by-side batch threads get what their share allows.
     Each thread keeps its own fast scorer, synced with its transformed columns.
 

@@ -25,43 +25,43 @@ from optuna.distributions import IntDistribution
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
-from optuna_boxcox import _numerics
-from optuna_boxcox._columns import TransformedColumns
-from optuna_boxcox._evaluation import Evaluation
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._fidelity import FidelityChoice
-from optuna_boxcox._fidelity import Rungs
-from optuna_boxcox._fidelity import score_by_rungs
-from optuna_boxcox._jit import resolve_threads
-from optuna_boxcox._memory import DEFAULT_FLOOR
-from optuna_boxcox._memory import MemoryBudget
+from optuna_boxcox._math import _numerics
+from optuna_boxcox._math._jit import resolve_threads
+from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._objective._columns import TransformedColumns
+from optuna_boxcox._objective._evaluation import Evaluation
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._objective._fidelity import FidelityChoice
+from optuna_boxcox._objective._fidelity import Rungs
+from optuna_boxcox._objective._fidelity import score_by_rungs
+from optuna_boxcox._objective._memory import DEFAULT_FLOOR
+from optuna_boxcox._objective._memory import MemoryBudget
+from optuna_boxcox._objective._points import Configuration
+from optuna_boxcox._objective._points import Points
+from optuna_boxcox._objective._score_cache import ScoreCache
+from optuna_boxcox._objective._scoring import CRITERIA
+from optuna_boxcox._objective._scoring import METRICS
+from optuna_boxcox._objective._scoring import Scoring
+from optuna_boxcox._objective._scoring import check_scoring
+from optuna_boxcox._objective._scoring import inner_splits
+from optuna_boxcox._objective._scoring import is_criterion
 from optuna_boxcox._optuna import distribution_contains
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
-from optuna_boxcox._points import Configuration
-from optuna_boxcox._points import Points
-from optuna_boxcox._score_cache import ScoreCache
-from optuna_boxcox._scoring import CRITERIA
-from optuna_boxcox._scoring import METRICS
-from optuna_boxcox._scoring import Scoring
-from optuna_boxcox._scoring import check_scoring
-from optuna_boxcox._scoring import inner_splits
-from optuna_boxcox._scoring import is_criterion
-from optuna_boxcox._space import LAMBDA
-from optuna_boxcox._space import SETTING
-from optuna_boxcox._space import SETTING_PREFIX
-from optuna_boxcox._space import TRANSFORM
-from optuna_boxcox._space import TRANSFORM_SUFFIX
-from optuna_boxcox._space import TRANSFORMS
-from optuna_boxcox._space import LambdaSpace
-from optuna_boxcox._space import default_bounds
-from optuna_boxcox._spec import OBJECTIVES
-from optuna_boxcox._spec import SPEC_ATTR
-from optuna_boxcox._spec import SearchSpec
-from optuna_boxcox._spec import check_study
-from optuna_boxcox._spec import data_fingerprint
-from optuna_boxcox._spec import record_search
-from optuna_boxcox._transform import _check_features
+from optuna_boxcox._study._space import LAMBDA
+from optuna_boxcox._study._space import SETTING
+from optuna_boxcox._study._space import SETTING_PREFIX
+from optuna_boxcox._study._space import TRANSFORM
+from optuna_boxcox._study._space import TRANSFORM_SUFFIX
+from optuna_boxcox._study._space import TRANSFORMS
+from optuna_boxcox._study._space import LambdaSpace
+from optuna_boxcox._study._space import default_bounds
+from optuna_boxcox._study._spec import OBJECTIVES
+from optuna_boxcox._study._spec import SPEC_ATTR
+from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox._study._spec import check_study
+from optuna_boxcox._study._spec import data_fingerprint
+from optuna_boxcox._study._spec import record_search
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -415,7 +415,7 @@ class BoxCoxObjective:
         """Features a point keeps (those not dropped), the second objective's value."""
         return self._points.n_kept(self._points.vector(point))
 
-    # -- rows as the fidelity (see optuna_boxcox._fidelity) -----------------------------------
+    # -- rows as the fidelity (see optuna_boxcox._objective._fidelity) -----------------------------------
     @property
     def fidelity(self) -> Fidelity | None:
         """The successive halving's rungs, or None for exact (``auto``: chosen on first use)."""
@@ -520,7 +520,7 @@ class BoxCoxObjective:
         """How a Λ is scored here: ``"knn:incremental"``, ``"knn:blockwise"``, ``"svc:precomputed"``,
         ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"criterion:<name>"`` or ``"sklearn"``
         (scikit-learn's fit and predict), chosen once from the classifier, the scoring and the
-        memory limit (see :mod:`optuna_boxcox._evaluators`)."""
+        memory limit (see :mod:`optuna_boxcox._objective._evaluators`)."""
         return self._evaluation.name
 
     @property

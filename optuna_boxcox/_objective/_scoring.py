@@ -87,7 +87,7 @@ class Scoring:
         self.function = self._criterion() if self.is_criterion else METRICS.get(scoring, scoring)
 
     def _criterion(self) -> Callable[..., float]:
-        from optuna_boxcox import _criteria
+        from optuna_boxcox._math import _criteria
 
         method, y, name = self.method, self.y, self.scoring
         if name == "ml":

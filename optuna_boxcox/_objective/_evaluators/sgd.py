@@ -11,13 +11,13 @@ from sklearn.linear_model import SGDClassifier
 
 if TYPE_CHECKING:
     pass
-from optuna_boxcox._evaluators._base import _RELATIVE_TIE
-from optuna_boxcox._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import FastScorer
 
 
 class SGDScorer(FastScorer):
     """A binary ``SGDClassifier`` (perceptron or hinge loss) refitted on S with scikit-learn's own
-    arithmetic (:mod:`optuna_boxcox._sgd`); predictions from the sign of S·w + b, ``None`` when a
+    arithmetic (:mod:`optuna_boxcox._math._sgd`); predictions from the sign of S·w + b, ``None`` when a
     decision value is within rounding of zero (scikit-learn's matrix product may round it the
     other way) or when scikit-learn would raise on non-finite weights. Memory: O(n·p)."""
 
@@ -44,7 +44,7 @@ class SGDScorer(FastScorer):
         y: np.ndarray,
         metric: Callable[[np.ndarray, np.ndarray], float],
     ) -> SGDScorer | None:
-        from optuna_boxcox._sgd import sgd_settings
+        from optuna_boxcox._math._sgd import sgd_settings
 
         settings = sgd_settings(estimator)
         if settings is None or len(np.unique(y)) != 2:
@@ -66,7 +66,7 @@ class SGDScorer(FastScorer):
         pass  # every score is a fresh fit on self.S
 
     def _predict_codes(self) -> np.ndarray | None:
-        from optuna_boxcox._sgd import fit_sgd_binary
+        from optuna_boxcox._math._sgd import fit_sgd_binary
 
         fitted = fit_sgd_binary(self.S, self.signs, self.settings)
         if fitted is None:

@@ -9,18 +9,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.neighbors import KNeighborsClassifier
 
-from optuna_boxcox import _neighbors
+from optuna_boxcox._math import _neighbors
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-from optuna_boxcox._evaluators._base import _RELATIVE_TIE
-from optuna_boxcox._evaluators._base import FastScorer
-from optuna_boxcox._evaluators._base import _is_real
-from optuna_boxcox._evaluators._distances import _SquaredDistances
+from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import _is_real
+from optuna_boxcox._objective._evaluators._distances import _SquaredDistances
 
 
 class _NeighbourSweeps(FastScorer):
-    """k-NN votes from :func:`optuna_boxcox._neighbors.sweep_neighbours`: block-wise, no n × n
+    """k-NN votes from :func:`optuna_boxcox._math._neighbors.sweep_neighbours`: block-wise, no n × n
     state. Shared by both k-NN scorers for coordinate sweeps; the block-wise scorer also scores
     single points this way."""
 
@@ -331,7 +331,7 @@ class BlockwiseKNeighborsScorer(_NeighbourSweeps):
     """KNeighborsClassifier's resubstitution predictions without any n × n state.
 
     Every score computes all distances afresh, in blocks of rows and columns with BLAS
-    (:func:`optuna_boxcox._neighbors.sweep_neighbours`), keeping each row's k+1 nearest rows; the
+    (:func:`optuna_boxcox._math._neighbors.sweep_neighbours`), keeping each row's k+1 nearest rows; the
     previous score's neighbours bound which pairs need more than one comparison. A score costs one
     pass over the n² pairs like scikit-learn's brute force, a sweep of L candidates about one pass
     too (all distances but one column's term are shared). Near-ties as :class:`KNeighborsScorer`.

@@ -4,7 +4,7 @@ The exact fast evaluators trade memory for speed: the incremental k-NN and the p
 SVC keep n × n matrices (3.2 GB each at 20,000 rows). Each piece of the objective therefore states
 its footprint in bytes *before* it allocates, and the objective chooses the fastest evaluator whose
 footprint fits a :class:`MemoryBudget`; above it, block-wise exact computation or scikit-learn's
-own path (see :mod:`optuna_boxcox._evaluators`).
+own path (see :mod:`optuna_boxcox._objective._evaluators`).
 
 The default limit keeps the whole process under :data:`DEFAULT_CAP` (2 GiB) and under
 :data:`DEFAULT_FRACTION` of the memory the system has available; a user's ``memory_limit`` (bytes,

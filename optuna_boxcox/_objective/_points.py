@@ -1,6 +1,6 @@
 """Points of a Box-Cox search: a vector ↔ a trial's params, and what it makes of each feature.
 
-A point is one value per coordinate of the :class:`~optuna_boxcox._space.LambdaSpace`: each
+A point is one value per coordinate of the :class:`~optuna_boxcox._study._space.LambdaSpace`: each
 feature's λ, its transform choice when several transforms are searched (an index into
 ``transforms``), and the classifier settings searched. :class:`Points` converts and checks points
 and says what a point keeps, which settings it names, and what identifies its score.
@@ -18,9 +18,9 @@ from optuna.distributions import CategoricalDistribution
 from optuna.distributions import FloatDistribution
 from optuna.distributions import IntDistribution
 
-from optuna_boxcox._space import LAMBDA
-from optuna_boxcox._space import SETTING
-from optuna_boxcox._space import TRANSFORM
+from optuna_boxcox._study._space import LAMBDA
+from optuna_boxcox._study._space import SETTING
+from optuna_boxcox._study._space import TRANSFORM
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     import optuna
 
-    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox._study._space import LambdaSpace
 
 
 class Configuration(NamedTuple):

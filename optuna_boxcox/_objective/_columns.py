@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from optuna_boxcox import _numerics
+from optuna_boxcox._math import _numerics
 
 if TYPE_CHECKING:
-    from optuna_boxcox._points import Points
+    from optuna_boxcox._objective._points import Points
 
 
 class TransformedColumns:

@@ -16,7 +16,7 @@ The likelihood criteria look at the power transform itself (its input, its outpu
 scaling, and λ, for the Jacobian term); the separability criteria look at the final, standard-scaled
 data the classifier would see. :data:`CRITERIA` records which is which for the objective.
 
-Like :mod:`optuna_boxcox._numerics`, nothing here knows about Optuna or scikit-learn estimators.
+Like :mod:`optuna_boxcox._math._numerics`, nothing here knows about Optuna or scikit-learn estimators.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _column_log_variances(transformed: np.ndarray) -> tuple[np.ndarray, np.ndarr
     The variance is computed on the column divided by its largest magnitude, so that a power transform
     with a large |λ| (values up to e^700 / λ) does not overflow when squared. A column counts as constant
     when its variance is within the rounding error of the two-pass algorithm (scikit-learn's
-    ``_is_constant_feature`` rule, as in :func:`optuna_boxcox._numerics.fit_scale`): identical values
+    ``_is_constant_feature`` rule, as in :func:`optuna_boxcox._math._numerics.fit_scale`): identical values
     can leave a variance of 1e-34, whose log would otherwise dominate the criterion.
     """
     n = transformed.shape[0]

@@ -17,7 +17,7 @@ margin (top-two log-likelihoods, k-th/(k+1)-th neighbour distance, SVM decision 
 generic scikit-learn path.
 
 - :class:`SGDScorer`: the binary perceptron/hinge ``SGDClassifier`` refitted by
-  :func:`optuna_boxcox._sgd.fit_sgd_binary`, which returns scikit-learn's weights bit for bit
+  :func:`optuna_boxcox._math._sgd.fit_sgd_binary`, which returns scikit-learn's weights bit for bit
   without its ~1.4 ms of validation and set-up per fit.
 
 No other classifier or parameter setting has a fast path (:func:`make_fast_scorer` returns ``None``):
@@ -26,7 +26,7 @@ the MLP, for one, refits from scratch with nothing to reuse.
 Memory: every scorer states its :meth:`~FastScorer.footprint` before it allocates, and
 :func:`make_fast_scorer` only returns one that fits the caller's limit. The incremental k-NN and the
 precomputed-kernel SVC hold n × n matrices; above the limit k-NN switches to
-:class:`BlockwiseKNeighborsScorer` (no n × n state, :mod:`optuna_boxcox._neighbors`) and a binary
+:class:`BlockwiseKNeighborsScorer` (no n × n state, :mod:`optuna_boxcox._math._neighbors`) and a binary
 SVC to :class:`BlockwiseRBFSVCScorer` (libsvm's own fit, whose kernel cache is bounded by
 ``cache_size``, and a block-wise prediction); beyond those, the caller's generic path.
 
@@ -53,16 +53,16 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 
-from optuna_boxcox._evaluators._base import GENERIC
-from optuna_boxcox._evaluators._base import FastScorer
-from optuna_boxcox._evaluators._base import _valid_parameters
-from optuna_boxcox._evaluators.bayes import GaussianNBScorer
-from optuna_boxcox._evaluators.knn import BlockwiseKNeighborsScorer
-from optuna_boxcox._evaluators.knn import KNeighborsScorer
-from optuna_boxcox._evaluators.sgd import SGDScorer
-from optuna_boxcox._evaluators.svc import BlockwiseRBFSVCScorer
-from optuna_boxcox._evaluators.svc import RBFSVCScorer
-from optuna_boxcox._evaluators.svc import svc_cache_bytes
+from optuna_boxcox._objective._evaluators._base import GENERIC
+from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import _valid_parameters
+from optuna_boxcox._objective._evaluators.bayes import GaussianNBScorer
+from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
+from optuna_boxcox._objective._evaluators.knn import KNeighborsScorer
+from optuna_boxcox._objective._evaluators.sgd import SGDScorer
+from optuna_boxcox._objective._evaluators.svc import BlockwiseRBFSVCScorer
+from optuna_boxcox._objective._evaluators.svc import RBFSVCScorer
+from optuna_boxcox._objective._evaluators.svc import svc_cache_bytes
 
 __all__ = [
     "GENERIC",

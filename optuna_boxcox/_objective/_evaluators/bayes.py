@@ -10,10 +10,10 @@ from sklearn.naive_bayes import GaussianNB
 
 if TYPE_CHECKING:
     pass
-from optuna_boxcox._evaluators._base import _EPSILON_DRIFT
-from optuna_boxcox._evaluators._base import _RELATIVE_TIE
-from optuna_boxcox._evaluators._base import FastScorer
-from optuna_boxcox._evaluators._base import _is_real
+from optuna_boxcox._objective._evaluators._base import _EPSILON_DRIFT
+from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import _is_real
 
 
 class GaussianNBScorer(FastScorer):

@@ -4,7 +4,7 @@
 the fixed transforms a user would otherwise put in front of the classifier, the way Ortiz-Bejar,
 Tellez & Graff compare model-selection schemes over many benchmarks: held-out scores, average ranks
 and Wilcoxon signed-rank tests. Methods are fixed transforms
-(:data:`~optuna_boxcox.compare.FIXED_TRANSFORMS`) and samplers (each a search of one Λ, scored with
+(:data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`) and samplers (each a search of one Λ, scored with
 the search's own metric on the training part only).
 
 Protocol:
@@ -12,7 +12,7 @@ Protocol:
 - **Held-out scores.** Each data set is split by repeated stratified k-fold (default 5×2:
   ``RepeatedStratifiedKFold(n_splits=2, n_repeats=5, random_state=0)``) or by one seeded stratified
   holdout (``test_size``). Every sampler searches each fold's training part (one study per
-  data set × classifier × sampler × fold, named as :func:`~optuna_boxcox.compare.study_name` names
+  data set × classifier × sampler × fold, named as :func:`~optuna_boxcox.experiments.compare.study_name` names
   them, so ``compare`` with the same settings reads the same studies); the chosen Λ — and each
   fixed transform — is fitted on the training part and scored on the test part. A method's score
   on a data set is the mean over the folds.
@@ -57,7 +57,7 @@ that data set; the table lists the trials per search.
 
 Example::
 
-    from optuna_boxcox.benchmark import benchmark, format_benchmark
+    from optuna_boxcox.experiments.benchmark import benchmark, format_benchmark
     result = benchmark(["iris", "wine", "moons"], ["knn", "bayes"], n_trials=50)
     print(format_benchmark(result))
 """
@@ -76,23 +76,23 @@ import optuna
 import pandas as pd
 from scipy import stats
 
-from optuna_boxcox._guard import search_sampler
+from optuna_boxcox._study._guard import search_sampler
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
-from optuna_boxcox.compare import FIXED_TRANSFORMS
-from optuna_boxcox.compare import Problem
-from optuna_boxcox.compare import held_out_metric
-from optuna_boxcox.compare import outer_splits
-from optuna_boxcox.compare import outer_tag
-from optuna_boxcox.compare import parse_outer_cv
-from optuna_boxcox.compare import run_problems
-from optuna_boxcox.compare import text_table
 from optuna_boxcox.datasets import DATASETS
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.datasets import load_csv
 from optuna_boxcox.datasets import load_dataset
 from optuna_boxcox.experiments import SYNTHETIC
 from optuna_boxcox.experiments import synthetic
+from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
+from optuna_boxcox.experiments.compare import Problem
+from optuna_boxcox.experiments.compare import held_out_metric
+from optuna_boxcox.experiments.compare import outer_splits
+from optuna_boxcox.experiments.compare import outer_tag
+from optuna_boxcox.experiments.compare import parse_outer_cv
+from optuna_boxcox.experiments.compare import run_problems
+from optuna_boxcox.experiments.compare import text_table
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
@@ -305,7 +305,7 @@ def benchmark(
         classifiers: The paper's classifiers by name (``linear``, ``knn``, ``bayes``, ``svc``,
             ``nn``).
         samplers: Registry names of the searches (:func:`~optuna_boxcox.make_sampler`).
-        transforms: Keys of :data:`~optuna_boxcox.compare.FIXED_TRANSFORMS` (default all).
+        transforms: Keys of :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS` (default all).
         label: The class column of the ``csv:`` data sets.
         features: Use only the first N features of every data set (quick runs).
         max_rows: A larger data set is replaced by a stratified sample of this many rows
