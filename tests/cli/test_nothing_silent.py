@@ -272,7 +272,7 @@ def test_png_figures_not_written_says_why_even_when_the_error_is_blank(tmp_path,
 
     monkeypatch.setattr(pio, "write_images", fail)
     with pytest.warns(RuntimeWarning) as warned:
-        assert figures._write_pngs({"a": go.Figure()}, tmp_path) == []
+        assert figures.write_figures({"a": go.Figure()}, tmp_path, formats=("png",)) == []
     assert "(RuntimeError: Chrome not found)" in str(warned[0].message)
 
 
