@@ -24,7 +24,7 @@ from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ProcessWriter
 from optuna_boxcox._runner._writers import ThreadWriter
 from optuna_boxcox._system._progress import Progress
-from optuna_boxcox.samplers._plan import Ranking
+from optuna_boxcox.samplers._driver import Ranking
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -12,9 +12,9 @@ from optuna_boxcox._study._space import LAMBDA
 from optuna_boxcox._study._space import SETTING
 from optuna_boxcox._study._space import TRANSFORM
 from optuna_boxcox._study._space import LambdaSpace
-from optuna_boxcox.samplers._plan import Batch
-from optuna_boxcox.samplers._plan import GridPlanSampler
-from optuna_boxcox.samplers._plan import is_positive_int
+from optuna_boxcox.samplers._driver import Batch
+from optuna_boxcox.samplers._driver import is_positive_int
+from optuna_boxcox.samplers._grid import GridPlanSampler
 
 if TYPE_CHECKING:
     from collections.abc import Generator

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from optuna_boxcox.samplers._plan import Batch
+from optuna_boxcox.samplers._driver import Batch
 from optuna_boxcox.samplers._plan import PlanSampler
 
 if TYPE_CHECKING:

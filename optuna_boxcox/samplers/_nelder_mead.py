@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from optuna_boxcox.samplers._plan import Batch
+from optuna_boxcox.samplers._driver import Batch
+from optuna_boxcox.samplers._driver import is_positive_int
 from optuna_boxcox.samplers._plan import PlanSampler
-from optuna_boxcox.samplers._plan import is_positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Generator
