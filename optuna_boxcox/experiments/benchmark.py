@@ -85,11 +85,11 @@ from optuna_boxcox.datasets import load_csv
 from optuna_boxcox.datasets import load_dataset
 from optuna_boxcox.experiments import SYNTHETIC
 from optuna_boxcox.experiments import synthetic
+from optuna_boxcox.experiments._problems import outer_tag
 from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
 from optuna_boxcox.experiments.compare import Problem
 from optuna_boxcox.experiments.compare import held_out_metric
 from optuna_boxcox.experiments.compare import outer_splits
-from optuna_boxcox.experiments.compare import outer_tag
 from optuna_boxcox.experiments.compare import parse_outer_cv
 from optuna_boxcox.experiments.compare import run_problems
 from optuna_boxcox.experiments.compare import text_table

@@ -141,7 +141,7 @@ def read_back(ci_run):
     """The same benchmark from Python, after the command: every study must be read, none run."""
     _, _, datasets, _, settings, _ = ci_run
     patch = pytest.MonkeyPatch()
-    import optuna_boxcox.experiments.compare as compare_module
+    import optuna_boxcox.experiments._compare_runs as compare_module
 
     def no_search(*args, **kwargs):
         raise AssertionError("a finished study was searched again")

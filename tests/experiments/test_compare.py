@@ -224,7 +224,7 @@ def test_outer_folds_are_read_back_not_rerun(outer_and_null, breast_cancer, monk
         s.study_name: s.n_trials
         for s in optuna.get_all_study_summaries(url, include_best_trial=False)
     }
-    import optuna_boxcox.experiments.compare as module
+    import optuna_boxcox.experiments._compare_runs as module
 
     def no_search(*args, **kwargs):
         raise AssertionError("a finished fold was searched again")
