@@ -13,11 +13,11 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._optuna import rdb_backend
-from optuna_boxcox._optuna._write import FloatTrialEncoder
+from optuna_boxcox._optuna._encode import FloatTrialEncoder
+from optuna_boxcox._optuna._encode import encode_trials
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import TrialRows
 from optuna_boxcox._optuna._write import checkpoint
-from optuna_boxcox._optuna._write import encode_trials
 from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_encoded
 from optuna_boxcox._optuna._write import write_prepared
