@@ -9,5 +9,6 @@
   criterion);
 - ``_score_cache``: scores already known;
 - ``_memory``: how many folds' columns fit in memory at once;
-- ``_fidelity``: rows as the fidelity (:class:`Fidelity`, the ``auto`` choice, the rungs).
+- ``_fidelity``: rows as the fidelity (:class:`Fidelity`, the ``auto`` choice), and ``_rungs``
+  the rungs' objectives.
 """

@@ -96,14 +96,14 @@ class Fidelity:
     top_rows: int | None = None
 
     def __post_init__(self) -> None:
-        if not _is_int(self.min_rows) or self.min_rows < 2:
+        if not is_int(self.min_rows) or self.min_rows < 2:
             raise ValueError(
                 f"fidelity min_rows must be an int of at least 2, got {self.min_rows!r}"
             )
-        if not _is_int(self.eta) or self.eta < 2:
+        if not is_int(self.eta) or self.eta < 2:
             raise ValueError(f"fidelity eta must be an int of at least 2, got {self.eta!r}")
         if self.top_rows is not None and (
-            not _is_int(self.top_rows) or self.top_rows < self.min_rows
+            not is_int(self.top_rows) or self.top_rows < self.min_rows
         ):
             raise ValueError(
                 f"fidelity top_rows must be None or an int of at least min_rows "
@@ -279,7 +279,7 @@ def resolve_request(fidelity: Any) -> FidelityChoice | AutoFidelity:
         return AutoFidelity()
     if isinstance(fidelity, Fidelity):
         return FidelityChoice(fidelity, reason="as asked")
-    if _is_int(fidelity):
+    if is_int(fidelity):
         return FidelityChoice(Fidelity(int(fidelity)), reason="as asked")
     raise ValueError(
         f"fidelity must be 'exact', 'auto', a number of rows (int) or a Fidelity, got {fidelity!r}"
@@ -446,7 +446,7 @@ def plan_size(sampler: Any, n_params: int) -> tuple[int | None, int | None]:
         except (NotImplementedError, TypeError, ValueError):
             positions = None
     batch = getattr(sampler, "grid_size", None)
-    return positions, batch if _is_int(batch) else None
+    return positions, batch if is_int(batch) else None
 
 
 def choose_auto(
@@ -533,7 +533,7 @@ def make_pruner(name: str, fidelity: Fidelity, n_samples: int) -> optuna.pruners
     raise ValueError(f"pruner must be one of {', '.join(PRUNERS)}, got {name!r}")
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
@@ -545,111 +545,3 @@ def _minutes(minutes: float | None) -> str:
 
 def _seconds(seconds: float) -> str:
     return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-
-
-class Rungs:
-    """An objective's fidelity and the objectives of its rungs.
-
-    The fidelity is chosen once: given, read from the study the objective registers on (a
-    resumed search, another worker), or — for ``auto`` with nothing recorded — measured then.
-    Each rung's objective is built on first use and kept (:meth:`prepare` builds them all).
-
-    Args:
-        request: The objective's ``fidelity=`` argument.
-        owner: The objective on all rows.
-        build: ``build(rows)``: a new objective like the owner on a stratified subset of ``rows``.
-    """
-
-    def __init__(self, request: Any, owner: Any, build: Callable[[int], Any]) -> None:
-        self.request = resolve_request(request)
-        self._auto = isinstance(self.request, AutoFidelity)
-        self._owner, self._build = owner, build
-        self._objectives: dict[int, Any] = {owner.n_samples: owner}
-        if isinstance(self.request, FidelityChoice) and self.request.fidelity is None:
-            return
-        if owner.subsample is not None:
-            raise ValueError(
-                "fidelity and subsample both score on fewer rows: pass one of them (a fidelity's "
-                "top rung may be capped with Fidelity(top_rows=...))"
-            )
-        if len(owner.objectives) > 1:
-            raise ValueError("fidelity needs a single objective: Optuna prunes only those")
-        if isinstance(self.request, FidelityChoice):
-            self._check(self.request.fidelity)
-
-    def _check(self, fidelity: Fidelity) -> None:
-        n, n_classes = self._owner.n_samples, len(np.unique(self._owner.y))
-        if fidelity.min_rows >= n:
-            raise ValueError(
-                f"fidelity min_rows={fidelity.min_rows} must be below the {n} rows of X "
-                "(or use fidelity='exact')"
-            )
-        if fidelity.min_rows < 2 * n_classes:
-            raise ValueError(
-                f"fidelity min_rows={fidelity.min_rows} is too small: a rung needs at least 2 "
-                f"rows per class ({2 * n_classes} for {n_classes} classes)"
-            )
-
-    @property
-    def choice(self) -> FidelityChoice:
-        """What was chosen (``auto`` measures now if it has not yet)."""
-        return self.choose()
-
-    def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
-        """Settle ``auto``: adopt the choice in ``recorded`` (a study's spec record) when it was
-        ``auto``'s too — even over one measured here before: the study's rungs are the search's
-        — else measure, with the plan size of ``sampler`` when it says."""
-        found = (recorded or {}).get("fidelity_choice")
-        if self._auto and found is not None and found.get("requested") == "auto":
-            self.request = FidelityChoice.from_attrs(found)
-            self._forget_others()
-        elif isinstance(self.request, AutoFidelity):
-            owner = self._owner
-            self.request = choose_auto(
-                self.request,
-                self._build,
-                owner.n_samples,
-                len(np.unique(owner.y)),
-                owner.space.dim,
-                sampler,
-                kept=self.at,
-            )
-            self._forget_others()
-        return self.request
-
-    def _forget_others(self) -> None:
-        """Drop the objectives of rows that are not rungs (one timed while choosing)."""
-        rungs = set(self.rows) | {self._owner.n_samples}
-        for rows in [r for r in self._objectives if r not in rungs]:
-            del self._objectives[rows]
-            self._owner.budget.release(f"rung of {rows} rows")
-
-    def recorded_in(self, spec: Any) -> Any:
-        """``spec`` with the choice recorded once it is made (``auto`` before it: as it is)."""
-        import dataclasses
-
-        if isinstance(self.request, AutoFidelity):
-            return spec
-        return dataclasses.replace(spec, fidelity_choice=self.request.to_attrs())
-
-    @property
-    def rows(self) -> tuple[int, ...]:
-        fidelity = self.choice.fidelity
-        return () if fidelity is None else fidelity.rungs(self._owner.n_samples)
-
-    def at(self, rows: int) -> Any:
-        """The objective on ``rows`` rows, built on first use; the rung reserves what it plans
-        to allocate in the owner's memory budget (the rungs share it)."""
-        if not _is_int(rows) or not 2 <= rows <= self._owner.n_samples:
-            raise ValueError(
-                f"rows must be an int from 2 to the {self._owner.n_samples} rows of X, got {rows!r}"
-            )
-        found = self._objectives.get(int(rows))
-        if found is None:
-            found = self._objectives[int(rows)] = self._build(int(rows))
-            self._owner.budget.reserve(f"rung of {rows} rows", found.budget.used)
-        return found
-
-    def prepare(self) -> None:
-        for rows in self.rows:
-            self.at(rows)

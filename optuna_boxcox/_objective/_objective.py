@@ -32,12 +32,12 @@ from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
 from optuna_boxcox._objective._fidelity import Fidelity
 from optuna_boxcox._objective._fidelity import FidelityChoice
-from optuna_boxcox._objective._fidelity import Rungs
 from optuna_boxcox._objective._fidelity import score_by_rungs
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
 from optuna_boxcox._objective._memory import MemoryBudget
 from optuna_boxcox._objective._points import Configuration
 from optuna_boxcox._objective._points import Points
+from optuna_boxcox._objective._rungs import Rungs
 from optuna_boxcox._objective._score_cache import ScoreCache
 from optuna_boxcox._objective._scoring import CRITERIA
 from optuna_boxcox._objective._scoring import METRICS
