@@ -25,7 +25,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._study._space import LambdaSpace
 from optuna_boxcox.cli._args import UsageError
-from optuna_boxcox.cli.search import parse_estimator_param
+from optuna_boxcox.cli._space_args import parse_estimator_param
 from optuna_boxcox.samplers import CoordinateGridSampler
 
 KNN_PARAMS = {
