@@ -19,17 +19,24 @@ import warnings
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.distributions import CategoricalDistribution
-from optuna.distributions import FloatDistribution
-from optuna.distributions import IntDistribution
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_array
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._math._jit import resolve_threads
-from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._objective._arguments import boxcox_input
+from optuna_boxcox._objective._arguments import check_choices
+from optuna_boxcox._objective._arguments import check_criterion
+from optuna_boxcox._objective._arguments import checked_data
+from optuna_boxcox._objective._arguments import make_space
+from optuna_boxcox._objective._arguments import resolve_bounds
+from optuna_boxcox._objective._arguments import resolve_estimator_params
+from optuna_boxcox._objective._arguments import resolve_objectives
+from optuna_boxcox._objective._arguments import resolve_subsample
+from optuna_boxcox._objective._arguments import resolve_transforms
+from optuna_boxcox._objective._arguments import stratified_subsample
 from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
+from optuna_boxcox._objective._facets import ChoiceFacet
+from optuna_boxcox._objective._facets import PointsFacet
 from optuna_boxcox._objective._fidelity import Fidelity
 from optuna_boxcox._objective._fidelity import FidelityChoice
 from optuna_boxcox._objective._fidelity import score_by_rungs
@@ -42,20 +49,9 @@ from optuna_boxcox._objective._score_cache import ScoreCache
 from optuna_boxcox._objective._scoring import CRITERIA
 from optuna_boxcox._objective._scoring import METRICS
 from optuna_boxcox._objective._scoring import Scoring
-from optuna_boxcox._objective._scoring import check_scoring
 from optuna_boxcox._objective._scoring import inner_splits
-from optuna_boxcox._objective._scoring import is_criterion
-from optuna_boxcox._optuna import distribution_contains
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
-from optuna_boxcox._study._space import LAMBDA
-from optuna_boxcox._study._space import SETTING
-from optuna_boxcox._study._space import SETTING_PREFIX
-from optuna_boxcox._study._space import TRANSFORM
-from optuna_boxcox._study._space import TRANSFORM_SUFFIX
-from optuna_boxcox._study._space import TRANSFORMS
-from optuna_boxcox._study._space import LambdaSpace
-from optuna_boxcox._study._space import default_bounds
 from optuna_boxcox._study._spec import OBJECTIVES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
@@ -70,7 +66,7 @@ if TYPE_CHECKING:
 __all__ = ["CRITERIA", "METRICS", "OBJECTIVES", "BoxCoxObjective", "Configuration"]
 
 
-class BoxCoxObjective:
+class BoxCoxObjective(PointsFacet, ChoiceFacet):
     """Score of a classifier on Box-Cox transformed data, for one Λ per Optuna trial.
 
     Each feature's λ is a float parameter named after the feature (DataFrame column names;
@@ -267,25 +263,25 @@ class BoxCoxObjective:
         extrapolation, random_state = spec.extrapolation, spec.seed
         transforms, estimator_params = spec.transforms, spec.estimator_params
         objectives, subsample = spec.objectives, spec.subsample
-        _check_choices(method, extrapolation, scoring)
-        self.names, self.X, self.y = _checked_data(X, y)
+        check_choices(method, extrapolation, scoring)
+        self.names, self.X, self.y = checked_data(X, y)
         fingerprint = data_fingerprint(self.X, self.y)
         self.n_threads = resolve_threads(n_threads)
         self.budget = MemoryBudget(memory_limit)
         self.n_samples = len(self.X)
-        self.subsample = _resolve_subsample(subsample, self.y)
+        self.subsample = resolve_subsample(subsample, self.y)
         self.rows: np.ndarray | None = None
         self.estimator = estimator
         self.fast = fast
         self.method = method
         self.extrapolation = extrapolation
         self.scoring = scoring
-        self.transforms = _resolve_transforms(transforms, method)
-        self.estimator_params = _resolve_estimator_params(estimator_params, estimator, cv)
-        self.objectives = _resolve_objectives(objectives, self.transforms)
-        _check_criterion(scoring, self.transforms, self.estimator_params)
+        self.transforms = resolve_transforms(transforms, method)
+        self.estimator_params = resolve_estimator_params(estimator_params, estimator, cv)
+        self.objectives = resolve_objectives(objectives, self.transforms)
+        check_criterion(scoring, self.transforms, self.estimator_params)
 
-        fitted, boxcox_values = _boxcox_values(self.X, self.names, self.transforms)
+        fitted, boxcox_values = boxcox_input(self.X, self.names, self.transforms)
         if fitted is not None:
             self.data_min, self.data_range = fitted
         values = boxcox_values if method == "box-cox" else self.X
@@ -303,9 +299,9 @@ class BoxCoxObjective:
         start = (
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )
-        low, high = _resolve_bounds(bounds, self.names, start)
+        low, high = resolve_bounds(bounds, self.names, start)
         self.bounds = {n: (float(lo), float(hi)) for n, lo, hi in zip(self.names, low, high)}
-        self.space = _make_space(
+        self.space = make_space(
             self.names,
             method,
             self.transforms,
@@ -359,61 +355,11 @@ class BoxCoxObjective:
         )
 
     # -- the search space ------------------------------------------------------------------
-    @property
-    def param_names(self) -> list[str]:
-        """The λ parameters' names, in feature order (the features' names)."""
-        return list(self.names)
-
-    @property
-    def search_space(self) -> dict[str, BaseDistribution]:
-        """Every parameter of a trial: the λ, and any transform choice and setting."""
-        return self.space.distributions()
-
-    @property
-    def directions(self) -> list[str]:
-        """The study directions ``objectives`` needs (``optuna.create_study(directions=...)``)."""
-        return [OBJECTIVES[o] for o in self.objectives]
-
-    @property
-    def initial_params(self) -> dict[str, Any]:
-        """The search's starting point G (default: per-feature Box-Cox MLE), as a params dict."""
-        return self.space.to_params(self.space.initial)
-
-    @property
-    def mle_params(self) -> dict[str, float]:
-        """The per-feature maximum-likelihood λ (clipped into the domain), as a params dict."""
-        return {n: float(v) for n, v in zip(self.names, self.mle_lambdas)}
 
     @property
     def n_evaluations(self) -> int:
         """Scores computed (cache misses that fitted a classifier) or remembered from elsewhere."""
         return self._cache.n_stored
-
-    def to_params(self, lambdas: Sequence[float]) -> dict[str, Any]:
-        """Point (or λ vector, see :meth:`evaluate`) → params dict."""
-        return self._points.to_params(lambdas)
-
-    def to_lambdas(self, params: Mapping[str, Any]) -> np.ndarray:
-        """Params dict (e.g. ``study.best_params``) → λ vector in feature order."""
-        return self._points.to_lambdas(params)
-
-    def to_point(self, params: Mapping[str, Any]) -> np.ndarray:
-        """Params dict → the point's vector (λ, transform indices, settings in search order); the
-        same as :meth:`to_lambdas` for the paper's space."""
-        return self.space.to_vector(params)
-
-    def configuration(self, point: Sequence[float] | Mapping[str, Any]) -> Configuration:
-        """What a point (vector, λ vector or params dict) makes of each feature and the classifier."""
-        return self._points.configuration(self._points.vector(point))
-
-    def cache_key(self, point: Sequence[float] | Mapping[str, Any]) -> bytes:
-        """What identifies a point's score: equal keys, equal models (a λ a feature's transform
-        ignores does not count)."""
-        return self._points.key(self._points.vector(point))
-
-    def n_kept(self, point: Sequence[float] | Mapping[str, Any]) -> int:
-        """Features a point keeps (those not dropped), the second objective's value."""
-        return self._points.n_kept(self._points.vector(point))
 
     # -- rows as the fidelity (see optuna_boxcox._objective._fidelity) -----------------------------------
     @property
@@ -515,56 +461,6 @@ class BoxCoxObjective:
             scores[key] = self._cache.store(key, score)  # evaluate stored it already: no-op
         return [scores[key] for key in keys]
 
-    @property
-    def evaluator(self) -> str:
-        """How a Λ is scored here: ``"knn:incremental"``, ``"knn:blockwise"``, ``"svc:precomputed"``,
-        ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"criterion:<name>"`` or ``"sklearn"``
-        (scikit-learn's fit and predict), chosen once from the classifier, the scoring and the
-        memory limit (see :mod:`optuna_boxcox._objective._evaluators`)."""
-        return self._evaluation.name
-
-    @property
-    def generic_estimator(self) -> Any:
-        """The estimator scikit-learn's path fits at the starting settings: the classifier, or an
-        SVC with its kernel cache cut to fit the memory limit."""
-        return self._evaluation.generic
-
-    @property
-    def batch_work(self) -> str:
-        """How :meth:`evaluate_batch` shares work between the points of a batch: ``"sweep"``
-        (k-NN: the distances over the unswept columns once per sweep), ``"threads"`` (points side
-        by side) or ``"sequential"`` (one after another, nothing shared)."""
-        if self._evaluation.shares_sweeps:
-            return "sweep"
-        return "threads" if self._evaluation.batch_threads > 1 else "sequential"
-
-    def describe(self) -> dict[str, Any]:
-        """What the objective chose and why, JSON-serialisable (for recording on a study).
-
-        Keys: ``evaluator`` (see :attr:`evaluator`), ``batch`` (how :meth:`evaluate_batch` shares
-        work: ``"sweep"``, ``"threads"`` or ``"sequential"``), ``memory_limit`` and
-        ``estimated_peak_bytes`` (the objective's own allocations at their peak, by the footprints
-        stated before allocating), ``memory`` (that estimate per part), ``n_samples`` (rows given),
-        ``n_scored`` (rows each Λ is scored on), ``subsample``, ``n_features``, ``n_threads``,
-        ``batch_threads``, ``cache_capacity`` (scores kept before the oldest are dropped) and
-        ``fidelity`` (the :attr:`rungs` and why: ``auto``'s timings and estimates).
-        """
-        return {
-            "evaluator": self.evaluator,
-            "batch": self.batch_work,
-            "memory_limit": int(self.budget.limit),
-            "estimated_peak_bytes": int(self.budget.used),
-            "memory": {name: int(size) for name, size in self.budget.reserved.items()},
-            "n_samples": int(self.n_samples),
-            "n_scored": len(self.X),
-            "subsample": None if self.subsample is None else int(self.subsample),
-            "n_features": len(self.names),
-            "n_threads": int(self.n_threads),
-            "batch_threads": int(self._evaluation.batch_threads),
-            "cache_capacity": int(self._cache.capacity),
-            "fidelity": self._rungs.choice.to_attrs(),
-        }
-
     def cached_score(self, lambdas: Sequence[float]) -> float | None:
         """The score of a Λ scored before (here or reported by :meth:`remember_score`), else None."""
         return self._cache.get(self._points.key(self._points.checked(lambdas)))
@@ -634,232 +530,3 @@ def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
             transforms=objective.transforms,
             estimator_params=objective.estimator_params,
         )
-
-
-def _check_choices(method: str, extrapolation: str, scoring: Any) -> None:
-    if method not in _numerics.METHODS:
-        raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
-    if extrapolation not in _numerics.EXTRAPOLATIONS:
-        raise ValueError(
-            f"extrapolation must be one of {_numerics.EXTRAPOLATIONS}, got {extrapolation!r}"
-        )
-    check_scoring(scoring)
-
-
-def _check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params: Any) -> None:
-    """Refuse a criterion (a score of the λ alone) with transform choices or settings."""
-    if is_criterion(scoring) and (len(transforms) > 1 or estimator_params):
-        raise ValueError(
-            f"scoring {scoring!r} is a criterion of the Box-Cox λ alone: search "
-            "transforms or estimator_params with a classifier's score"
-        )
-
-
-def _checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The feature names, X as float64 and y as an array, or a one-line error for unusable data."""
-    names = _feature_names(X)
-    _check_features(X)
-    X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
-    y = np.asarray(y)
-    if y.ndim != 1 or len(y) != len(X):
-        raise ValueError(
-            f"y must be 1-D with one label per row of X ({len(X)}), got shape {y.shape}"
-        )
-    if len(np.unique(y)) < 2:
-        raise ValueError("y has a single class; a classifier needs at least two")
-    if type_of_target(y) not in ("binary", "multiclass"):
-        raise ValueError(f"y must hold class labels, got target type {type_of_target(y)!r}")
-    return names, X, y
-
-
-def _boxcox_values(
-    X: np.ndarray, names: list[str], transforms: tuple[str, ...]
-) -> tuple[tuple[np.ndarray, np.ndarray] | None, np.ndarray | None]:
-    """Box-Cox's input Z in [1, 2] and the (min, range) it is fitted with, from all rows (with a
-    subsample, a λ still means the transform of all the data); (None, None) without Box-Cox."""
-    if "box-cox" not in transforms:
-        return None, None
-    # One line naming a column whose few extreme values would squeeze the rest together.
-    _numerics.warn_crowded_columns(X, names, stacklevel=3)
-    data_min, data_range = _numerics.fit_range(X)
-    return (data_min, data_range), _numerics.range_standardise(X, data_min, data_range)
-
-
-def _make_space(
-    names: list[str],
-    method: str,
-    transforms: tuple[str, ...],
-    estimator: Any,
-    estimator_params: Mapping[str, BaseDistribution],
-    low: np.ndarray,
-    high: np.ndarray,
-    start: np.ndarray,
-    initial: Mapping[str, Any],
-) -> LambdaSpace:
-    """One λ per feature, after its transform choice when there are several; then the
-    classifier's settings."""
-    if len(transforms) == 1 and not estimator_params:
-        return LambdaSpace(tuple(names), low, high, start)
-    coordinates: list[tuple[str, str, Any, Any]] = []
-    choices = CategoricalDistribution(list(transforms))
-    for name, lo, hi, lam in zip(names, low, high, start):
-        if len(transforms) > 1:
-            transform = name + TRANSFORM_SUFFIX
-            coordinates.append((transform, TRANSFORM, choices, initial.get(transform, method)))
-        coordinates.append((name, LAMBDA, (lo, hi), lam))
-    own = estimator.get_params()
-    for name, distribution in estimator_params.items():
-        key = SETTING_PREFIX + name
-        value = initial.get(key, _starting_value(distribution, own.get(name)))
-        coordinates.append((key, SETTING, distribution, value))
-    return LambdaSpace.of(coordinates)
-
-
-def _resolve_bounds(
-    bounds: Any, names: list[str], start: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    if bounds is None:
-        return default_bounds(start)
-    p = len(names)
-    if hasattr(bounds, "keys"):
-        missing = [n for n in names if n not in bounds]
-        if missing:
-            raise ValueError(f"bounds lack the features {missing}")
-        pairs = [bounds[n] for n in names]
-    else:
-        pairs = [bounds] * p
-    low = np.array([float(lo) for lo, _ in pairs])
-    high = np.array([float(hi) for _, hi in pairs])
-    if np.any(low >= high):
-        raise ValueError(f"λ bounds must be given as (low, high) with low < high, got {bounds}")
-    return low, high
-
-
-def _resolve_transforms(transforms: Sequence[str] | None, method: str) -> tuple[str, ...]:
-    if transforms is None:
-        return (method,)
-    if isinstance(transforms, str):
-        transforms = [part.strip() for part in transforms.split(",")]
-    transforms = tuple(transforms)
-    unknown = [t for t in transforms if t not in TRANSFORMS]
-    if unknown or not transforms:
-        raise ValueError(f"transforms must be among {TRANSFORMS}, got {list(transforms)}")
-    if len(set(transforms)) != len(transforms):
-        raise ValueError(f"transforms must not repeat a choice, got {list(transforms)}")
-    if method not in transforms:
-        raise ValueError(
-            f"method {method!r} must be one of transforms {list(transforms)}: the search starts "
-            "from it"
-        )
-    return transforms
-
-
-def _resolve_estimator_params(
-    estimator_params: Mapping[str, BaseDistribution] | None, estimator: Any, cv: Any
-) -> dict[str, BaseDistribution]:
-    if not estimator_params:
-        return {}
-    own = estimator.get_params() if hasattr(estimator, "get_params") else {}
-    unknown = [n for n in estimator_params if n not in own]
-    if unknown:
-        raise ValueError(
-            f"estimator_params {unknown} are not parameters of {type(estimator).__name__} "
-            f"(it has {sorted(own)[:8]}…)"
-        )
-    if cv is None or cv == "resubstitution":  # warned once the parameters are known to exist
-        warnings.warn(
-            "classifier settings searched by resubstitution favour the ones that memorise the "
-            "training data (k-NN with n_neighbors=1 scores 1.0): pass cv=k",
-            UserWarning,
-            stacklevel=3,
-        )
-    wrong = [
-        n
-        for n, d in estimator_params.items()
-        if not isinstance(d, (FloatDistribution, IntDistribution, CategoricalDistribution))
-    ]
-    if wrong:
-        raise ValueError(
-            f"estimator_params {wrong} must be Optuna distributions (FloatDistribution, "
-            "IntDistribution or CategoricalDistribution)"
-        )
-    return dict(estimator_params)
-
-
-def _resolve_objectives(objectives: Sequence[str], transforms: tuple[str, ...]) -> tuple[str, ...]:
-    if isinstance(objectives, str):
-        objectives = [part.strip() for part in objectives.split(",")]
-    objectives = tuple(objectives)
-    if objectives not in (("score",), ("score", "n_features")):
-        raise ValueError(
-            f"objectives must be ('score',) or ('score', 'n_features'), got {list(objectives)}"
-        )
-    if "n_features" in objectives and "drop" not in transforms:
-        raise ValueError(
-            "objectives 'n_features' needs 'drop' among transforms (else every point keeps all "
-            "features)"
-        )
-    return objectives
-
-
-def _starting_value(distribution: BaseDistribution, own: Any) -> Any:
-    """The estimator's own value of a setting if the distribution holds it, else its first."""
-    if distribution_contains(distribution, own):
-        return own
-    if isinstance(distribution, CategoricalDistribution):
-        return distribution.choices[0]
-    return distribution.low
-
-
-def _resolve_subsample(subsample: Any, y: np.ndarray) -> int | None:
-    """The subsample size to draw, or None for all rows; a one-line error for an impossible one."""
-    if subsample is None:
-        return None
-    if isinstance(subsample, bool) or not isinstance(subsample, (int, np.integer)):
-        raise ValueError(f"subsample must be a number of rows (int) or None, got {subsample!r}")
-    n_classes = len(np.unique(y))
-    if subsample < 2 * n_classes:
-        raise ValueError(
-            f"subsample={subsample} is too small: it needs at least 2 rows per class "
-            f"({2 * n_classes} for {n_classes} classes)"
-        )
-    if subsample > len(y):
-        raise ValueError(f"subsample={subsample} exceeds the {len(y)} rows of X")
-    return None if subsample == len(y) else int(subsample)
-
-
-def stratified_subsample(y: np.ndarray, size: int, random_state: int | None) -> np.ndarray:
-    """`size` row indices (sorted), each class in proportion to its frequency, drawn without
-    replacement with ``numpy.random.default_rng(random_state)``.
-
-    Each class gets its share ``size·n_c/n`` rounded down, at least 2 rows (or all it has), and
-    the rows left over go to the classes with the largest remainders (first class on ties).
-    """
-    classes, codes = np.unique(y, return_inverse=True)
-    counts = np.bincount(codes, minlength=len(classes))
-    ideal = size * counts / len(y)
-    floor = np.minimum(counts, 2)
-    quota = np.minimum(counts, np.maximum(np.floor(ideal).astype(int), floor))
-    while quota.sum() < size:  # give to the largest remainders that still have rows
-        remainder = np.where(quota < counts, ideal - quota, -np.inf)
-        quota[int(np.argmax(remainder))] += 1
-    while quota.sum() > size:  # take from the smallest remainders above their floor
-        remainder = np.where(quota > floor, ideal - quota, np.inf)
-        quota[int(np.argmin(remainder))] -= 1
-    rng = np.random.default_rng(random_state)
-    chosen = [
-        rng.choice(np.flatnonzero(codes == c), size=int(q), replace=False)
-        for c, q in enumerate(quota)
-    ]
-    return np.sort(np.concatenate(chosen))
-
-
-def _feature_names(X: Any) -> list[str]:
-    columns = getattr(X, "columns", None)
-    if columns is not None:
-        names = [str(c) for c in columns]
-        if len(set(names)) == len(names):
-            return names
-        raise ValueError("X has duplicate column names; each λ parameter is named after one")
-    n_features = np.shape(X)[1] if np.ndim(X) == 2 else 0
-    return [f"lambda_{j}" for j in range(n_features)]
