@@ -17,6 +17,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PowerTransformer
 from sklearn.preprocessing import StandardScaler
 
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.experiments.benchmark import RANK_PLOT
@@ -115,7 +117,7 @@ def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_ru
     assert recorded["name"] == "tpe" and recorded["optuna"] == optuna.__version__
     assert recorded["settings"]["multivariate"] is recorded["settings"]["constant_liar"] is True
     summary = optuna.load_study(study_name="benchmark/accuracy-test0.3-n10-seed0-f2", storage=url)
-    system_attrs = summary._storage.get_study_system_attrs(summary._study_id)
+    system_attrs = storage_of(summary).get_study_system_attrs(study_id_of(summary))
     assert any(key.startswith(PLOT_KEY) for key in system_attrs), "rank plot not attached"
     assert summary.user_attrs[SUMMARY_ATTR]["methods"] == TRANSFORMS + SAMPLERS
 

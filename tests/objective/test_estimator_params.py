@@ -16,7 +16,6 @@ from optuna.distributions import CategoricalDistribution
 from optuna.distributions import FloatDistribution
 from optuna.distributions import IntDistribution
 import pytest
-from sklearn.datasets import load_wine
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
@@ -32,12 +31,6 @@ KNN_PARAMS = {
     "n_neighbors": IntDistribution(1, 21),
     "weights": CategoricalDistribution(["uniform", "distance"]),
 }
-
-
-@pytest.fixture(scope="module")
-def wine4():
-    X, y = load_wine(return_X_y=True, as_frame=True)
-    return X.iloc[:, :4], y
 
 
 def _with(objective, **settings):
