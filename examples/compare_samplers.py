@@ -14,8 +14,8 @@ import optuna
 from sklearn.datasets import load_wine
 from sklearn.neighbors import KNeighborsClassifier
 
-from optuna_boxcox.compare import compare
-from optuna_boxcox.compare import format_table
+from optuna_boxcox.experiments.compare import compare
+from optuna_boxcox.experiments.compare import format_table
 
 STUDIES = Path(__file__).resolve().parents[1] / "studies"
 

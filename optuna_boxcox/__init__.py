@@ -15,15 +15,15 @@ from optuna_boxcox._version import __version__
 
 if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
-    from optuna_boxcox._fidelity import AutoFidelity
-    from optuna_boxcox._fidelity import Fidelity
-    from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox._math._transform import BoxCoxTransformer
+    from optuna_boxcox._math._transform import box_cox
+    from optuna_boxcox._objective._fidelity import AutoFidelity
+    from optuna_boxcox._objective._fidelity import Fidelity
+    from optuna_boxcox._objective._objective import BoxCoxObjective
     from optuna_boxcox._runner import optimize
-    from optuna_boxcox._spec import ForeignStudy
-    from optuna_boxcox._spec import SearchSpec
-    from optuna_boxcox._spec import StudyMismatch
-    from optuna_boxcox._transform import BoxCoxTransformer
-    from optuna_boxcox._transform import box_cox
+    from optuna_boxcox._study._spec import ForeignStudy
+    from optuna_boxcox._study._spec import SearchSpec
+    from optuna_boxcox._study._spec import StudyMismatch
     from optuna_boxcox.samplers import PRESETS
     from optuna_boxcox.samplers import SAMPLERS
     from optuna_boxcox.samplers import CoordinateGridSampler
@@ -38,15 +38,15 @@ if TYPE_CHECKING:
 #: Public name → the module that defines it.
 _EXPORTS = {
     "BoxCoxClassifier": "optuna_boxcox._classifier",
-    "AutoFidelity": "optuna_boxcox._fidelity",
-    "Fidelity": "optuna_boxcox._fidelity",
-    "BoxCoxObjective": "optuna_boxcox._objective",
-    "BoxCoxTransformer": "optuna_boxcox._transform",
-    "box_cox": "optuna_boxcox._transform",
+    "AutoFidelity": "optuna_boxcox._objective._fidelity",
+    "Fidelity": "optuna_boxcox._objective._fidelity",
+    "BoxCoxObjective": "optuna_boxcox._objective._objective",
+    "BoxCoxTransformer": "optuna_boxcox._math._transform",
+    "box_cox": "optuna_boxcox._math._transform",
     "optimize": "optuna_boxcox._runner",
-    "ForeignStudy": "optuna_boxcox._spec",
-    "SearchSpec": "optuna_boxcox._spec",
-    "StudyMismatch": "optuna_boxcox._spec",
+    "ForeignStudy": "optuna_boxcox._study._spec",
+    "SearchSpec": "optuna_boxcox._study._spec",
+    "StudyMismatch": "optuna_boxcox._study._spec",
     "PRESETS": "optuna_boxcox.samplers",
     "SAMPLERS": "optuna_boxcox.samplers",
     "CoordinateGridSampler": "optuna_boxcox.samplers",

@@ -12,47 +12,42 @@ from contextlib import contextmanager
 import copy
 from numbers import Integral
 from typing import Any
-from typing import NamedTuple
-import warnings
 
 import numpy as np
 import optuna
 from optuna.study import StudyDirection
-from optuna.trial import TrialState
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
-from sklearn.base import clone
-from sklearn.dummy import DummyClassifier
-from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
-from optuna_boxcox._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._fidelity import FidelityChoice
-from optuna_boxcox._guard import GUARDED
-from optuna_boxcox._guard import SEARCH_SAMPLER
-from optuna_boxcox._numerics import ExtremeValueWarning
-from optuna_boxcox._objective import CRITERIA
-from optuna_boxcox._objective import METRICS
-from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._objective import Configuration
-from optuna_boxcox._search import run_search
-from optuna_boxcox._sklearn_compat import HasMethods
-from optuna_boxcox._sklearn_compat import Interval
-from optuna_boxcox._sklearn_compat import StrOptions
-from optuna_boxcox._sklearn_compat import fit_context
-from optuna_boxcox._spec import SearchSpec
-from optuna_boxcox._transform import BoxCoxTransformer
-from optuna_boxcox._transform import _check_features
+from optuna_boxcox._ensemble import Member
+from optuna_boxcox._ensemble import ballot
+from optuna_boxcox._ensemble import best_members
+from optuna_boxcox._ensemble import fit_member
+from optuna_boxcox._math._sklearn_compat import HasMethods
+from optuna_boxcox._math._sklearn_compat import Interval
+from optuna_boxcox._math._sklearn_compat import StrOptions
+from optuna_boxcox._math._sklearn_compat import fit_context
+from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._objective._fidelity import FidelityChoice
+from optuna_boxcox._objective._objective import CRITERIA
+from optuna_boxcox._objective._objective import METRICS
+from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._study._guard import GUARDED
+from optuna_boxcox._study._guard import SEARCH_SAMPLER
+from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 
 #: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search,
-#: then the gate of :mod:`optuna_boxcox._guard` (searched Λ against the MLE and Λ = 1 anchors).
+#: then the gate of :mod:`optuna_boxcox._study._guard` (searched Λ against the MLE and Λ = 1 anchors).
 DEFAULT_SAMPLER = GUARDED
 
 
@@ -432,7 +427,13 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         chosen = self._member(objective, params, best, X, y)
         self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
         if self.ensemble is not None:
-            self.ensemble_ = self._members(objective, study, chosen, X, y)
+            self.ensemble_ = best_members(
+                objective,
+                study,
+                chosen,
+                self.ensemble,
+                lambda params, score: self._member(objective, params, score, X, y),
+            )
         elif hasattr(self, "ensemble_"):
             del self.ensemble_  # from an earlier fit with an ensemble
         return self
@@ -441,50 +442,23 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self, objective: BoxCoxObjective, params: dict, score: float, X: np.ndarray, y: np.ndarray
     ) -> Member:
         """The configuration ``params`` fitted on (X, y)."""
-        configuration = objective.configuration(params)
-        with warnings.catch_warnings():
-            # The objective has said it already, about the same columns.
-            warnings.simplefilter("ignore", ExtremeValueWarning)
-            transformer = _feature_map(configuration, self.method, self.extrapolation).fit(X)
-        estimator = clone(self._inner()).set_params(**configuration.settings)
-        if set(configuration.transforms) == {"drop"}:
-            estimator = DummyClassifier(strategy="most_frequent")
-        return Member(
-            dict(params), float(score), transformer, estimator.fit(transformer.transform(X), y)
+        return fit_member(
+            objective.configuration(params),
+            params,
+            score,
+            self._inner(),
+            X,
+            y,
+            method=self.method,
+            extrapolation=self.extrapolation,
         )
 
-    def _members(
-        self,
-        objective: BoxCoxObjective,
-        study: optuna.Study,
-        chosen: Member,
-        X: np.ndarray,
-        y: np.ndarray,
-    ) -> list[Member]:
-        """The ``ensemble`` best distinct configurations of the study, ``chosen`` first."""
-        members = [chosen]
-        seen = {objective.cache_key(chosen.params)}
-        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        ranked = sorted(trials, key=lambda t: (-t.value, t.number))
-        for trial in ranked:
-            if len(members) >= self.ensemble:
-                break
-            try:
-                key = objective.cache_key(trial.params)
-            except (KeyError, ValueError):
-                continue  # a trial of other parameters (an enqueued one, say)
-            if key in seen or objective.n_kept(trial.params) == 0:
-                continue
-            seen.add(key)
-            members.append(self._member(objective, trial.params, trial.value, X, y))
-        return members
-
     def _where(self, spec: SearchSpec) -> dict[str, Any]:
-        """Where fit searches (:func:`~optuna_boxcox._search.run_search`'s arguments): the
+        """Where fit searches (:func:`~optuna_boxcox._study._search.run_search`'s arguments): the
         user's own study, or a new (or resumed) one with the spec's sampler (or a copy of the one
         given)."""
         if isinstance(self.storage, optuna.Study):
-            return {"study": self._users_study(self.storage)}
+            return {"study": _users_study(self.storage, self.sampler, self.study_name)}
         return {
             "storage": self.storage,
             "study_name": self.study_name,
@@ -493,28 +467,6 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _owns_study(self) -> bool:
         return not isinstance(self.storage, optuna.Study)
-
-    def _users_study(self, study: optuna.Study) -> optuna.Study:
-        """The study passed as ``storage``, searched as it is: its sampler is the user's choice, so
-        a different one asked for here is a contradiction, not something to swap in silently."""
-        if self.sampler is not None:
-            raise ValueError(
-                f"sampler={self.sampler!r} conflicts with the study passed as storage, which "
-                f"searches with its own {type(study.sampler).__name__}: leave sampler=None, or "
-                "pass a storage URL to let fit create the study"
-            )
-        if self.study_name is not None and self.study_name != study.study_name:
-            raise ValueError(
-                f"study_name={self.study_name!r} differs from the name of the study passed as "
-                f"storage ({study.study_name!r}): leave study_name=None"
-            )
-        if study.directions != [StudyDirection.MAXIMIZE]:
-            raise ValueError(
-                f"the study passed as storage has direction(s) "
-                f"{[d.name.lower() for d in study.directions]}; the search maximises one score, "
-                "so create it with direction='maximize'"
-            )
-        return study
 
     def _validated(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
@@ -529,15 +481,17 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         """Class labels of X: transform with the fitted parts, then the classifier (Algorithm 4);
         with ``ensemble``, the vote of its configurations."""
         if hasattr(self, "ensemble_"):
-            return self.classes_[np.argmax(self._ballot(self._validated(X)), axis=1)]
+            return self.classes_[
+                np.argmax(ballot(self.ensemble_, self.classes_, self._validated(X)), axis=1)
+            ]
         Xt = self._transform(X)
         return self.estimator_.predict(Xt)
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> np.ndarray:
         if hasattr(self, "ensemble_"):
-            ballot = self._ballot(self._validated(X))
-            return ballot / ballot.sum(axis=1, keepdims=True)
+            votes = ballot(self.ensemble_, self.classes_, self._validated(X))
+            return votes / votes.sum(axis=1, keepdims=True)
         Xt = self._transform(X)
         return self.estimator_.predict_proba(Xt)
 
@@ -552,25 +506,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: Any) -> np.ndarray:
         if hasattr(self, "ensemble_"):
-            ballot = self._ballot(self._validated(X))
-            return ballot[:, 1] - ballot[:, 0] if len(self.classes_) == 2 else ballot
+            votes = ballot(self.ensemble_, self.classes_, self._validated(X))
+            return votes[:, 1] - votes[:, 0] if len(self.classes_) == 2 else votes
         Xt = self._transform(X)
         return self.estimator_.decision_function(Xt)
-
-    def _ballot(self, X: np.ndarray) -> np.ndarray:
-        """Per sample and class, the ensemble's votes plus a tie breaker in [0, 1) (see
-        ``ensemble``): its argmax is the prediction."""
-        n, n_classes = len(X), len(self.classes_)
-        votes = np.zeros((n, n_classes))
-        rows = np.arange(n)
-        outputs = [member.transformer.transform(X) for member in self.ensemble_]
-        predicted = []
-        for member, Xt in zip(self.ensemble_, outputs):
-            codes = np.searchsorted(self.classes_, member.estimator.predict(Xt))
-            votes[rows, codes] += 1
-            predicted.append(codes)
-        # Scaled below 1, the tie breaker orders only classes with equal votes.
-        return votes + _BELOW_ONE * _tie_breaker(self.ensemble_, outputs, predicted, n_classes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -578,87 +517,24 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
 
-class Member(NamedTuple):
-    """One configuration of an ensemble, fitted: its study params and score, its feature map and
-    its classifier."""
-
-    params: dict[str, Any]
-    score: float
-    transformer: Any
-    estimator: Any
-
-
-def _tie_breaker(
-    members: list[Member], outputs: list[np.ndarray], predicted: list[np.ndarray], n_classes: int
-) -> np.ndarray:
-    """Per sample and class, a number in [0, 1) that orders the classes tied in the vote: the
-    members' mean probability, else their mean logistic decision value, else the weight
-    Σ 2^-(rank + 1) of the members voting for the class."""
-    n = len(predicted[0])
-    estimators = [member.estimator for member in members]
-    if all(hasattr(e, "predict_proba") for e in estimators):
-        return np.mean([e.predict_proba(Xt) for e, Xt in zip(estimators, outputs)], axis=0)
-    if all(hasattr(e, "decision_function") for e in estimators):
-        decisions = [np.asarray(e.decision_function(Xt)) for e, Xt in zip(estimators, outputs)]
-        if n_classes == 2 and all(d.ndim == 1 for d in decisions):
-            positive = np.mean([_logistic(d) for d in decisions], axis=0)
-            return np.column_stack([1.0 - positive, positive])
-        if all(d.shape == (n, n_classes) for d in decisions):
-            return np.mean([_logistic(d) for d in decisions], axis=0)
-    weights = np.zeros((n, n_classes))
-    for rank, codes in enumerate(predicted):
-        weights[np.arange(n), codes] += 0.5 ** (rank + 1)
-    return weights
-
-
-#: Scales the tie breaker below 1: one vote more always wins over it.
-_BELOW_ONE = 1.0 - 2.0**-20
-
-
-def _logistic(values: np.ndarray) -> np.ndarray:
-    return 0.5 * (1.0 + np.tanh(0.5 * values))
-
-
-def _feature_map(configuration: Configuration, method: str, extrapolation: str) -> Any:
-    """The transform a configuration gives the features: the paper's BoxCoxTransformer when every
-    feature has the same power transform, else a :class:`_FeatureMap`."""
-    if set(configuration.transforms) == {method}:
-        return BoxCoxTransformer(
-            lambdas=configuration.lambdas, method=method, extrapolation=extrapolation
+def _users_study(study: optuna.Study, sampler: Any, study_name: Any) -> optuna.Study:
+    """The study passed as ``storage``, searched as it is: its sampler is the user's choice, so
+    a different one asked for here is a contradiction, not something to swap in silently."""
+    if sampler is not None:
+        raise ValueError(
+            f"sampler={sampler!r} conflicts with the study passed as storage, which "
+            f"searches with its own {type(study.sampler).__name__}: leave sampler=None, or "
+            "pass a storage URL to let fit create the study"
         )
-    return _FeatureMap(configuration, extrapolation)
-
-
-class _FeatureMap:
-    """Each feature's own transform: the Box-Cox and the Yeo-Johnson features by a
-    :class:`BoxCoxTransformer` each (with their λ), the identity ones standard scaled, the dropped
-    ones left out; the output keeps the features' order. With every feature dropped, one column of
-    zeros (the classifier is then the most frequent class)."""
-
-    def __init__(self, configuration: Configuration, extrapolation: str) -> None:
-        self.configuration = configuration
-        self.extrapolation = extrapolation
-
-    def fit(self, X: np.ndarray) -> _FeatureMap:
-        transforms, lambdas = self.configuration.transforms, self.configuration.lambdas
-        self.parts_ = []
-        for kind in ("box-cox", "yeo-johnson", "identity"):
-            columns = [j for j, t in enumerate(transforms) if t == kind]
-            if not columns:
-                continue
-            if kind == "identity":
-                part = StandardScaler()
-            else:
-                part = BoxCoxTransformer(
-                    lambdas=lambdas[columns], method=kind, extrapolation=self.extrapolation
-                )
-            self.parts_.append((columns, part.fit(X[:, columns])))
-        placed = [j for columns, _ in self.parts_ for j in columns]
-        self.order_ = np.argsort(placed, kind="stable")
-        return self
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        if not self.parts_:
-            return np.zeros((len(X), 1))
-        blocks = [part.transform(X[:, columns]) for columns, part in self.parts_]
-        return np.hstack(blocks)[:, self.order_]
+    if study_name is not None and study_name != study.study_name:
+        raise ValueError(
+            f"study_name={study_name!r} differs from the name of the study passed as "
+            f"storage ({study.study_name!r}): leave study_name=None"
+        )
+    if study.directions != [StudyDirection.MAXIMIZE]:
+        raise ValueError(
+            f"the study passed as storage has direction(s) "
+            f"{[d.name.lower() for d in study.directions]}; the search maximises one score, "
+            "so create it with direction='maximize'"
+        )
+    return study

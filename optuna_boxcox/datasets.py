@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from sklearn import datasets as _sk
 
-from optuna_boxcox import _numerics
+from optuna_boxcox._math import _numerics
 
 BUNDLED = ("breast_cancer", "iris", "wine")
 DATASETS = (*BUNDLED, "sonar")

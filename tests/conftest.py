@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import glob
 import os
-from pathlib import Path
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
 
 import pandas as pd
 import pytest
+from shared import SONAR_CSV
+from shared import free_port
 from sklearn.datasets import load_breast_cancer
 from sklearn.utils import Bunch
-
-#: The sonar CSV lives beside the repository (tests and CI only; the package fetches it from OpenML).
-SONAR_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "sonar.csv"
 
 
 @pytest.fixture(scope="session")
@@ -39,12 +36,6 @@ def breast_cancer() -> Bunch:
 
 
 # -- a throw-away PostgreSQL server on loopback ---------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _as_server_user(command: list[str]) -> list[str]:
@@ -73,7 +64,7 @@ def postgres_server():
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
         shutil.chown(sockets, "postgres")
-    port = _free_port()
+    port = free_port()
     run = lambda *cmd: subprocess.run(
         _as_server_user(list(cmd)), capture_output=True, text=True, timeout=120
     )
@@ -115,3 +106,11 @@ def postgres_url(postgres_server):
     ) as c:
         c.execute(f'CREATE DATABASE "{name}"')
     return f"postgresql+psycopg://postgres@{host}:{port}/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def url(request, tmp_path):
+    """A database URL for a study, once SQLite and once the throw-away PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'read.db'}"
+    return request.getfixturevalue("postgres_url")

@@ -3,7 +3,7 @@
 Optuna's public API creates a trial and then commits each parameter, value and attribute on its own,
 reads a study back through its ORM one trial object at a time, and keeps no public handle on a
 study's storage. The plugin needs more: finished trials written in one transaction
-(:mod:`._write`), a study read back in a few SQL queries (:mod:`._read`), a storage that caches
+(:mod:`._write`, its rows encoded by :mod:`._encode`), a study read back in a few SQL queries (:mod:`._read`), a storage that caches
 finished trials and batches a running trial's parameters (:mod:`._storage`), and the study's storage
 and ids. All of it is here, chosen by feature detection where Optuna's versions differ, and tested
 against the lowest and the newest Optuna in :data:`SUPPORTED` (``make test`` runs a compatibility

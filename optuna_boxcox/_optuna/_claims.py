@@ -30,9 +30,9 @@ from optuna_boxcox._optuna._sql import Sql
 from optuna_boxcox._optuna._sql import stored_intermediate
 from optuna_boxcox._optuna._sql import stored_value
 from optuna_boxcox._optuna._sql import told_value
-from optuna_boxcox._process import OWNER_KEY
-from optuna_boxcox._process import REAPED_KEY
-from optuna_boxcox._process import owner_is_dead
+from optuna_boxcox._system._process import OWNER_KEY
+from optuna_boxcox._system._process import REAPED_KEY
+from optuna_boxcox._system._process import owner_is_dead
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -15,7 +15,7 @@ never change, so each is read once) with three differences:
   before its state is). Distributions are still checked when suggested: each against the first one
   of its name, which is written straight away (Optuna checks that one against the study's trials).
 
-New trials record their owner process (:data:`~optuna_boxcox._process.OWNER_KEY`) in the same
+New trials record their owner process (:data:`~optuna_boxcox._system._process.OWNER_KEY`) in the same
 transaction that creates them, so a worker killed at any point leaves nothing anonymous.
 """
 
@@ -36,8 +36,8 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import heartbeat_stale_trial_callback
 from optuna_boxcox._optuna._read import read_trials
 from optuna_boxcox._optuna._write import write_running_trial_params
-from optuna_boxcox._process import OWNER_KEY
-from optuna_boxcox._process import process_identity
+from optuna_boxcox._system._process import OWNER_KEY
+from optuna_boxcox._system._process import process_identity
 
 if TYPE_CHECKING:
     from collections.abc import Callable

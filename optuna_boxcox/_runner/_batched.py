@@ -13,7 +13,6 @@ from optuna_boxcox._optuna import optimize_loop
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._write import bulk_supported
-from optuna_boxcox._progress import Progress
 from optuna_boxcox._runner._cooperation import Cooperation
 from optuna_boxcox._runner._cooperation import settle
 from optuna_boxcox._runner._halving import Halving
@@ -24,7 +23,8 @@ from optuna_boxcox._runner._trials import RunTrials
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ProcessWriter
 from optuna_boxcox._runner._writers import ThreadWriter
-from optuna_boxcox.samplers._plan import Ranking
+from optuna_boxcox._system._progress import Progress
+from optuna_boxcox.samplers._driver import Ranking
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -19,10 +19,10 @@ from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._write import bulk_supported
-from optuna_boxcox._process import OWNER_KEY
 from optuna_boxcox._runner._halving import Scored
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ThreadWriter
+from optuna_boxcox._system._process import OWNER_KEY
 
 if TYPE_CHECKING:
     from collections.abc import Callable

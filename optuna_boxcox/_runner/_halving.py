@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import optuna
 
     from optuna_boxcox.samplers import SearchResult
-    from optuna_boxcox.samplers._plan import Ranking
+    from optuna_boxcox.samplers._driver import Ranking
 
     #: ``score(points, rows)`` → (values, starts, ends), as ``ScoringPool.score`` returns them.
     ScoreAt = Callable[[list[np.ndarray], int], tuple[list[float], list[float], list[float]]]

@@ -20,12 +20,12 @@ import optuna
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
-from optuna_boxcox import _parallel
-from optuna_boxcox._progress import Progress
 from optuna_boxcox._runner._batched import BatchedRun
 from optuna_boxcox._runner._interrupt import TrialInterrupted
 from optuna_boxcox._runner._interrupt import resumable
 from optuna_boxcox._runner._trials import RunStats
+from optuna_boxcox._system import _parallel
+from optuna_boxcox._system._progress import Progress
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import SearchResult
 
@@ -153,7 +153,7 @@ def optimize(
 
 
 def _is_boxcox_objective(objective: Any) -> bool:
-    from optuna_boxcox._objective import BoxCoxObjective
+    from optuna_boxcox._objective._objective import BoxCoxObjective
 
     return isinstance(objective, BoxCoxObjective)
 

@@ -31,7 +31,7 @@ from typing import Protocol
 
 import numpy as np
 
-from optuna_boxcox import _parallel
+from optuna_boxcox._system import _parallel
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -70,7 +70,7 @@ class ScoringPool:
     """Scores batches in this process, helped by ``n_jobs - 1`` forked worker processes.
 
     Workers ignore Ctrl-C (this process stops handing out work and closes them) and die with
-    this process however it ends (:func:`~optuna_boxcox._parallel.die_with_parent`).
+    this process however it ends (:func:`~optuna_boxcox._system._parallel.die_with_parent`).
     """
 
     def __init__(self, objective: Any, n_jobs: int) -> None:

@@ -15,19 +15,19 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna._encode import FloatTrialEncoder
+from optuna_boxcox._optuna._encode import PreparedTrials
+from optuna_boxcox._optuna._encode import encode_trials
 from optuna_boxcox._optuna._sql import told_value
-from optuna_boxcox._optuna._write import FloatTrialEncoder
-from optuna_boxcox._optuna._write import PreparedTrials
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import TrialRows
 from optuna_boxcox._optuna._write import Written
-from optuna_boxcox._optuna._write import encode_trials
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._system._process import OWNER_KEY
 
 if TYPE_CHECKING:
     import optuna
 
-    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox._study._space import LambdaSpace
     from optuna_boxcox.samplers import PlanRun
 
 

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from typing import Any
 from typing import Protocol
 
-from optuna_boxcox import _parallel
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._optuna._write import checkpoint
 from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_prepared
 from optuna_boxcox._optuna._write import write_trials
+from optuna_boxcox._system import _parallel
 
 if TYPE_CHECKING:
     import optuna

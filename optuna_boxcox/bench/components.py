@@ -40,10 +40,10 @@ from sklearn.base import clone
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
-from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._process import peak_rss_kib
+from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
+from optuna_boxcox._system._process import peak_rss_kib
 from optuna_boxcox.classifiers import BENCHMARKED
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.classifiers import paper_svc

@@ -53,7 +53,7 @@ def load_case(data: str, rows: int) -> tuple[str, Any, np.ndarray]:
     import pandas as pd
 
     from optuna_boxcox.bench.scale import scale_data
-    from optuna_boxcox.benchmark import subsample
+    from optuna_boxcox.experiments.benchmark import subsample
 
     if data == "scale":
         X, y = scale_data(rows)
@@ -241,7 +241,7 @@ def estimates(row: dict[str, Any]) -> dict[str, Any]:
 def format_estimates(rows: list[dict[str, Any]]) -> str:
     """Estimated against measured search seconds, per case: auto's search and the exact one
     (where it ran); the ratio measured / estimated (the acceptance asks 0.5–2)."""
-    from optuna_boxcox.compare import text_table
+    from optuna_boxcox.experiments.compare import text_table
 
     header = ["data", "clf", "rows", "auto chose", "est auto s", "meas auto s", "meas/est"]
     header += ["est exact s", "meas exact s", "meas/est"]
@@ -262,7 +262,7 @@ def format_estimates(rows: list[dict[str, Any]]) -> str:
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    from optuna_boxcox.compare import text_table
+    from optuna_boxcox.experiments.compare import text_table
 
     header = ["data", "clf", "rows", "exact s", "auto s", "sub s", "sub N", "MiB e/a/s"]
     header += ["acc exact", "auto", "sub", "auto−exact", "speed-up"]

@@ -3,7 +3,7 @@
 For each data set (at most ``max_rows`` rows, the benchmark's stratified sample), classifier and
 outer stratified 5-fold split (shuffled, seed 0), on the training folds only:
 
-- the seven fixed transforms of :data:`~optuna_boxcox.compare.FIXED_TRANSFORMS`, each fitted with
+- the seven fixed transforms of :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`, each fitted with
   the classifier and scored on the test fold;
 - the paper's search, ``BoxCoxClassifier(clf, sampler="coordinate")`` (the default before the
   guarded one: coordinate search, resubstitution accuracy), its searched Λ, its whole fit time;
@@ -91,8 +91,8 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
     from optuna_boxcox import BoxCoxClassifier
     from optuna_boxcox import BoxCoxTransformer
     from optuna_boxcox.classifiers import make_classifier
-    from optuna_boxcox.compare import FIXED_TRANSFORMS
-    from optuna_boxcox.compare import fixed_transform
+    from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
+    from optuna_boxcox.experiments.compare import fixed_transform
 
     train, test = list(StratifiedKFold(OUTER_SPLITS, shuffle=True, random_state=0).split(X, y))[
         fold
@@ -167,8 +167,8 @@ def _backfill_loo(path: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
 
 
 def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int = 1500) -> None:
-    from optuna_boxcox.benchmark import expand_datasets
-    from optuna_boxcox.benchmark import load_benchmark_data
+    from optuna_boxcox.experiments.benchmark import expand_datasets
+    from optuna_boxcox.experiments.benchmark import load_benchmark_data
 
     path = Path(results)
     done = set()
@@ -259,7 +259,7 @@ def policies(record: dict) -> dict[str, float]:
     out = {"default": held["searched"]}
     for name, kwargs in RULES.items():
         out[name] = held[guarded_choice(record, **kwargs)]
-    # The built default (optuna_boxcox._guard.rule_of): k-NN by leave-one-out confirmed by CV,
+    # The built default (optuna_boxcox._study._guard.rule_of): k-NN by leave-one-out confirmed by CV,
     # the SVC the best of three by CV, linear models ungated, the others the one-SE CV gate.
     classifier = record["classifier"]
     if classifier == "linear":
@@ -295,8 +295,8 @@ def _loo_choice(record: dict, confirm: bool = False) -> str:
 def table(results: str) -> str:
     from scipy.stats import rankdata
 
-    from optuna_boxcox.benchmark import wilcoxon_p
-    from optuna_boxcox.compare import FIXED_TRANSFORMS
+    from optuna_boxcox.experiments.benchmark import wilcoxon_p
+    from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
 
     rows = [json.loads(line) for line in Path(results).read_text().splitlines()]
     side = Path(results + ".loo")

@@ -31,11 +31,11 @@ def main(argv: list[str] | None = None) -> None:
 
     import numpy as np
 
-    from optuna_boxcox._numerics import fit_range
-    from optuna_boxcox._numerics import mle_lambdas
-    from optuna_boxcox._numerics import range_standardise
-    from optuna_boxcox._space import LambdaSpace
-    from optuna_boxcox._space import default_bounds
+    from optuna_boxcox._math._numerics import fit_range
+    from optuna_boxcox._math._numerics import mle_lambdas
+    from optuna_boxcox._math._numerics import range_standardise
+    from optuna_boxcox._study._space import LambdaSpace
+    from optuna_boxcox._study._space import default_bounds
     from optuna_boxcox.bench.components import paper_classifier
     from optuna_boxcox.bench.components import plain_loop_score
     from optuna_boxcox.datasets import load_csv

@@ -42,7 +42,7 @@ def _search_cell(n: int, classifier: str, trials: int, cap: float, db: str) -> d
     from optuna_boxcox import BoxCoxObjective
     from optuna_boxcox import make_sampler
     from optuna_boxcox import optimize
-    from optuna_boxcox._process import peak_rss_kib
+    from optuna_boxcox._system._process import peak_rss_kib
     from optuna_boxcox.classifiers import make_classifier
     from optuna_boxcox.storage import open_storage
 

@@ -321,7 +321,7 @@ def check_study(case: WorkersCase, url: str, name: str) -> Checked:
     import optuna
     from optuna.trial import TrialState
 
-    from optuna_boxcox.samplers._plan import POSITION_KEY
+    from optuna_boxcox.samplers._ledger import POSITION_KEY
     from optuna_boxcox.storage import open_storage
 
     study = optuna.load_study(study_name=name, storage=open_storage(url))

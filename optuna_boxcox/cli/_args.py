@@ -182,7 +182,7 @@ def check_max_memory(text: str | None) -> str | None:
     UsageError (a bare ``10`` would be ten bytes, surely not what was meant)."""
     if text is None:
         return None
-    from optuna_boxcox._memory import parse_memory
+    from optuna_boxcox._objective._memory import parse_memory
 
     if text.strip().replace(".", "", 1).isdigit():
         raise UsageError(f"--max-memory {text}: give a unit, e.g. {text.strip()}MiB or {text}GB")
@@ -201,7 +201,7 @@ def parse_fidelity(text: str | None) -> str | int | None:
     """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError;
     not given: ``"default"`` (the search lifecycle decides: a resumed study's own, else auto)."""
     if text is None:
-        from optuna_boxcox._fidelity import DEFAULT_REQUEST
+        from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
 
         return DEFAULT_REQUEST
     value = text.strip().lower()

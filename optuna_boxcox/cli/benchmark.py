@@ -17,7 +17,7 @@ from optuna_boxcox.cli.compare import FIXED_TRANSFORMS
 from optuna_boxcox.cli.compare import check_holdout
 
 DEFAULT_DATASETS = "breast_cancer,wine,iris,digits,moons,blobs"
-#: Mirrors optuna_boxcox.benchmark.DEFAULT_MAX_ROWS (the module is imported only when the command
+#: Mirrors optuna_boxcox.experiments.benchmark.DEFAULT_MAX_ROWS (the module is imported only when the command
 #: runs, so that --help stays fast); a test keeps the two equal.
 DEFAULT_MAX_ROWS = 1500
 
@@ -120,11 +120,11 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from optuna_boxcox._guard import GUARDED
-    from optuna_boxcox.benchmark import RANK_PLOT
-    from optuna_boxcox.benchmark import benchmark
-    from optuna_boxcox.benchmark import expand_datasets
-    from optuna_boxcox.benchmark import format_benchmark
+    from optuna_boxcox._study._guard import GUARDED
+    from optuna_boxcox.experiments.benchmark import RANK_PLOT
+    from optuna_boxcox.experiments.benchmark import benchmark
+    from optuna_boxcox.experiments.benchmark import expand_datasets
+    from optuna_boxcox.experiments.benchmark import format_benchmark
     from optuna_boxcox.figures import write_figures
     from optuna_boxcox.samplers import SAMPLERS
     from optuna_boxcox.storage import redact

@@ -15,7 +15,7 @@ from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import split_names
 
-#: The fixed transforms' keys, as optuna_boxcox.compare.FIXED_TRANSFORMS has them (not imported:
+#: The fixed transforms' keys, as optuna_boxcox.experiments.compare.FIXED_TRANSFORMS has them (not imported:
 #: ``--help`` would pay for scikit-learn); a test checks the two agree.
 FIXED_TRANSFORMS = ("raw", "standard", "minmax", "maxabs", "quantile", "yeo-johnson", "box-cox")
 
@@ -89,11 +89,11 @@ def register(subparsers: Any) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     import optuna
 
-    from optuna_boxcox._guard import GUARDED
+    from optuna_boxcox._study._guard import GUARDED
     from optuna_boxcox.classifiers import make_classifier
-    from optuna_boxcox.compare import compare
-    from optuna_boxcox.compare import format_table
-    from optuna_boxcox.compare import held_out_metric
+    from optuna_boxcox.experiments.compare import compare
+    from optuna_boxcox.experiments.compare import format_table
+    from optuna_boxcox.experiments.compare import held_out_metric
     from optuna_boxcox.figures import best_so_far
     from optuna_boxcox.samplers import SAMPLERS
     from optuna_boxcox.storage import open_storage
@@ -170,7 +170,7 @@ def check_holdout(args: argparse.Namespace) -> None:
             "give --test-size (one holdout) or --outer-cv (repeated k-fold), not both"
         )
     if args.outer_cv:
-        from optuna_boxcox.compare import parse_outer_cv
+        from optuna_boxcox.experiments.compare import parse_outer_cv
 
         try:
             parse_outer_cv(args.outer_cv)

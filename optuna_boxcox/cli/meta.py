@@ -49,8 +49,8 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_meta(args: argparse.Namespace) -> int:
-    from optuna_boxcox.meta import format_meta
-    from optuna_boxcox.meta import meta_study
+    from optuna_boxcox.experiments.meta import format_meta
+    from optuna_boxcox.experiments.meta import meta_study
     from optuna_boxcox.storage import redact
 
     result = meta_study(

@@ -73,7 +73,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from optuna_boxcox.reproduce import reproduce
+    from optuna_boxcox.experiments.reproduce import reproduce
     from optuna_boxcox.storage import redact
 
     if args.csv is not None and args.target not in ("table5", "table6"):

@@ -21,10 +21,12 @@ from optuna_boxcox.cli._args import check_max_memory
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
+from optuna_boxcox.cli._space_args import add_space_arguments
+from optuna_boxcox.cli._space_args import space_options
 
 if TYPE_CHECKING:
-    from optuna_boxcox._search import SearchRun
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._search import SearchRun
+    from optuna_boxcox._study._spec import SearchSpec
 
 #: Settings of the paper's grid samplers that ``search`` offers as options.
 GRID_SETTINGS = ("grid_size", "grid_range")
@@ -132,7 +134,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The sampler settings given on the command line (refused where the sampler has none)."""
-    from optuna_boxcox._guard import search_sampler
+    from optuna_boxcox._study._guard import search_sampler
     from optuna_boxcox.samplers import PRESETS
 
     given: dict[str, Any] = {}
@@ -169,13 +171,13 @@ def parse_grid_range(text: str) -> tuple[float, float]:
 
 def search_spec(args: argparse.Namespace) -> SearchSpec:
     """The search the command line asks for (data source included, data not yet read)."""
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._spec import SearchSpec
 
     options = space_options(args)
     fidelity = parse_fidelity(getattr(args, "fidelity", None))
     pruner = getattr(args, "pruner", None)
     if pruner is not None:
-        from optuna_boxcox._fidelity import PRUNERS
+        from optuna_boxcox._objective._rungs import PRUNERS
 
         if pruner not in PRUNERS:
             raise UsageError(f"--pruner must be one of {', '.join(PRUNERS)}, got {pruner!r}")
@@ -232,9 +234,9 @@ def run_search(args: argparse.Namespace) -> SearchRun:
 
 def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
     """Refuse, in one line and before anything is computed, a plan too large to write (see
-    :mod:`optuna_boxcox._plan_size`); ``--allow-large`` runs it as it is."""
-    from optuna_boxcox._plan_size import plan_size
-    from optuna_boxcox._search import plan_search
+    :mod:`optuna_boxcox._study._plan_size`); ``--allow-large`` runs it as it is."""
+    from optuna_boxcox._study._plan_size import plan_size
+    from optuna_boxcox._study._search import plan_search
 
     try:
         sampler = plan_search(spec).sampler
@@ -259,13 +261,13 @@ def run_spec(
     what_to_do: str = "use another --study-name, or --restart",
     **options: Any,
 ) -> SearchRun:
-    """:func:`~optuna_boxcox._search.run_search` with the library's errors as the command line's
+    """:func:`~optuna_boxcox._study._search.run_search` with the library's errors as the command line's
     one-line messages; a study of another experiment is refused, the message ending with
     ``what_to_do`` "to start it over"."""
-    from optuna_boxcox._search import SearchInterrupted
-    from optuna_boxcox._search import run_search as run
-    from optuna_boxcox._spec import ForeignStudy
-    from optuna_boxcox._spec import StudyMismatch
+    from optuna_boxcox._study._search import SearchInterrupted
+    from optuna_boxcox._study._search import run_search as run
+    from optuna_boxcox._study._spec import ForeignStudy
+    from optuna_boxcox._study._spec import StudyMismatch
 
     try:
         return run(
@@ -338,8 +340,8 @@ def print_search(found: SearchRun) -> None:
     if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
         print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")
-    from optuna_boxcox._text import display_width
-    from optuna_boxcox._text import ljust
+    from optuna_boxcox._system._text import display_width
+    from optuna_boxcox._system._text import ljust
 
     width = max(display_width(n) for n in ("feature", *objective.param_names))
     mle = objective.mle_params
@@ -360,120 +362,12 @@ def print_fidelity(objective: Any) -> None:
 def fidelity_summary(objective: Any) -> str | None:
     """What the search's fidelity is and why, in one line; None for an exact search asked as such
     (the paper's search, nothing to say)."""
-    from optuna_boxcox._fidelity import FidelityChoice
+    from optuna_boxcox._objective._fidelity import FidelityChoice
 
     choice = FidelityChoice.from_attrs(objective.describe()["fidelity"])
     if choice.fidelity is None and choice.requested != "auto":
         return None
     return choice.summary(objective.n_samples, type(objective.estimator).__name__)
-
-
-#: What --transforms offers (BoxCoxObjective's transforms).
-TRANSFORM_CHOICES = ("box-cox", "yeo-johnson", "identity", "drop")
-
-
-def add_space_arguments(parser: argparse.ArgumentParser) -> None:
-    """--transforms, --objectives and --estimator-param: what else the search chooses."""
-    space = parser.add_argument_group(
-        "what the search chooses besides λ (recorded in the study's search space)"
-    )
-    space.add_argument(
-        "--transforms",
-        default=None,
-        metavar="LIST",
-        help=f"comma-separated choices per feature among {', '.join(TRANSFORM_CHOICES)}, e.g. "
-        "box-cox,identity,drop (default: box-cox only, the paper's search)",
-    )
-    space.add_argument(
-        "--objectives",
-        default=None,
-        metavar="LIST",
-        help="score, or score,n_features for a two-objective study whose Pareto front is "
-        "attached to it (default: score,n_features with --sampler nsga2 and drop among "
-        "--transforms, else score)",
-    )
-    space.add_argument(
-        "--estimator-param",
-        action="append",
-        default=[],
-        metavar="NAME=SPEC",
-        help="a classifier setting to search, repeatable: NAME=int:LOW:HIGH, "
-        "NAME=float:LOW:HIGH (add :log for a log scale) or NAME=cat:A,B,… "
-        "(e.g. n_neighbors=int:1:21, weights=cat:uniform,distance)",
-    )
-
-
-def space_options(args: argparse.Namespace) -> dict[str, Any]:
-    """BoxCoxObjective's transforms, estimator_params and objectives from the command line."""
-    transforms = getattr(args, "transforms", None)
-    if transforms is not None:
-        transforms = tuple(part.strip() for part in transforms.split(",") if part.strip())
-        unknown = [t for t in transforms if t not in TRANSFORM_CHOICES]
-        if unknown:
-            raise UsageError(
-                f"--transforms: unknown {', '.join(unknown)}; choose among "
-                f"{', '.join(TRANSFORM_CHOICES)}"
-            )
-    objectives = getattr(args, "objectives", None)
-    if objectives is None:
-        nsga2 = args.sampler.strip().lower() == "nsga2"
-        objectives = "score,n_features" if nsga2 and "drop" in (transforms or ()) else "score"
-    objectives = tuple(part.strip() for part in objectives.split(",") if part.strip())
-    if objectives not in (("score",), ("score", "n_features")):
-        raise UsageError(f"--objectives must be score or score,n_features, got {args.objectives}")
-    if "n_features" in objectives and "drop" not in (transforms or ()):
-        raise UsageError("--objectives score,n_features needs drop among --transforms")
-    estimator_params = dict(
-        parse_estimator_param(text) for text in getattr(args, "estimator_param", None) or ()
-    )
-    options: dict[str, Any] = {}
-    if transforms is not None:
-        options["transforms"] = transforms
-    if estimator_params:
-        options["estimator_params"] = estimator_params
-    if objectives != ("score",):
-        options["objectives"] = objectives
-    return options
-
-
-def parse_estimator_param(text: str) -> tuple[str, Any]:
-    """``NAME=int:LOW:HIGH``, ``NAME=float:LOW:HIGH[:log]`` or ``NAME=cat:A,B,…`` as
-    (name, Optuna distribution); categorical values that read as numbers become numbers."""
-    from optuna.distributions import CategoricalDistribution
-    from optuna.distributions import FloatDistribution
-    from optuna.distributions import IntDistribution
-
-    name, _, spec = text.partition("=")
-    kind, _, rest = spec.partition(":")
-    name, kind = name.strip(), kind.strip().lower()
-    try:
-        if kind == "cat":
-            choices = [_number_or_text(c.strip()) for c in rest.split(",") if c.strip()]
-            if not choices:
-                raise ValueError("no choices")
-            return name, CategoricalDistribution(choices)
-        parts = rest.split(":")
-        log = parts[2:] == ["log"]
-        if kind in ("int", "float") and len(parts) in (2, 3) and (len(parts) == 2 or log):
-            number = int if kind == "int" else float
-            low, high = number(parts[0]), number(parts[1])
-            make = IntDistribution if kind == "int" else FloatDistribution
-            return name, make(low, high, log=log)
-    except ValueError as error:
-        raise UsageError(f"--estimator-param {text!r}: {error}") from None
-    raise UsageError(
-        f"--estimator-param {text!r}: expected NAME=int:LOW:HIGH, NAME=float:LOW:HIGH[:log] or "
-        "NAME=cat:A,B,…"
-    )
-
-
-def _number_or_text(value: str) -> Any:
-    for number in (int, float):
-        try:
-            return number(value)
-        except ValueError:
-            pass
-    return {"None": None, "True": True, "False": False}.get(value, value)
 
 
 def print_pareto_search(found: SearchRun) -> None:
@@ -521,7 +415,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.report_timings is not None:
         import json
 
-        from optuna_boxcox._process import peak_rss_kib
+        from optuna_boxcox._system._process import peak_rss_kib
 
         timings = {
             "written_at": found.written_at,
@@ -536,7 +430,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import open_storage
     from optuna_boxcox.storage import redact
@@ -573,8 +467,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from optuna_boxcox._fidelity import DEFAULT_REQUEST
-    from optuna_boxcox._spec import SearchSpec
+    from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+    from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact
 

@@ -1,7 +1,17 @@
-"""The paper's experiments: data, evaluation protocol, grid exploration and the reproduction report.
+"""The applications that run many studies, apart from the library they are built on.
 
-:func:`optuna_boxcox.reproduce.reproduce` composes these; they are public for people who want one
-piece (a fold of the protocol, a grid-exploration heatmap, the published numbers).
+- ``compare`` (:func:`~optuna_boxcox.experiments.compare.compare`: samplers on one data set, with
+  ``_problems``, ``_compare_runs`` and ``_compare_table``), ``benchmark`` (methods over many data
+  sets, with ``_benchmark_data``), ``meta`` (which settings of the iterative
+  grid search matter), ``reproduce`` (the paper's tables);
+- the paper's experiments they compose: data (``_data``), evaluation protocol (``_protocol``), grid
+  exploration (``_grid``), the published numbers (``_paper``), the reproduction's units and
+  report (``_record``, ``_report``, ``_tables``), and the names the command line offers (``_names``).
+
+:func:`optuna_boxcox.experiments.reproduce.reproduce` composes the paper's pieces; they are public
+for people who want one piece (a fold of the protocol, a grid-exploration heatmap, the published
+numbers). ``optuna_boxcox.compare``, ``.benchmark``, ``.meta`` and ``.reproduce`` lead here for one
+release.
 """
 
 from __future__ import annotations

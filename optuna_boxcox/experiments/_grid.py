@@ -39,9 +39,9 @@ from plotly.subplots import make_subplots
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
-from optuna_boxcox._parallel import map_tasks
-from optuna_boxcox._space import DEFAULT_GRID_RANGE
-from optuna_boxcox._transform import BoxCoxTransformer
+from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._study._space import DEFAULT_GRID_RANGE
+from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments._data import FIGURE1_SEED

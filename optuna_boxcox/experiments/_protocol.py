@@ -26,9 +26,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
-from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._spec import SearchSpec
-from optuna_boxcox._transform import BoxCoxTransformer
+from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._names import ROW_KEYS
 from optuna_boxcox.samplers import PRESETS

@@ -17,7 +17,7 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import write_trials
-from optuna_boxcox._settings import record_settings
+from optuna_boxcox._study._settings import record_settings
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -41,7 +41,7 @@ class Cell:
 
 @dataclass
 class Reproduction:
-    """The result of :func:`optuna_boxcox.reproduce.reproduce`."""
+    """The result of :func:`optuna_boxcox.experiments.reproduce.reproduce`."""
 
     target: str
     title: str

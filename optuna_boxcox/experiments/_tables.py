@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from optuna.distributions import IntDistribution
 
-from optuna_boxcox._parallel import map_tasks
+from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments._data import paper_features
 from optuna_boxcox.experiments._protocol import BASE

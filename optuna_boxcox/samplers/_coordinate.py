@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from optuna_boxcox._space import DEFAULT_GRID_RANGE
-from optuna_boxcox._space import LAMBDA
-from optuna_boxcox._space import SETTING
-from optuna_boxcox._space import TRANSFORM
-from optuna_boxcox._space import LambdaSpace
-from optuna_boxcox.samplers._plan import Batch
-from optuna_boxcox.samplers._plan import GridPlanSampler
-from optuna_boxcox.samplers._plan import is_positive_int
+from optuna_boxcox._study._space import DEFAULT_GRID_RANGE
+from optuna_boxcox._study._space import LAMBDA
+from optuna_boxcox._study._space import SETTING
+from optuna_boxcox._study._space import TRANSFORM
+from optuna_boxcox._study._space import LambdaSpace
+from optuna_boxcox.samplers._driver import Batch
+from optuna_boxcox.samplers._driver import is_positive_int
+from optuna_boxcox.samplers._grid import GridPlanSampler
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -64,9 +64,9 @@ def coordinate_search(
     halved and attached to Λopt (Finer, 6.3); every ``shuffle_epoch`` epochs the direction order is
     permuted (Shuffle, 6.2). The first maximum in evaluation order wins (ties keep earlier points).
 
-    A space beyond the paper's (:class:`~optuna_boxcox._space.LambdaSpace` with transform or
+    A space beyond the paper's (:class:`~optuna_boxcox._study._space.LambdaSpace` with transform or
     setting coordinates) is swept the same way, each such coordinate being one more direction whose
-    grid is its own (:meth:`~optuna_boxcox._space.LambdaSpace.grid`: every choice, or ``grid_size``
+    grid is its own (:meth:`~optuna_boxcox._study._space.LambdaSpace.grid`: every choice, or ``grid_size``
     values of a range) in every epoch: Finer leaves it whole, Shift draws one of its grid values. A
     feature's transform is swept right before its λ, and Shuffle moves the two together.
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from optuna_boxcox.samplers._plan import Batch
-from optuna_boxcox.samplers._plan import GridPlanSampler
+from optuna_boxcox.samplers._driver import Batch
+from optuna_boxcox.samplers._grid import GridPlanSampler
 
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox._study._space import LambdaSpace
 
 
 def diagonal_search(

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from optuna_boxcox.samplers._plan import Batch
+from optuna_boxcox.samplers._driver import Batch
+from optuna_boxcox.samplers._driver import is_positive_int
 from optuna_boxcox.samplers._plan import PlanSampler
-from optuna_boxcox.samplers._plan import is_positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from optuna.distributions import FloatDistribution
     from optuna.samplers import BaseSampler
 
-    from optuna_boxcox._space import LambdaSpace
+    from optuna_boxcox._study._space import LambdaSpace
 
 #: A restart step never exceeds half the cube, so one of x ± step stays inside along every axis.
 MAX_STEP = 0.5

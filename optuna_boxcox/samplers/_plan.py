@@ -13,15 +13,16 @@ Two ways run a plan on a study, and write the same trials:
   and the next batch waits for all of them;
 - batch by batch, through :func:`optuna_boxcox.optimize`, which drives a :class:`PlanRun`
   (:meth:`PlanSampler.start_run`): the runner scores whole batches and writes their trials in bulk.
+
+This module is :class:`PlanSampler`, Optuna's side (claiming a position per trial, replaying the
+study). Its parts: ``_driver`` (:class:`Plan`, the batches, the direction's :class:`Ranking`),
+``_ledger`` (positions finished and claimed in a study), ``_run`` (:class:`PlanRun`, the batched
+runners' side), ``_grid`` (plans over a fixed grid).
 """
 
 from __future__ import annotations
 
 import abc
-import collections
-from collections.abc import Callable
-from dataclasses import dataclass
-from dataclasses import field
 from dataclasses import replace
 import random
 import threading
@@ -36,7 +37,6 @@ from optuna.distributions import FloatDistribution
 from optuna.distributions import IntDistribution
 from optuna.samplers import BaseSampler
 from optuna.samplers import RandomSampler
-from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import storage_of
@@ -45,14 +45,22 @@ from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._claims import is_dead
 from optuna_boxcox._optuna._claims import reap
 from optuna_boxcox._optuna._write import bulk_supported
-from optuna_boxcox._optuna._write import has_rival
 from optuna_boxcox._optuna._write import set_trial_user_attrs
-from optuna_boxcox._process import OWNER_KEY
-from optuna_boxcox._process import REAPED_KEY
-from optuna_boxcox._process import process_identity
-from optuna_boxcox._settings import record_settings
-from optuna_boxcox._space import SPACE_ATTR
-from optuna_boxcox._space import LambdaSpace
+from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._study._space import SPACE_ATTR
+from optuna_boxcox._study._space import LambdaSpace
+from optuna_boxcox._system._process import OWNER_KEY
+from optuna_boxcox._system._process import process_identity
+from optuna_boxcox.samplers._driver import Batch
+from optuna_boxcox.samplers._driver import Plan
+from optuna_boxcox.samplers._driver import Ranking
+from optuna_boxcox.samplers._driver import SearchResult
+from optuna_boxcox.samplers._driver import plan_result
+from optuna_boxcox.samplers._ledger import POSITION_KEY
+from optuna_boxcox.samplers._ledger import UNCLAIMED
+from optuna_boxcox.samplers._ledger import Ledger
+from optuna_boxcox.samplers._ledger import rival_holds
+from optuna_boxcox.samplers._run import PlanRun
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -65,237 +73,9 @@ if TYPE_CHECKING:
 
 _logger = optuna.logging.get_logger(__name__)
 
-#: Trial system attribute (state the dashboard need not show) holding a trial's plan position; the
-#: owner and reaped keys are in :mod:`optuna_boxcox._process`.
-POSITION_KEY = "boxcox:position"
 #: Study user attributes (shown in the dashboard).
 SAMPLER_ATTR = "boxcox_sampler"
 RESULT_ATTR = "boxcox_result"
-
-_UNCLAIMED = -1
-
-
-def is_positive_int(value: Any) -> bool:
-    """Whether a sampler setting is a whole number ≥ 1 (``True`` is refused: it is a bool, not a count)."""
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1
-
-
-@dataclass
-class Batch:
-    """Points the plan wants evaluated next, with the bookkeeping shown per trial (user attrs)."""
-
-    points: list[np.ndarray]
-    attrs: list[dict[str, Any]]
-    #: Λopt when the batch was issued (its history is the trajectory of the search).
-    incumbent: np.ndarray | None = None
-    incumbent_score: float = -np.inf
-
-
-@dataclass
-class SearchResult:
-    """What a finished (or partly finished) plan has chosen.
-
-    Attributes:
-        params: The chosen Λ (SPEC's Λopt) by parameter name, or ``None`` before any score.
-        best_value: Its objective value (in the study's direction).
-        history: Λopt (params dict) after every finished batch, in plan order.
-        n_trials: Positions of the plan that are finished.
-        budget: All positions of the plan (known once the plan is replayed to its end).
-        finished: Whether the plan is complete.
-        confirmed: When the search's top rung was capped below all rows (rows as the
-            fidelity): the confirmation on all rows (study user attribute
-            ``boxcox_confirmed``: ``rows``, ``best``, ``value``, ``found_value``,
-            ``start_value``); ``params`` and ``best_value`` are then its ``best`` and ``value``.
-    """
-
-    params: dict[str, float] | None
-    best_value: float | None
-    history: list[dict[str, float]] = field(default_factory=list)
-    n_trials: int = 0
-    budget: int | None = None
-    finished: bool = False
-    confirmed: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """How a study's trial values rank in a plan: the one place where the direction's sign is
-    applied. Plan scores are higher-is-better; a failed, pruned or NaN trial is the worst."""
-
-    maximize: bool
-
-    @classmethod
-    def of(cls, study: Study) -> Ranking:
-        return cls(study.direction == StudyDirection.MAXIMIZE)
-
-    def score(self, value: float | None) -> float:
-        """A trial value as the plan ranks it."""
-        if value is None or np.isnan(value := float(value)):
-            return -np.inf
-        return value if self.maximize else -value
-
-    def trial_score(self, state: TrialState, values: Sequence[float] | None) -> float:
-        return self.score(values[0]) if state == TrialState.COMPLETE and values else -np.inf
-
-    def value(self, score: float) -> float:
-        """A plan score as the study's trial value."""
-        return score if self.maximize else -score
-
-
-def plan_result(plan: Plan, space: LambdaSpace, ranking: Ranking) -> SearchResult:
-    """What ``plan`` has chosen so far: Λopt, its value and the history of Λopt per batch."""
-    history = [space.to_params(b.incumbent) for b in plan.batches[1:]]
-    if plan.finished:
-        point, score = plan.result
-        history.append(space.to_params(point))
-        n = plan.n_positions
-        return SearchResult(space.to_params(point), ranking.value(score), history, n, n, True)
-    current = plan.batches[plan.current]
-    best = ranking.value(current.incumbent_score) if np.isfinite(current.incumbent_score) else None
-    return SearchResult(
-        space.to_params(plan.incumbent(space)), best, history, plan.offsets[plan.current]
-    )
-
-
-#: A paper algorithm: yields batches, receives their scores (higher is better), returns
-#: (Λopt, its score).
-Algorithm = "Generator[Batch, list[float], tuple[np.ndarray, float]]"
-
-
-class Plan:
-    """An algorithm's plan, advanced batch by batch as scores come in.
-
-    Positions number the points of all batches in order. :meth:`advance` sends the scores of every
-    completely scored batch to the algorithm, which issues the next; :meth:`run` drives the plan to
-    its end with a scoring function (no study).
-    """
-
-    def __init__(self, algorithm: Generator[Batch, list[float], tuple[np.ndarray, float]]) -> None:
-        self._plan = algorithm
-        self.batches: list[Batch] = []
-        self.offsets: list[int] = []
-        #: (Λopt, its score) once the plan has returned.
-        self.result: tuple[np.ndarray, float] | None = None
-        self._issue(None)
-
-    @property
-    def finished(self) -> bool:
-        return self.result is not None
-
-    @property
-    def current(self) -> int:
-        """Index of the batch awaiting scores (the last issued one)."""
-        return len(self.batches) - 1
-
-    @property
-    def n_positions(self) -> int:
-        """Positions issued so far (the whole budget once finished)."""
-        if not self.batches:
-            return 0
-        return self.offsets[-1] + len(self.batches[-1].points)
-
-    def _issue(self, scores: list[float] | None) -> None:
-        offset = self.n_positions
-        try:
-            batch = next(self._plan) if scores is None else self._plan.send(scores)
-        except StopIteration as stop:
-            point, score = stop.value
-            self.result = (np.asarray(point, dtype=np.float64), float(score))
-            return
-        self.batches.append(batch)
-        self.offsets.append(offset)
-
-    def positions(self, batch: int) -> range:
-        return range(self.offsets[batch], self.offsets[batch] + len(self.batches[batch].points))
-
-    def locate(self, position: int) -> tuple[Batch, int]:
-        for b in range(len(self.batches) - 1, -1, -1):
-            if position >= self.offsets[b]:
-                return self.batches[b], position - self.offsets[b]
-        raise IndexError(position)
-
-    def advance(self, scores: Mapping[int, float]) -> None:
-        """Send the scores of every completely scored batch, issuing the next ones."""
-        while not self.finished:
-            span = self.positions(self.current)
-            if not all(p in scores for p in span):
-                return
-            self._issue([scores[p] for p in span])
-
-    def improved(self, position: int, score: float, scores: Mapping[int, float]) -> bool:
-        """Whether ``score`` at ``position`` beats Λopt as it stood before that candidate: the best
-        at the start of its batch and the batch's earlier candidates (those in ``scores``)."""
-        batch, index = self.locate(position)
-        earlier = [scores[p] for p in range(position - index, position) if p in scores]
-        return bool(score > max([batch.incumbent_score, *earlier]))
-
-    def incumbent(self, space: LambdaSpace) -> np.ndarray:
-        """Λopt as the plan stands (the starting point before any score)."""
-        if self.result is not None:
-            return self.result[0]
-        current = self.batches[self.current]
-        return space.initial if current.incumbent is None else current.incumbent
-
-    def run(
-        self, score: Callable[[list[np.ndarray]], Sequence[float]]
-    ) -> tuple[np.ndarray, float]:
-        """Score every batch with ``score(points)`` until the plan ends; return (Λopt, its score)."""
-        scores: dict[int, float] = {}
-        while not self.finished:
-            span = self.positions(self.current)
-            scores.update(zip(span, map(float, score(self.batches[self.current].points))))
-            self.advance(scores)
-        return self.result
-
-
-class _Ledger:
-    """What the study's trials say about the plan's positions, read incrementally.
-
-    Finished trials never change, so each is accounted once; only trials past the first unfinished
-    one are looked at again.
-    """
-
-    def __init__(self) -> None:
-        self.scores: dict[int, float] = {}  # finished positions (or given up after failures)
-        self.failures: dict[int, int] = {}
-        self._accounted: set[int] = set()
-        self.frontier = 0  # every trial number below it is accounted
-        #: Trial id of the trial numbered ``frontier`` (ids grow with numbers within a study).
-        self.frontier_trial_id = 0
-
-    def update(
-        self,
-        trials: Sequence[FrozenTrial],
-        score: Callable[[FrozenTrial], float],
-        max_retries: int,
-    ) -> list[FrozenTrial]:
-        """Account newly finished trials; return the unfinished ones."""
-        running = []
-        for t in trials[self.frontier :]:
-            if t.number in self._accounted:
-                continue
-            position = t.system_attrs.get(POSITION_KEY)
-            if t.state == TrialState.RUNNING or t.state == TrialState.WAITING:
-                running.append(t)
-                continue
-            self._accounted.add(t.number)
-            if position is None or position == _UNCLAIMED or position in self.scores:
-                continue
-            if t.state == TrialState.FAIL:
-                if not t.system_attrs.get(REAPED_KEY):
-                    self.failures[position] = self.failures.get(position, 0) + 1
-                    if self.failures[position] > max_retries:
-                        self.scores[position] = -np.inf
-            else:
-                self.scores[position] = score(t)
-        while self.frontier in self._accounted:
-            self._accounted.discard(self.frontier)
-            self.frontier += 1
-        if self.frontier < len(trials):
-            self.frontier_trial_id = trial_id_of(trials[self.frontier])
-        elif trials:
-            self.frontier_trial_id = trial_id_of(trials[-1]) + 1
-        return running
 
 
 class PlanSampler(BaseSampler, abc.ABC):
@@ -337,7 +117,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         self._max_retries = int(max_retries)
         self._poll_interval = float(poll_interval)
         self._lock = threading.RLock()
-        self._studies: dict[tuple[int, int], tuple[tuple, Plan, _Ledger]] = {}
+        self._studies: dict[tuple[int, int], tuple[tuple, Plan, Ledger]] = {}
         self._assigned: dict[int, int] = {}  # trial id → plan position (this process's trials)
         #: trial id → the λ space read when the trial began sampling (one study read per trial).
         self._trial_spaces: dict[int, LambdaSpace] = {}
@@ -417,7 +197,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             )
         ranking = Ranking.of(study)
         trials = self._trials(study)
-        ledger = _Ledger()
+        ledger = Ledger()
         for trial in ledger.update(
             trials, lambda t: ranking.trial_score(t.state, t.values), self._max_retries
         ):
@@ -558,7 +338,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         with self._lock:
             position = self._assigned.pop(trial_id_of(trial), None)
             space = self._trial_spaces.pop(trial_id_of(trial), None)
-            if position is None or position == _UNCLAIMED:
+            if position is None or position == UNCLAIMED:
                 return
             if state == TrialState.FAIL:
                 return  # the position is re-run (up to max_retries)
@@ -604,15 +384,15 @@ class PlanSampler(BaseSampler, abc.ABC):
             delay = min(delay * 1.5, 1.0)
 
     def _try_claim(
-        self, study: Study, trial: FrozenTrial, position: int, replay: Plan, ledger: _Ledger
+        self, study: Study, trial: FrozenTrial, position: int, replay: Plan, ledger: Ledger
     ) -> bool:
         storage = storage_of(study)
         storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, position)
         # Another process may have claimed the same position since we read the trials, and may
         # even have finished it. Both claims are written before they are read back, so at least one
         # claimant sees the other: whoever sees a rival (running or finished) backs off.
-        if _has_rival(study, trial, position, ledger):
-            storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, _UNCLAIMED)
+        if rival_holds(study, trial, position, ledger):
+            storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, UNCLAIMED)
             return False
         self._assigned[trial_id_of(trial)] = position
         batch, index = replay.locate(position)
@@ -624,7 +404,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         return True
 
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
-        self._assigned[trial_id_of(trial)] = _UNCLAIMED
+        self._assigned[trial_id_of(trial)] = UNCLAIMED
         storage_of(study).set_trial_user_attr(trial_id_of(trial), "phase", "done")
         self._finish(study)
 
@@ -636,7 +416,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         with self._lock:
             position = self._assigned.get(trial_id_of(trial))
             replay = self._replay(study, space)
-        if position is None or position == _UNCLAIMED:
+        if position is None or position == UNCLAIMED:
             # Enqueued or post-budget trials take the current Λopt for parameters they leave open.
             return replay.incumbent(space)
         batch, index = replay.locate(position)
@@ -646,9 +426,7 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _trials(self, study: Study) -> list[FrozenTrial]:
         return storage_of(study).get_all_trials(study_id_of(study), deepcopy=False)
 
-    def _cache(
-        self, study: Study, space: LambdaSpace | None = None
-    ) -> tuple[tuple, Plan, _Ledger]:
+    def _cache(self, study: Study, space: LambdaSpace | None = None) -> tuple[tuple, Plan, Ledger]:
         """This process's replay and ledger of the study (rebuilt when its λ space changes);
         ``space`` is the study's λ space if already read."""
         if space is None:
@@ -658,7 +436,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         signature = space.signature()
         cached = self._studies.get(key)
         if cached is None or cached[0] != signature:
-            cached = (signature, self.plan(space), _Ledger())
+            cached = (signature, self.plan(space), Ledger())
             self._studies[key] = cached
         return cached
 
@@ -691,7 +469,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             if self._reap_if_dead(study, t):
                 continue
             position = t.system_attrs.get(POSITION_KEY)
-            if position is not None and position != _UNCLAIMED:
+            if position is not None and position != UNCLAIMED:
                 held.setdefault(position, t)
         return held
 
@@ -747,167 +525,6 @@ class PlanSampler(BaseSampler, abc.ABC):
         return plan_result(replay, space, Ranking.of(study))
 
 
-@dataclass
-class PendingPoints:
-    """Positions of the current batch that a runner is to score, in plan order."""
-
-    positions: list[int]
-    points: list[np.ndarray]
-    #: Each trial's user attributes (the search's bookkeeping; ``improved`` comes with the score).
-    attrs: list[dict[str, Any]]
-
-
-class PlanRun:
-    """A runner's pass over a plan sampler's plan on one study (:meth:`PlanSampler.start_run`).
-
-    The protocol between the paper's samplers and :func:`optuna_boxcox.optimize`: the run is the
-    plan replayed over the study's finished trials when it started (failed positions are retried
-    as the sampler would). A runner asks for the positions still to score (:meth:`pending`),
-    scores them, :meth:`tell` s their values (and learns each trial's user attributes),
-    :meth:`adopt` s the values other workers wrote for positions of the batch, writes the
-    trials, and at the end :meth:`finish` es (the result is recorded in the study). Every
-    decision about values — the direction's sign, whether a candidate improved on Λopt — is
-    taken here; a ``study.optimize`` worker on the same study sees the runner's trials once they
-    are written.
-
-    Attributes:
-        study: The study.
-        space: Its λ space.
-        owner: This process, as recorded on the trials it writes (system attribute
-            :data:`~optuna_boxcox._process.OWNER_KEY`).
-        position_key: The trial system attribute holding a trial's plan position.
-        trials: The study's trials when the run started (read once).
-        budget: The plan's number of positions, when the sampler knows it in advance.
-    """
-
-    position_key = POSITION_KEY
-
-    def __init__(
-        self,
-        study: Study,
-        plan: Plan,
-        space: LambdaSpace,
-        ranking: Ranking,
-        *,
-        scores: Mapping[int, float],
-        trials: list[FrozenTrial],
-        owner: str,
-        budget: int | None,
-        record: Callable[[Study, SearchResult], None],
-    ) -> None:
-        self.study, self.space, self.owner, self.trials = study, space, owner, trials
-        self.budget = budget
-        self._plan, self._ranking, self._record = plan, ranking, record
-        self._scores = dict(scores)  # plan scores (higher is better) of the finished positions
-
-    @property
-    def finished(self) -> bool:
-        return self._plan.finished
-
-    @property
-    def n_done(self) -> int:
-        """Positions of the plan with a score."""
-        return len(self._scores)
-
-    def pending(self, limit: int | None = None) -> PendingPoints | None:
-        """The current batch's positions not scored yet (at most ``limit``); None once the plan
-        has ended."""
-        plan = self._plan
-        if plan.finished:
-            return None
-        span = plan.positions(plan.current)
-        batch = plan.batches[plan.current]
-        todo = [p for p in span if p not in self._scores]
-        if limit is not None:
-            todo = todo[: max(0, int(limit))]
-        return PendingPoints(
-            todo,
-            [batch.points[p - span.start] for p in todo],
-            [dict(batch.attrs[p - span.start]) for p in todo],
-        )
-
-    def attrs(
-        self, pending: PendingPoints, values: Sequence[float | None], which: Sequence[int]
-    ) -> list[dict[str, Any]]:
-        """The user attributes of the trials of ``pending[k]`` for each ``k`` in ``which``, given
-        the values known so far (None: not known yet): the batch's own ones and ``improved``,
-        whether the value beat Λopt as it stood before that candidate — the best at the start of
-        its batch and the batch's earlier candidates known (finished before, or in ``values``)."""
-        batch = {
-            p: self._ranking.score(v) for p, v in zip(pending.positions, values) if v is not None
-        }
-        known = collections.ChainMap(batch, self._scores)  # no copy of every score
-        return [
-            {
-                **pending.attrs[k],
-                "improved": self._plan.improved(
-                    pending.positions[k], self._ranking.score(values[k]), known
-                ),
-            }
-            for k in which
-        ]
-
-    def tell(self, pending: PendingPoints, values: Sequence[float]) -> list[dict[str, Any]]:
-        """The objective's values of ``pending``'s points, in order: records them, advances the
-        plan when its batch is complete, and returns each trial's user attributes (see
-        :meth:`attrs`). Values other workers wrote for the batch are adopted first."""
-        attrs = self.attrs(pending, values, range(len(values)))
-        self.adopt(pending.positions, values)
-        return attrs
-
-    def adopt(self, positions: Sequence[int], values: Sequence[float]) -> None:
-        """Values of positions whose trials another worker wrote: recorded, the plan advanced."""
-        for position, value in zip(positions, values):
-            self._scores[position] = self._ranking.score(value)
-        self._plan.advance(self._scores)
-
-    def prune(self, positions: Sequence[int]) -> None:
-        """Positions whose trials were pruned (rows as the fidelity): the worst score, as the
-        sampler's replay reads a PRUNED trial; the plan advanced."""
-        for position in positions:
-            self._scores[position] = -np.inf
-        self._plan.advance(self._scores)
-
-    def result(self) -> SearchResult:
-        """What the plan has chosen so far (from this run's state: no study read)."""
-        return plan_result(self._plan, self.space, self._ranking)
-
-    def finish(self) -> SearchResult:
-        """Record the result in the study once the plan has ended (and stop the study, as the
-        trial-by-trial sampler does); return it."""
-        result = self.result()
-        if result.finished:
-            self._record(self.study, result)
-        return result
-
-
-def _has_rival(study: Study, trial: FrozenTrial, position: int, ledger: _Ledger) -> bool:
-    """Whether another trial that did not fail holds ``position`` (read from the storage now).
-
-    Only trials the ledger has not accounted as finished can be rivals: one accounted as
-    finished with this position would have put it in ``ledger.scores``, and the position was
-    chosen outside them (the ledger was updated under the same lock). So the check looks at the
-    unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
-    """
-    storage = storage_of(study)
-    if bulk_supported(storage):
-        return has_rival(
-            storage,
-            study_id_of(study),
-            trial_id_of(trial),
-            POSITION_KEY,
-            position,
-            ledger.frontier_trial_id,
-        )
-    trials = storage.get_all_trials(study_id_of(study), deepcopy=False)
-    return any(
-        trial_id_of(t) != trial_id_of(trial)
-        and t.system_attrs.get(POSITION_KEY) == position
-        and t.state != TrialState.FAIL
-        for t in trials[ledger.frontier :]
-    )
-
-
 def _refuse_several_objectives(sampler: PlanSampler, study: Study) -> None:
     if len(study.directions) > 1:
         raise ValueError(
@@ -932,40 +549,3 @@ def _fit_to(dist: BaseDistribution, value: float) -> Any:
         index = int(np.clip(round(value), 0, len(dist.choices) - 1))
         return dist.choices[index]
     raise TypeError(f"unsupported distribution {dist!r}")
-
-
-class GridPlanSampler(PlanSampler):
-    """A plan sampler over the paper's grid ``linspace(*grid_range, grid_size)`` (Algorithms 5, 7, 8)."""
-
-    def __init__(
-        self,
-        *,
-        grid_size: int = 11,
-        grid_range: tuple[float, float] = (-5.0, 5.0),
-        seed: int = 0,
-        search_space: Mapping[str, FloatDistribution] | None = None,
-        initial_params: Mapping[str, float] | None = None,
-        independent_sampler: BaseSampler | None = None,
-        max_retries: int = 3,
-    ) -> None:
-        if not is_positive_int(grid_size):
-            raise ValueError(f"grid_size must be a positive integer, got {grid_size!r}")
-        lo, hi = (float(v) for v in grid_range)
-        if not lo < hi:
-            raise ValueError(f"grid_range must be (low, high) with low < high, got {grid_range}")
-        super().__init__(
-            search_space=search_space,
-            initial_params=initial_params,
-            seed=seed,
-            independent_sampler=independent_sampler,
-            max_retries=max_retries,
-        )
-        self.grid_size = int(grid_size)
-        self.grid_range = (lo, hi)
-
-    @property
-    def grid(self) -> np.ndarray:
-        return np.linspace(self.grid_range[0], self.grid_range[1], self.grid_size)
-
-    def settings(self) -> dict[str, Any]:
-        return {"grid_size": self.grid_size, "grid_range": list(self.grid_range)}

@@ -10,7 +10,7 @@ import weakref
 
 import optuna
 
-from optuna_boxcox._settings import record_settings
+from optuna_boxcox._study._settings import record_settings
 from optuna_boxcox.samplers._coordinate import PRESETS
 from optuna_boxcox.samplers._coordinate import CoordinateGridSampler
 from optuna_boxcox.samplers._diagonal import DiagonalSampler

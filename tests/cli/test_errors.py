@@ -28,8 +28,9 @@ import numpy as np
 import optuna
 import pandas as pd
 import pytest
+from shared import free_port
 
-from optuna_boxcox import _parallel
+from optuna_boxcox._system import _parallel
 from optuna_boxcox.cli import INTERRUPTED
 from optuna_boxcox.cli import main
 from optuna_boxcox.cli.dashboard import is_loopback
@@ -448,12 +449,6 @@ def test_loopback_hosts_are_told_from_every_interface():
         assert is_loopback("::1") and not is_loopback("::")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _request(url: str, method: str = "GET", body: dict | None = None) -> tuple[int, str]:
     data = json.dumps(body).encode() if body is not None else None
     headers = {"Content-Type": "application/json"} if body is not None else {}
@@ -466,7 +461,7 @@ def _request(url: str, method: str = "GET", body: dict | None = None) -> tuple[i
 
 
 def _serve(db: Path, *options: str) -> tuple[subprocess.Popen, str]:
-    port = _free_port()
+    port = free_port()
     server = _popen("dashboard", f"sqlite:///{db}", "--port", str(port), *options, cwd=db.parent)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -26,8 +26,9 @@ import numpy as np
 import optuna
 import pandas as pd
 import pytest
+from shared import free_port
 
-from optuna_boxcox import _progress
+from optuna_boxcox._system import _progress
 from optuna_boxcox.cli import INTERRUPTED
 from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import main
@@ -45,12 +46,6 @@ def _one_line(stderr: str) -> str:
 
 def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _trials(db: Path) -> int:
@@ -90,7 +85,7 @@ def test_search_refuses_a_storage_in_a_missing_directory_and_creates_nothing(tmp
 def test_dashboard_refuses_a_storage_that_does_not_exist_and_creates_nothing(tmp_path, storage):
     # None: the default storage, from a folder where no search ran yet.
     where = [storage] if storage else []
-    run = run_cli("dashboard", *where, "--port", str(_free_port()), cwd=tmp_path, timeout=60)
+    run = run_cli("dashboard", *where, "--port", str(free_port()), cwd=tmp_path, timeout=60)
     assert run.returncode in (1, 2), f"the dashboard started:\n{run.stdout}{run.stderr}"
     line = _one_line(run.stderr)
     named = "misspelt" if storage else "studies/optuna-boxcox.db"
@@ -281,7 +276,7 @@ def test_search_warns_in_one_line_naming_a_column_squeezed_by_one_extreme_value(
 
 
 def test_a_warning_during_a_command_is_one_line(monkeypatch, capsys):
-    from optuna_boxcox._numerics import ExtremeValueWarning
+    from optuna_boxcox._math._numerics import ExtremeValueWarning
     from optuna_boxcox.cli import search
 
     def warn(args):

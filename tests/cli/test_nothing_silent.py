@@ -242,7 +242,7 @@ def test_qmc_says_nothing_of_being_experimental(tmp_path):
 
 
 def test_the_lambda_table_aligns_short_and_wide_feature_names(tmp_path, capsys, monkeypatch):
-    from optuna_boxcox._text import display_width
+    from optuna_boxcox._system._text import display_width
 
     monkeypatch.chdir(tmp_path)
     path = _csv(tmp_path, "w.csv", "a,日本,y\n1,2,0\n2,3,1\n3,1,0\n4,5,1\n5,2,0\n6,3,1\n")
@@ -272,13 +272,13 @@ def test_png_figures_not_written_says_why_even_when_the_error_is_blank(tmp_path,
 
     monkeypatch.setattr(pio, "write_images", fail)
     with pytest.warns(RuntimeWarning) as warned:
-        assert figures._write_pngs({"a": go.Figure()}, tmp_path) == []
+        assert figures.write_figures({"a": go.Figure()}, tmp_path, formats=("png",)) == []
     assert "(RuntimeError: Chrome not found)" in str(warned[0].message)
 
 
 def test_n_jobs_as_threads_of_study_optimize_is_capped_at_the_usable_cores(monkeypatch):
-    from optuna_boxcox import _parallel
     from optuna_boxcox import optimize
+    from optuna_boxcox._system import _parallel
 
     monkeypatch.setattr(_parallel, "usable_cores", lambda: 2)
     threads = set()

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -20,7 +19,10 @@ from urllib.request import urlopen
 
 import optuna
 import pytest
+from shared import free_port
 
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox.cli import search as cli_search
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -60,12 +62,6 @@ def _command(*args: str) -> list[str]:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _cli_attaches_figures() -> bool:
     # Until the search command attaches figures itself the test attaches them, as the CLI will.
     return "attach_figures" in Path(cli_search.__file__).read_text()
@@ -91,7 +87,8 @@ def searched(tmp_path_factory) -> str:
     run_search(storage, "--dataset", "wine", "--features", "4", "--classifier", "bayes")
     study = optuna.load_study(study_name=STUDY, storage=storage)
     has_figures = any(
-        k.startswith(PLOT_KEY) for k in study._storage.get_study_system_attrs(study._study_id)
+        k.startswith(PLOT_KEY)
+        for k in storage_of(study).get_study_system_attrs(study_id_of(study))
     )
     if _cli_attaches_figures():
         assert has_figures, "optuna-boxcox search did not attach its figures to the study"
@@ -112,7 +109,7 @@ def searched(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def dashboard(searched, tmp_path_factory):
     """``optuna-boxcox dashboard`` on the study, on a free port of 127.0.0.1; yields its URL."""
-    port = _free_port()
+    port = free_port()
     directory = tmp_path_factory.mktemp("dashboard")
     log = open(directory / "dashboard.log", "w")  # noqa: SIM115 - the server writes it until teardown
     server = subprocess.Popen(

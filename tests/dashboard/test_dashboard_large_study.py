@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import time
 
-from conftest import SONAR_CSV
 import optuna
 import pytest
+from shared import SONAR_CSV
 from test_dashboard_browser import dashboard  # noqa: F401 - the server fixture, on our study
 from test_dashboard_browser import page  # noqa: F401 - the browser fixture
 from test_dashboard_browser import run_search

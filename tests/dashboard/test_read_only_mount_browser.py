@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from urllib.request import Request
 from urllib.request import urlopen
 
 import pytest
+from shared import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
@@ -42,12 +42,6 @@ def _command(*args: str) -> list[str]:
 
 #: The commands run this checkout's package, whatever the folder they start in.
 ENV = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -86,7 +80,7 @@ def archive(tmp_path):
 @pytest.fixture
 def dashboard(archive, tmp_path):
     """``optuna-boxcox dashboard --read-only`` on the mounted file; yields its URL."""
-    port = _free_port()
+    port = free_port()
     log_path = tmp_path / "dashboard.log"
     with open(log_path, "w") as log:
         server = subprocess.Popen(

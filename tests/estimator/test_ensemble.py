@@ -16,8 +16,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxClassifier
-from optuna_boxcox._classifier import Member
-from optuna_boxcox._classifier import _tie_breaker
+from optuna_boxcox._ensemble import Member
+from optuna_boxcox._ensemble import _tie_breaker
 
 
 @pytest.fixture(scope="module")

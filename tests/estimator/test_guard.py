@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from optuna_boxcox import BoxCoxClassifier
-from optuna_boxcox._guard import DECISION_ATTR
-from optuna_boxcox._guard import decide
+from optuna_boxcox._study._guard import DECISION_ATTR
+from optuna_boxcox._study._guard import decide
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
 
@@ -155,9 +155,9 @@ def test_the_gates_k_nn_predicts_as_scikit_learn(load, k, block_rows, monkeypatc
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import StandardScaler
 
-    from optuna_boxcox import _guard
-    from optuna_boxcox._guard import _neighbour_predictions
-    from optuna_boxcox._guard import leave_one_out_correct
+    from optuna_boxcox._study import _guard
+    from optuna_boxcox._study._guard import _neighbour_predictions
+    from optuna_boxcox._study._guard import leave_one_out_correct
 
     if block_rows is not None:
         monkeypatch.setattr(_guard, "BLOCK_BYTES", 8 * block_rows * 178)
@@ -180,10 +180,10 @@ def test_the_gate_judges_each_classifier_by_its_rule():
     from sklearn.metrics import accuracy_score
     from sklearn.metrics import balanced_accuracy_score
 
-    from optuna_boxcox._guard import KNN_RULE
-    from optuna_boxcox._guard import SVC_RULE
-    from optuna_boxcox._guard import Rule
-    from optuna_boxcox._guard import rule_of
+    from optuna_boxcox._study._guard import KNN_RULE
+    from optuna_boxcox._study._guard import SVC_RULE
+    from optuna_boxcox._study._guard import Rule
+    from optuna_boxcox._study._guard import rule_of
 
     y = np.arange(40) % 2
     assert rule_of(make_classifier("knn"), accuracy_score, y) == KNN_RULE
@@ -206,7 +206,7 @@ def test_the_gate_judges_each_classifier_by_its_rule():
 def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
     tmp_path, capsys, monkeypatch
 ):
-    from optuna_boxcox import _guard
+    from optuna_boxcox._study import _guard
 
     X, y = curved_boundary(n=300)
     frame = pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y)
@@ -235,7 +235,7 @@ def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
 
 
 def test_a_worker_that_finishes_a_guarded_study_gates_it(tmp_path, monkeypatch):
-    from optuna_boxcox import _guard
+    from optuna_boxcox._study import _guard
 
     X, y = curved_boundary(n=300)
     path = tmp_path / "curved.csv"

@@ -17,19 +17,21 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import PowerTransformer
 from sklearn.preprocessing import StandardScaler
 
-from optuna_boxcox.benchmark import RANK_PLOT
-from optuna_boxcox.benchmark import SUMMARY_ATTR
-from optuna_boxcox.benchmark import BenchmarkResult
-from optuna_boxcox.benchmark import _rank_and_test
-from optuna_boxcox.benchmark import average_ranks
-from optuna_boxcox.benchmark import benchmark
-from optuna_boxcox.benchmark import expand_datasets
-from optuna_boxcox.benchmark import format_benchmark
-from optuna_boxcox.benchmark import load_benchmark_data
-from optuna_boxcox.benchmark import loss_rates
-from optuna_boxcox.benchmark import wilcoxon_p
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.datasets import DataError
+from optuna_boxcox.experiments.benchmark import RANK_PLOT
+from optuna_boxcox.experiments.benchmark import SUMMARY_ATTR
+from optuna_boxcox.experiments.benchmark import BenchmarkResult
+from optuna_boxcox.experiments.benchmark import _rank_and_test
+from optuna_boxcox.experiments.benchmark import average_ranks
+from optuna_boxcox.experiments.benchmark import benchmark
+from optuna_boxcox.experiments.benchmark import expand_datasets
+from optuna_boxcox.experiments.benchmark import format_benchmark
+from optuna_boxcox.experiments.benchmark import load_benchmark_data
+from optuna_boxcox.experiments.benchmark import loss_rates
+from optuna_boxcox.experiments.benchmark import wilcoxon_p
 
 CLASSIFIERS = ["knn", "bayes", "linear"]
 TRANSFORMS = ["standard", "yeo-johnson"]
@@ -115,7 +117,7 @@ def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_ru
     assert recorded["name"] == "tpe" and recorded["optuna"] == optuna.__version__
     assert recorded["settings"]["multivariate"] is recorded["settings"]["constant_liar"] is True
     summary = optuna.load_study(study_name="benchmark/accuracy-test0.3-n10-seed0-f2", storage=url)
-    system_attrs = summary._storage.get_study_system_attrs(summary._study_id)
+    system_attrs = storage_of(summary).get_study_system_attrs(study_id_of(summary))
     assert any(key.startswith(PLOT_KEY) for key in system_attrs), "rank plot not attached"
     assert summary.user_attrs[SUMMARY_ATTR]["methods"] == TRANSFORMS + SAMPLERS
 
@@ -141,7 +143,7 @@ def read_back(ci_run):
     """The same benchmark from Python, after the command: every study must be read, none run."""
     _, _, datasets, _, settings, _ = ci_run
     patch = pytest.MonkeyPatch()
-    import optuna_boxcox.compare as compare_module
+    import optuna_boxcox.experiments._compare_runs as compare_module
 
     def no_search(*args, **kwargs):
         raise AssertionError("a finished study was searched again")
@@ -373,8 +375,8 @@ def test_a_csv_folder_is_every_csv_file_in_it(tmp_path):
 
 
 def test_the_command_line_default_row_limit_is_the_library_s():
-    from optuna_boxcox.benchmark import DEFAULT_MAX_ROWS
     from optuna_boxcox.cli.benchmark import DEFAULT_MAX_ROWS as CLI_DEFAULT
+    from optuna_boxcox.experiments.benchmark import DEFAULT_MAX_ROWS
 
     assert CLI_DEFAULT == DEFAULT_MAX_ROWS
 

@@ -19,10 +19,10 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import BoxCoxTransformer
 from optuna_boxcox import make_sampler
 from optuna_boxcox.cli import compare as compare_command
-from optuna_boxcox.compare import FIXED_TRANSFORMS
-from optuna_boxcox.compare import compare
-from optuna_boxcox.compare import format_table
-from optuna_boxcox.compare import parse_outer_cv
+from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
+from optuna_boxcox.experiments.compare import compare
+from optuna_boxcox.experiments.compare import format_table
+from optuna_boxcox.experiments.compare import parse_outer_cv
 
 
 def test_compare_command_writes_all_studies_to_one_file_and_resumes(tmp_path):
@@ -224,7 +224,7 @@ def test_outer_folds_are_read_back_not_rerun(outer_and_null, breast_cancer, monk
         s.study_name: s.n_trials
         for s in optuna.get_all_study_summaries(url, include_best_trial=False)
     }
-    import optuna_boxcox.compare as module
+    import optuna_boxcox.experiments._compare_runs as module
 
     def no_search(*args, **kwargs):
         raise AssertionError("a finished fold was searched again")

@@ -12,8 +12,8 @@ from optuna_boxcox.cli.meta import register
 from optuna_boxcox.experiments import Protocol
 from optuna_boxcox.experiments import evaluate_fold
 from optuna_boxcox.experiments import paper_features
-from optuna_boxcox.meta import SPACE
-from optuna_boxcox.meta import meta_study
+from optuna_boxcox.experiments.meta import SPACE
+from optuna_boxcox.experiments.meta import meta_study
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.storage import open_storage

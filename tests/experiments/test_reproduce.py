@@ -24,6 +24,8 @@ from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import BoxCoxTransformer
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox.cli.reproduce import register
 from optuna_boxcox.experiments import Protocol
 from optuna_boxcox.experiments import _record
@@ -32,7 +34,7 @@ from optuna_boxcox.experiments import paper_features
 from optuna_boxcox.experiments import paper_tables
 from optuna_boxcox.experiments import summarize
 from optuna_boxcox.experiments import synthetic
-from optuna_boxcox.reproduce import reproduce
+from optuna_boxcox.experiments.reproduce import reproduce
 from optuna_boxcox.storage import open_storage
 
 SHARED_TABLES = Path(__file__).resolve().parents[3] / "shared" / "paper" / "tables.json"
@@ -253,7 +255,7 @@ def test_a_killed_run_finishes_on_the_next_run_with_the_same_table(tmp_path):
         classifiers=["bayes"], rows=["grid", "spherical"], pairs=["5-27"], folds=4, repeats=1
     )
     script = (
-        "from optuna_boxcox.reproduce import reproduce\n"
+        "from optuna_boxcox.experiments.reproduce import reproduce\n"
         f"reproduce('table8', storage='sqlite:///{path}', out=None, progress=False, **{options!r})\n"
     )
     process = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
@@ -333,7 +335,7 @@ def test_table2_small_run_builds_the_heatmap_and_attaches_it(store, tmp_path):
     assert result.cell("bayes", "after", "Interleaving half circles").ours == pytest.approx(
         100 * best
     )
-    system_attrs = study._storage.get_study_system_attrs(study._study_id)
+    system_attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
     assert any(k.startswith("dashboard:plot_data:grid-exploration-heatmap") for k in system_attrs)
     assert [p.name for p in result.figures] == ["appendix-a-moons-2x1.html"]
 

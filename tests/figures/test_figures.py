@@ -24,8 +24,9 @@ from sklearn.datasets import load_wine
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox import _criteria
 from optuna_boxcox import figures
+from optuna_boxcox._math import _criteria
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli.search import run_search
 from optuna_boxcox.samplers import make_sampler
@@ -552,7 +553,7 @@ def test_attached_figures_and_note_are_served_by_optuna_dashboard(wine4, dashboa
     figures.attach_figures(study, found, note)  # attaching again replaces, it does not add
 
     get = dashboard_api(storage)
-    detail = get(f"/api/studies/{study._study_id}")
+    detail = get(f"/api/studies/{study_id_of(study)}")
     served = {g["id"]: json.loads(g["graph_object"]) for g in detail["plotly_graph_objects"]}
     assert sorted(served) == sorted(found), "the dashboard does not show the attached figures"
     assert len(detail["plotly_graph_objects"]) == len(found), "attaching twice duplicated a figure"
@@ -585,7 +586,7 @@ def test_attach_figures_uploads_them_as_artifacts_when_given_a_store(dashboard_a
             "a note",
             artifact_store=FileSystemArtifactStore(str(store_dir)),
         )
-    detail = dashboard_api(storage)(f"/api/studies/{study._study_id}")
+    detail = dashboard_api(storage)(f"/api/studies/{study_id_of(study)}")
     assert [a["filename"] for a in detail["artifacts"]] == ["best-so-far.html"]
     assert len(list(store_dir.iterdir())) == 1
 

@@ -9,14 +9,14 @@ import pytest
 from scipy import stats
 from sklearn.datasets import load_breast_cancer
 
-from optuna_boxcox._criteria import CRITERIA
-from optuna_boxcox._criteria import fisher_criterion
-from optuna_boxcox._criteria import log_likelihood
-from optuna_boxcox._criteria import nn_margin
-from optuna_boxcox._criteria import per_class_log_likelihood
-from optuna_boxcox._numerics import fit_range
-from optuna_boxcox._numerics import power_columns
-from optuna_boxcox._numerics import range_standardise
+from optuna_boxcox._math._criteria import CRITERIA
+from optuna_boxcox._math._criteria import fisher_criterion
+from optuna_boxcox._math._criteria import log_likelihood
+from optuna_boxcox._math._criteria import nn_margin
+from optuna_boxcox._math._criteria import per_class_log_likelihood
+from optuna_boxcox._math._numerics import fit_range
+from optuna_boxcox._math._numerics import power_columns
+from optuna_boxcox._math._numerics import range_standardise
 
 
 def _z(X):
@@ -223,7 +223,7 @@ def test_nn_margin_equals_plain_loop(rng):
 
 
 def test_nn_margin_agrees_across_row_blocks(rng, monkeypatch):
-    import optuna_boxcox._criteria as criteria
+    import optuna_boxcox._math._criteria as criteria
 
     X = rng.normal(size=(50, 4))
     y = rng.integers(0, 2, size=50)

@@ -1,4 +1,4 @@
-"""The compiled SGD core (optuna_boxcox._sgd) returns scikit-learn's SGDClassifier weights bit for bit.
+"""The compiled SGD core (optuna_boxcox._math._sgd) returns scikit-learn's SGDClassifier weights bit for bit.
 
 The oracle is scikit-learn itself: ``clone(estimator).fit(S, y)`` on the same transformed data. The
 core may decline (``None``) when a decision lies within rounding; it must rarely need to. The port
@@ -15,10 +15,10 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import SGDClassifier
 
-from optuna_boxcox import _sklearn_compat
-from optuna_boxcox._objective import BoxCoxObjective
-from optuna_boxcox._sgd import fit_sgd_binary
-from optuna_boxcox._sgd import sgd_settings
+from optuna_boxcox._math import _sklearn_compat
+from optuna_boxcox._math._sgd import fit_sgd_binary
+from optuna_boxcox._math._sgd import sgd_settings
+from optuna_boxcox._objective._objective import BoxCoxObjective
 
 
 @pytest.fixture(params=["sonar", "breast_cancer"])
@@ -82,7 +82,7 @@ def test_installed_scikit_learn_is_one_the_port_was_verified_against():
     assert _sklearn_compat.PLAIN_SGD_PORT_MATCHES, (
         f"scikit-learn {_sklearn_compat.SKLEARN_VERSION} is not in PLAIN_SGD_VERIFIED: the "
         "perceptron fast path is off. If test_weights_equal_scikit_learns_bit_for_bit passes with "
-        "it, add the release to optuna_boxcox/_sklearn_compat.py"
+        "it, add the release to optuna_boxcox/_math/_sklearn_compat.py"
     )
 
 

@@ -16,16 +16,18 @@ from sklearn.datasets import load_digits
 from sklearn.datasets import make_classification
 
 from optuna_boxcox import BoxCoxClassifier
-from optuna_boxcox import _fidelity as fidelity_module
-from optuna_boxcox._evaluators import REGISTRY
-from optuna_boxcox._evaluators import Evaluators
-from optuna_boxcox._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._fidelity import AutoFidelity
-from optuna_boxcox._fidelity import CostModel
-from optuna_boxcox._search import plan_search
-from optuna_boxcox._search import run_search
-from optuna_boxcox._spec import SPEC_ATTR
-from optuna_boxcox._spec import SearchSpec
+from optuna_boxcox._objective import _auto as auto_module
+from optuna_boxcox._objective import _fidelity as fidelity_module
+from optuna_boxcox._objective import _rungs as rungs_module
+from optuna_boxcox._objective._evaluators import REGISTRY
+from optuna_boxcox._objective._evaluators import Evaluators
+from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._objective._fidelity import CostModel
+from optuna_boxcox._study._search import plan_search
+from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study._spec import SPEC_ATTR
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -42,8 +44,8 @@ def no_timing(monkeypatch):
     def timed(*args, **kwargs):
         raise AssertionError("auto timed the classifier")
 
-    monkeypatch.setattr(fidelity_module, "measure_cost", timed)
-    monkeypatch.setattr(fidelity_module, "time_evaluations", timed)
+    monkeypatch.setattr(auto_module, "measure_cost", timed)
+    monkeypatch.setattr(auto_module, "time_evaluations", timed)
 
 
 def _digest(study):
@@ -138,8 +140,8 @@ def test_large_data_are_timed(monkeypatch):
         calls.append(n_samples)
         return CostModel(((500, 0.05), (1000, 0.2)))
 
-    monkeypatch.setattr(fidelity_module, "measure_cost", measured)
-    monkeypatch.setattr(fidelity_module, "VERIFY_UNDER_SECONDS", 0.0)
+    monkeypatch.setattr(auto_module, "measure_cost", measured)
+    monkeypatch.setattr(auto_module, "VERIFY_UNDER_SECONDS", 0.0)
     X, y = make_classification(20_000, 4, random_state=0)
     from optuna_boxcox import BoxCoxObjective
 
@@ -227,10 +229,10 @@ def test_search_prints_halving_with_the_exact_estimate(tmp_path, capsys, monkeyp
     pd.DataFrame(np.exp(X / 2)).assign(y=y).to_csv(tmp_path / "data.csv", index=False)
     # As if each fit took 10 s at 1,000 rows, growing as rows² (and no cost class to say small).
     monkeypatch.setattr(
-        fidelity_module, "measure_cost", lambda *a, **k: CostModel(((500, 2.5), (1000, 10.0)))
+        auto_module, "measure_cost", lambda *a, **k: CostModel(((500, 2.5), (1000, 10.0)))
     )
-    monkeypatch.setattr(fidelity_module, "VERIFY_UNDER_SECONDS", 0.0)
-    monkeypatch.setattr(fidelity_module, "evaluators_of", lambda estimator: Evaluators())
+    monkeypatch.setattr(auto_module, "VERIFY_UNDER_SECONDS", 0.0)
+    monkeypatch.setattr(rungs_module, "evaluators_of", lambda estimator: Evaluators())
     command = ["search", "--csv", str(tmp_path / "data.csv"), "--label", "y", "--classifier"]
     command += ["knn", "--sampler", "iterative", "--n-trials", "11", "--no-figures"]
     assert main([*command, "--storage", f"sqlite:///{tmp_path}/s.db"]) == 0

@@ -16,28 +16,21 @@ from optuna.distributions import CategoricalDistribution
 from optuna.distributions import FloatDistribution
 from optuna.distributions import IntDistribution
 import pytest
-from sklearn.datasets import load_wine
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._space import LambdaSpace
+from optuna_boxcox._study._space import LambdaSpace
 from optuna_boxcox.cli._args import UsageError
-from optuna_boxcox.cli.search import parse_estimator_param
+from optuna_boxcox.cli._space_args import parse_estimator_param
 from optuna_boxcox.samplers import CoordinateGridSampler
 
 KNN_PARAMS = {
     "n_neighbors": IntDistribution(1, 21),
     "weights": CategoricalDistribution(["uniform", "distance"]),
 }
-
-
-@pytest.fixture(scope="module")
-def wine4():
-    X, y = load_wine(return_X_y=True, as_frame=True)
-    return X.iloc[:, :4], y
 
 
 def _with(objective, **settings):

@@ -1,4 +1,4 @@
-"""Fast resubstitution scorers (optuna_boxcox._evaluators) against scikit-learn's fit + predict.
+"""Fast resubstitution scorers (optuna_boxcox._objective._evaluators) against scikit-learn's fit + predict.
 
 Every score a fast scorer gives must equal ``metric(y, clone(estimator).fit(S, y).predict(S))``
 exactly, along walks that change one to three λ at a time as the coordinate search does.
@@ -21,9 +21,9 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox._evaluators import FastScorer
-from optuna_boxcox._evaluators import make_fast_scorer
-from optuna_boxcox._evaluators._distances import _SquaredDistances
+from optuna_boxcox._objective._evaluators import FastScorer
+from optuna_boxcox._objective._evaluators import make_fast_scorer
+from optuna_boxcox._objective._evaluators._distances import _SquaredDistances
 from optuna_boxcox.classifiers import make_classifier
 
 #: Most fast scores must be answered (None sends the caller to the generic path).

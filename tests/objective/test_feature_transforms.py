@@ -16,7 +16,6 @@ import numpy as np
 import optuna
 import pytest
 from sklearn.base import clone
-from sklearn.datasets import load_wine
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.preprocessing import StandardScaler
@@ -24,19 +23,15 @@ from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._numerics import scale_column
-from optuna_boxcox._numerics import yeojohnson_column
+from optuna_boxcox._math._numerics import scale_column
+from optuna_boxcox._math._numerics import yeojohnson_column
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import SphericalSampler
 from optuna_boxcox.samplers import make_sampler
 
 CHOICES = ("box-cox", "identity", "drop")
-
-
-@pytest.fixture(scope="module")
-def wine4():
-    X, y = load_wine(return_X_y=True, as_frame=True)
-    return X.iloc[:, :4], y
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +315,7 @@ def test_search_attaches_the_pareto_front_to_the_study(tmp_path):
         optuna.study.StudyDirection.MAXIMIZE,
         optuna.study.StudyDirection.MINIMIZE,
     ]
-    attrs = study._storage.get_study_system_attrs(study._study_id)
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
     assert any(k.startswith("dashboard:plot_data:pareto-front") for k in attrs), (
         "search did not attach the Pareto front for optuna-dashboard"
     )

@@ -13,17 +13,19 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import StudyMismatch
-from optuna_boxcox import _fidelity as fidelity_module
-from optuna_boxcox._evaluators import Evaluators
-from optuna_boxcox._fidelity import EXACT_SECONDS
-from optuna_boxcox._fidelity import AutoFidelity
-from optuna_boxcox._fidelity import CostModel
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._fidelity import FidelityChoice
-from optuna_boxcox._fidelity import choose_fidelity
-from optuna_boxcox._fidelity import halving_seconds
-from optuna_boxcox._spec import SPEC_ATTR
-from optuna_boxcox._spec import SearchSpec
+from optuna_boxcox._objective import _auto as auto_module
+from optuna_boxcox._objective import _fidelity as fidelity_module
+from optuna_boxcox._objective import _rungs as rungs_module
+from optuna_boxcox._objective._evaluators import Evaluators
+from optuna_boxcox._objective._fidelity import EXACT_SECONDS
+from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._objective._fidelity import CostModel
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._objective._fidelity import FidelityChoice
+from optuna_boxcox._objective._fidelity import choose_fidelity
+from optuna_boxcox._objective._fidelity import halving_seconds
+from optuna_boxcox._study._spec import SPEC_ATTR
+from optuna_boxcox._study._spec import SearchSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -279,8 +281,8 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
     def no_measuring(*args, **kwargs):
         raise AssertionError("auto measured again instead of reading the study")
 
-    monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
-    monkeypatch.setattr(fidelity_module, "time_evaluations", no_measuring)
+    monkeypatch.setattr(auto_module, "measure_cost", no_measuring)
+    monkeypatch.setattr(auto_module, "time_evaluations", no_measuring)
     again = BoxCoxObjective.from_spec(SearchSpec("bayes", fidelity="auto"), X, y)
     again.register(study)
     assert again.fidelity == Fidelity(250, 2)
@@ -327,9 +329,9 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     command += ["--storage", f"sqlite:///{tmp_path}/s.db", "--fidelity", "auto"]
     # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays (and k-NN's cost
     # class, which says these data are small, is not asked).
-    monkeypatch.setattr(fidelity_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
-    monkeypatch.setattr(fidelity_module, "evaluators_of", lambda estimator: Evaluators())
-    monkeypatch.setattr(fidelity_module, "VERIFY_UNDER_SECONDS", 0.0)  # no real timing
+    monkeypatch.setattr(auto_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
+    monkeypatch.setattr(rungs_module, "evaluators_of", lambda estimator: Evaluators())
+    monkeypatch.setattr(auto_module, "VERIFY_UNDER_SECONDS", 0.0)  # no real timing
     assert main(command) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
     assert line.startswith("fidelity   halving from 500 to 1,500 rows, η=3 (KNeighborsClassifier")
@@ -337,8 +339,8 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     def no_measuring(*args, **kwargs):
         raise AssertionError("a resumed auto search measured again")
 
-    monkeypatch.setattr(fidelity_module, "measure_cost", no_measuring)
-    monkeypatch.setattr(fidelity_module, "time_evaluations", no_measuring)
+    monkeypatch.setattr(auto_module, "measure_cost", no_measuring)
+    monkeypatch.setattr(auto_module, "time_evaluations", no_measuring)
     more = [
         ("4" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
     ]
@@ -382,16 +384,16 @@ class _Swept(_Timed):
 
 def test_a_sweep_sharing_evaluator_is_timed_per_point_of_a_sweep(monkeypatch):
     clock = _Clock()
-    monkeypatch.setattr(fidelity_module, "time", clock)
-    one = fidelity_module.time_evaluations(_Timed(1000, clock, lambda r: 1.0), 3)
-    swept = fidelity_module.time_evaluations(_Swept(1000, clock, lambda r: 1.0), 3, batch=11)
+    monkeypatch.setattr(auto_module, "time", clock)
+    one = auto_module.time_evaluations(_Timed(1000, clock, lambda r: 1.0), 3)
+    swept = auto_module.time_evaluations(_Swept(1000, clock, lambda r: 1.0), 3, batch=11)
     assert one == pytest.approx(1.0)
     assert swept == pytest.approx(2.1 / 11)  # the sweep's time shared by its 11 points
 
 
 def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatch):
     clock = _Clock()
-    monkeypatch.setattr(fidelity_module, "time", clock)
+    monkeypatch.setattr(auto_module, "time", clock)
 
     # Linear up to 10,000 rows, then 50 times dearer (another evaluator, as block-wise SVC).
     def cost(rows):
@@ -401,12 +403,12 @@ def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatc
         return _Timed(rows, clock, cost)
 
     request = AutoFidelity(positions=1320, batch=11)
-    choice = fidelity_module.choose_auto(request, at_rows, 20_000, 2, 30)
+    choice = auto_module.choose_auto(request, at_rows, 20_000, 2, 30)
     timed = [rows for rows, _ in choice.measured]
     assert timed == [500, 1000, 2000, 4000, 8000, 20_000]  # all rows timed: exact looked cheap
     assert choice.fidelity is not None and choice.exponent == 3.0
     # Without the jump the first choice stands: exact, all rows timed to check.
-    steady = fidelity_module.choose_auto(
+    steady = auto_module.choose_auto(
         request, lambda rows: _Timed(rows, clock, lambda r: 1e-6 * r), 20_000, 2, 30
     )
     assert steady.fidelity is None and steady.measured[-1] == (20_000, pytest.approx(0.02))
@@ -446,14 +448,14 @@ def test_a_sweep_sharing_evaluator_stops_doubling_on_a_sweeps_time_and_checks_al
     monkeypatch,
 ):
     clock = _Clock()
-    monkeypatch.setattr(fidelity_module, "time", clock)
+    monkeypatch.setattr(auto_module, "time", clock)
     log = []
 
     def cost(rows):  # quadratic: an 11-point sweep costs 2.1 × this (0.34 s at 4,000 rows)
         return 1e-8 * rows**2
 
     request = AutoFidelity(positions=1320, batch=11)
-    choice = fidelity_module.choose_auto(
+    choice = auto_module.choose_auto(
         request, lambda rows: _SweptCounting(rows, clock, cost, log), 50_000, 2, 30
     )
     timed = [rows for rows, _ in choice.measured]

@@ -1,4 +1,4 @@
-"""The memory budget (optuna_boxcox._memory): sizes users write, the default limit, the bookkeeping."""
+"""The memory budget (optuna_boxcox._objective._memory): sizes users write, the default limit, the bookkeeping."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import builtins
 
 import pytest
 
-from optuna_boxcox import _memory
-from optuna_boxcox._memory import DEFAULT_CAP
-from optuna_boxcox._memory import DEFAULT_FLOOR
-from optuna_boxcox._memory import MemoryBudget
-from optuna_boxcox._memory import parse_memory
+from optuna_boxcox._objective import _memory
+from optuna_boxcox._objective._memory import DEFAULT_CAP
+from optuna_boxcox._objective._memory import DEFAULT_FLOOR
+from optuna_boxcox._objective._memory import MemoryBudget
+from optuna_boxcox._objective._memory import parse_memory
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox._space import SPACE_ATTR
+from optuna_boxcox._study._space import SPACE_ATTR
 
 
 def plain_resubstitution_accuracy(X, y, lambdas, classifier):
@@ -158,7 +158,7 @@ def test_single_class_labels_are_refused(breast_cancer):
 def test_the_one_column_scaler_is_bit_identical_to_the_two_dimensional_one():
     # The objective re-scales one column per trial with _numerics.scale_column; it must give the
     # very numbers of fit_scale + standardise, which the transformer and the exactness tests use.
-    from optuna_boxcox import _numerics
+    from optuna_boxcox._math import _numerics
 
     rng = np.random.default_rng(5)
     for _ in range(500):

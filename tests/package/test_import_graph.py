@@ -116,12 +116,18 @@ def test_the_package_has_no_import_cycle_even_inside_functions():
 
 
 def test_the_cycle_finder_sees_a_cycle_hidden_in_a_function():
-    spec = ast.parse("from optuna_boxcox._objective import OBJECTIVES\n")
-    hidden = ast.parse("def build():\n    from optuna_boxcox._spec import SearchSpec\n")
+    spec = ast.parse("from optuna_boxcox._objective._objective import OBJECTIVES\n")
+    hidden = ast.parse("def build():\n    from optuna_boxcox._study._spec import SearchSpec\n")
     graph = {
-        "optuna_boxcox._spec": _imports(spec, "optuna_boxcox._spec", False),
-        "optuna_boxcox._objective": _imports(hidden, "optuna_boxcox._objective", False),
+        "optuna_boxcox._study._spec": _imports(spec, "optuna_boxcox._study._spec", False),
+        "optuna_boxcox._objective._objective": _imports(
+            hidden, "optuna_boxcox._objective._objective", False
+        ),
     }
     assert cycles(graph) == [
-        ["optuna_boxcox._objective", "optuna_boxcox._spec", "optuna_boxcox._objective"]
+        [
+            "optuna_boxcox._objective._objective",
+            "optuna_boxcox._study._spec",
+            "optuna_boxcox._objective._objective",
+        ]
     ]

@@ -10,9 +10,9 @@ import pytest
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox import _parallel
 from optuna_boxcox import make_sampler
 from optuna_boxcox import optimize
+from optuna_boxcox._system import _parallel
 
 
 def test_the_package_and_its_command_line_import_without_fcntl(tmp_path):
@@ -21,8 +21,8 @@ def test_the_package_and_its_command_line_import_without_fcntl(tmp_path):
         "import optuna_boxcox, optuna_boxcox.cli, sys\n"
         "from optuna_boxcox.cli import build_parser\n"
         "build_parser()\n"
-        "import optuna_boxcox._runner, optuna_boxcox._parallel, optuna_boxcox.compare\n"
-        "import optuna_boxcox.reproduce, optuna_boxcox.meta, optuna_boxcox.bench\n"
+        "import optuna_boxcox._runner, optuna_boxcox._system._parallel, optuna_boxcox.experiments.compare\n"
+        "import optuna_boxcox.experiments.reproduce, optuna_boxcox.experiments.meta, optuna_boxcox.bench\n"
         "assert optuna_boxcox.optimize and optuna_boxcox.BoxCoxClassifier\n"
         "assert 'fcntl' not in sys.modules\n"
     )

@@ -41,8 +41,8 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 import pytest
 
-from optuna_boxcox._process import OWNER_KEY
-from optuna_boxcox.samplers._plan import POSITION_KEY
+from optuna_boxcox._system._process import OWNER_KEY
+from optuna_boxcox.samplers._ledger import POSITION_KEY
 
 #: The searched case: small enough that a run takes seconds, large enough (880 trials in batches
 #: of 11–22) that a fault often lands while trials are being scored, claimed and written.

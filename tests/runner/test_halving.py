@@ -20,8 +20,10 @@ from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import PlanRun
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
@@ -148,19 +150,12 @@ def test_exact_writes_no_pruned_trial(data):
     assert all(t.intermediate_values == {} for t in study.trials)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'read.db'}"
-    return request.getfixturevalue("postgres_url")
-
-
 def test_a_pruned_trial_reads_back_as_one_optuna_wrote(url, data):
     study = new_study(url, "runner")
     optimize(study, BoxCoxObjective(*data, GaussianNB(), fidelity=FIDELITY), n_trials=11)
     # Optuna's own reader is the oracle, on a storage without this package's cache.
     storage = optuna.storages.RDBStorage(url)
-    ours = storage.get_all_trials(study._study_id)
+    ours = storage.get_all_trials(study_id_of(study))
     pruned = [t for t in ours if t.state == TrialState.PRUNED]
     assert pruned and all(len(t.intermediate_values) >= 1 for t in pruned)
     assert_written_as_by_optuna(storage, ours)
@@ -176,14 +171,14 @@ def assert_written_as_by_optuna(storage, ours):
         for key, value in t.user_attrs.items():
             trial.set_user_attr(key, value)
         for key, value in t.system_attrs.items():
-            storage.set_trial_system_attr(trial._trial_id, key, value)
+            storage.set_trial_system_attr(trial_id_of(trial), key, value)
         for step, value in t.intermediate_values.items():
             trial.report(value, step)
         if t.state == TrialState.PRUNED:
             theirs_study.tell(trial, state=TrialState.PRUNED)
         else:
             theirs_study.tell(trial, t.value)
-    theirs = storage.get_all_trials(theirs_study._study_id)
+    theirs = storage.get_all_trials(study_id_of(theirs_study))
     for a, b in zip(ours, theirs, strict=True):
         assert (a.state, a.values, nan_equal(a.intermediate_values)) == (
             b.state,
@@ -229,7 +224,7 @@ def test_a_claim_finished_as_pruned_reads_back_as_one_optuna_wrote(url):
         ],
     )
     storage = optuna.storages.RDBStorage(url)
-    ours = storage.get_all_trials(study._study_id)
+    ours = storage.get_all_trials(study_id_of(study))
     assert [t.state for t in ours] == [TrialState.PRUNED, TrialState.PRUNED, TrialState.COMPLETE]
     assert ours[0].value == 0.75 and ours[1].value is None
     assert_written_as_by_optuna(storage, ours)
@@ -278,8 +273,8 @@ import optuna
 from sklearn.datasets import load_breast_cancer
 from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective, optimize
-from optuna_boxcox._fidelity import Fidelity
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 

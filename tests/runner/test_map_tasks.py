@@ -12,14 +12,14 @@ import textwrap
 
 import pytest
 
-from optuna_boxcox._parallel import worker_context
+from optuna_boxcox._system._parallel import worker_context
 
 pytestmark = pytest.mark.skipif(worker_context() is None, reason="workers need fork")
 
 STOPPED_EARLY = textwrap.dedent(
     """
     import multiprocessing, time
-    from optuna_boxcox._parallel import map_tasks
+    from optuna_boxcox._system._parallel import map_tasks
 
     def work(task):
         if task:
@@ -51,7 +51,7 @@ def test_a_run_stopped_early_ends_its_workers_at_once():
 def test_every_result_arrives_and_no_worker_is_left():
     import multiprocessing
 
-    from optuna_boxcox._parallel import map_tasks
+    from optuna_boxcox._system._parallel import map_tasks
 
     results = {}
     done = map_tasks(list(range(20)), _square, results.__setitem__, n_jobs=2)

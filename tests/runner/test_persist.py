@@ -13,11 +13,12 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._optuna import rdb_backend
-from optuna_boxcox._optuna._write import FloatTrialEncoder
+from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._encode import FloatTrialEncoder
+from optuna_boxcox._optuna._encode import encode_trials
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import TrialRows
 from optuna_boxcox._optuna._write import checkpoint
-from optuna_boxcox._optuna._write import encode_trials
 from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_encoded
 from optuna_boxcox._optuna._write import write_prepared
@@ -219,7 +220,7 @@ def test_prepared_trials_are_renumbered_when_other_writers_wrote_since(tmp_path)
     assert content(loaded) == content(reference)
     # The writer's mark passes its own trials only: never past the trial another writer added,
     # so its later writes still check the positions that trial (and later ones) hold.
-    assert last == loaded.trials[9]._trial_id
+    assert last == trial_id_of(loaded.trials[9])
 
 
 def test_a_prepared_batch_drops_the_positions_another_writer_took(tmp_path):

@@ -13,7 +13,7 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._optuna import storage_of
-from optuna_boxcox._process import OWNER_KEY
+from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage
 
@@ -417,7 +417,7 @@ def test_a_run_stopped_while_scoring_its_claims_gives_them_back(tmp_path, data, 
     with another worker: the claims fail, marked reaped (re-run without counting as failures),
     instead of staying RUNNING until another worker finds this process gone."""
     from optuna_boxcox._optuna import _claims
-    from optuna_boxcox._process import REAPED_KEY
+    from optuna_boxcox._system._process import REAPED_KEY
 
     X, y = data
     study = new_study("sqlite", tmp_path, "stopped", make_sampler("iterative"))
@@ -440,7 +440,7 @@ def test_a_claim_half_reaped_by_another_worker_is_reaped_again_by_a_write(tmp_pa
     """Another worker reaping a dead worker's claim through the storage marks it reaped, then
     fails it (two commits): a bulk write that reaps the same claim in between neither fails on
     the mark already there nor leaves the claim RUNNING."""
-    from optuna_boxcox._process import REAPED_KEY
+    from optuna_boxcox._system._process import REAPED_KEY
 
     X, y = data
     study = new_study("sqlite", tmp_path, "half", make_sampler("iterative"))
@@ -478,7 +478,7 @@ def _owner_process():
         [
             sys.executable,
             "-c",
-            "import time; from optuna_boxcox._process import process_identity;"
+            "import time; from optuna_boxcox._system._process import process_identity;"
             "print(process_identity(), flush=True); time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
@@ -516,7 +516,7 @@ def test_a_dead_workers_claim_is_reaped_completed_and_not_counted_as_a_failure(t
     write (else it stays RUNNING, unscored, and the report disagrees with the storage); it is
     reaped with the reaped mark, so that a sampler allowing no retries still takes the
     position's real score instead of counting a failure."""
-    from optuna_boxcox._process import REAPED_KEY
+    from optuna_boxcox._system._process import REAPED_KEY
 
     X, y = data
     reference = new_study("memory", tmp_path, "ref", make_sampler("iterative"))
@@ -561,7 +561,7 @@ def test_a_position_held_by_a_live_worker_is_completed_when_that_worker_dies(
     import threading
 
     from optuna_boxcox._optuna import _claims
-    from optuna_boxcox._process import REAPED_KEY
+    from optuna_boxcox._system._process import REAPED_KEY
 
     X, y = breast_cancer.data.iloc[:, :10], breast_cancer.target  # a plan of 440 trials
     reference = new_study("memory", tmp_path, "ref", make_sampler("iterative"))

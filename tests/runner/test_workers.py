@@ -213,7 +213,7 @@ def test_a_search_whose_partner_is_killed_reports_what_the_storage_holds(tmp_pat
 
 _BLOCKED_CHILD = """
 import os, sys, time
-from optuna_boxcox import _parallel
+from optuna_boxcox._system import _parallel
 
 context = _parallel.worker_context()
 mine, theirs = context.Pipe()

@@ -23,6 +23,7 @@ import optuna
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 import pytest
+import sampler_run
 from scipy.optimize import minimize
 from scipy.optimize import rosen
 
@@ -50,15 +51,8 @@ def objective_of(f: Callable[[np.ndarray], float], names: list[str], sign: float
 
 
 def run(sampler, objective, *, budget: int, direction: str = "minimize", n_jobs: int = 1):
-    """``study.optimize`` without ``n_trials``: the sampler stops the study (a guard stops a runaway)."""
-    study = optuna.create_study(direction=direction, sampler=sampler)
-
-    def guard(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-        if len(study.get_trials(deepcopy=False)) > budget + 10:
-            study.stop()
-
-    study.optimize(objective, n_jobs=n_jobs, callbacks=[guard])
-    return study
+    """The shared runner, minimising (Nelder–Mead's tests minimise test functions)."""
+    return sampler_run.run(sampler, objective, budget=budget, direction=direction, n_jobs=n_jobs)
 
 
 def points_of(study: optuna.Study, names: list[str]) -> np.ndarray:

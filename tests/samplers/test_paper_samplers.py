@@ -17,9 +17,12 @@ import optuna
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 import pytest
+from sampler_run import run
 import scipy.stats
 
 from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox._optuna import storage_of
+from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import DiagonalSampler
 from optuna_boxcox.samplers import FullGridSampler
@@ -61,23 +64,6 @@ class Objective:
         if self.delay:
             time.sleep(self.delay)
         return self.score(x)
-
-
-def run(sampler, objective, *, budget: int, study=None, n_jobs: int = 1) -> optuna.Study:
-    """``study.optimize(objective)`` with no ``n_trials``: the sampler must stop the study itself.
-
-    A guard stops a runaway study a few trials past the budget so that a failure shows as a wrong
-    trial count instead of a hung test run.
-    """
-    if study is None:
-        study = optuna.create_study(direction="maximize", sampler=sampler)
-
-    def guard(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-        if len(study.trials) > budget + 10:
-            study.stop()
-
-    study.optimize(objective, n_jobs=n_jobs, callbacks=[guard])
-    return study
 
 
 def params_of(trial, names) -> list[float]:
@@ -477,7 +463,7 @@ def test_ask_and_tell_follows_the_same_plan_and_asks_after_it_reevaluate_the_res
 
     extra = study.ask()
     assert [extra.suggest_float(n, -10, 10) for n in NAMES3] == [result.params[n] for n in NAMES3]
-    assert study._storage.get_trial(extra._trial_id).user_attrs["phase"] == "done"
+    assert storage_of(study).get_trial(trial_id_of(extra)).user_attrs["phase"] == "done"
 
 
 def test_two_threads_reach_the_single_thread_result_and_never_complete_a_position_twice():

@@ -14,6 +14,8 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import make_sampler
 from optuna_boxcox import optimize
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._read import read_trials
 from optuna_boxcox._optuna._storage import CachedRDBStorage
 from optuna_boxcox.storage import open_storage
@@ -23,7 +25,7 @@ def _same(mine: list, theirs: list) -> None:
     """Trial by trial: every field, with NaN equal to NaN, and parameters in the same order."""
     assert [t.number for t in mine] == [t.number for t in theirs]
     for a, b in zip(mine, theirs):
-        assert a._trial_id == b._trial_id
+        assert trial_id_of(a) == trial_id_of(b)
         assert a.state == b.state
         assert a.values == b.values or (
             a.values is not None
@@ -55,7 +57,7 @@ def _every_kind_of_trial(study: optuna.Study) -> None:
         q = trial.suggest_float("q", 0, 1, step=0.25)
         trial.set_user_attr("list", [1, {"nested": "λ"}])
         trial.set_user_attr("float", 1.5)
-        trial.storage.set_trial_system_attr(trial._trial_id, "sys", "z")
+        trial.storage.set_trial_system_attr(trial_id_of(trial), "sys", "z")
         trial.report(0.5, 1)
         trial.report(float("nan"), 2)
         trial.report(float("-inf"), 3)
@@ -72,13 +74,6 @@ def _every_kind_of_trial(study: optuna.Study) -> None:
     running.suggest_float("x", -3, 3)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'read.db'}"
-    return request.getfixturevalue("postgres_url")
-
-
 def test_the_bulk_reader_reads_every_kind_of_trial_as_optuna_does(url):
     # Written by study.optimize through the package's storage (Optuna 4.2's own cache cannot find
     # the best trial on PostgreSQL with SQLAlchemy 2.1), read back by Optuna's reader.
@@ -89,9 +84,9 @@ def test_the_bulk_reader_reads_every_kind_of_trial_as_optuna_does(url):
     other.optimize(lambda t: t.suggest_float("y", 0, 1), n_trials=3)
     _every_kind_of_trial(study)
     backend = RDBStorage(url)
-    theirs = backend.get_all_trials(study._study_id)
+    theirs = backend.get_all_trials(study_id_of(study))
     with backend.engine.connect() as connection:
-        mine = read_trials(connection, study._study_id)
+        mine = read_trials(connection, study_id_of(study))
     assert {t.state for t in mine} >= {
         TrialState.COMPLETE,
         TrialState.PRUNED,
@@ -102,10 +97,10 @@ def test_the_bulk_reader_reads_every_kind_of_trial_as_optuna_does(url):
     # The caching storage, read twice (the second time from its cache plus the unfinished trial).
     cached = open_storage(url)
     assert isinstance(cached, CachedRDBStorage)
-    _same(cached.get_all_trials(study._study_id), theirs)
-    _same(cached.get_all_trials(study._study_id, deepcopy=False), theirs)
+    _same(cached.get_all_trials(study_id_of(study)), theirs)
+    _same(cached.get_all_trials(study_id_of(study), deepcopy=False), theirs)
     _same(
-        cached.get_all_trials(study._study_id, states=(TrialState.PRUNED,)),
+        cached.get_all_trials(study_id_of(study), states=(TrialState.PRUNED,)),
         [t for t in theirs if t.state == TrialState.PRUNED],
     )
 
@@ -116,13 +111,13 @@ def test_the_caching_storage_sees_what_other_processes_write_and_finish(tmp_path
     study = optuna.create_study(storage=mine, study_name="s")
     running = study.ask()
     running.suggest_float("x", 0, 1)
-    assert len(mine.get_all_trials(study._study_id)) == 1
+    assert len(mine.get_all_trials(study_id_of(study))) == 1
     # Another process (another storage object) finishes the running trial and adds two.
     theirs = optuna.load_study(study_name="s", storage=url)
     theirs.tell(running.number, 0.5)
     theirs.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
-    seen = mine.get_all_trials(study._study_id)
-    _same(seen, RDBStorage(url).get_all_trials(study._study_id))
+    seen = mine.get_all_trials(study_id_of(study))
+    _same(seen, RDBStorage(url).get_all_trials(study_id_of(study)))
     assert [t.state for t in seen] == [TrialState.COMPLETE] * 3
 
 
@@ -148,9 +143,9 @@ def test_trials_handed_to_the_cache_with_a_gap_leave_the_gap_to_be_read(tmp_path
     add(optuna.load_study(study_name="s", storage=backend), 2)
     add(theirs, 2)
     add(optuna.load_study(study_name="s", storage=backend), 2)
-    written = [t for t in backend.get_all_trials(study._study_id) if t.number in (0, 1, 4, 5)]
-    mine.add_finished_trials(study._study_id, written)
-    seen = mine.get_all_trials(study._study_id)
+    written = [t for t in backend.get_all_trials(study_id_of(study)) if t.number in (0, 1, 4, 5)]
+    mine.add_finished_trials(study_id_of(study), written)
+    seen = mine.get_all_trials(study_id_of(study))
     assert [t.number for t in seen] == [0, 1, 2, 3, 4, 5], "the cache skipped others' trials"
 
 
@@ -173,7 +168,7 @@ def test_trials_a_batched_run_wrote_are_the_ones_optuna_reads_back(
     url = f"sqlite:///{tmp_path / 'batched.db'}"
     study = _batched_study(url, "b", X, y, "iterative", n_jobs=n_jobs)
     in_memory = study.get_trials(deepcopy=False)  # from the writer's cache: nothing read back
-    _same(in_memory, RDBStorage(url).get_all_trials(study._study_id))
+    _same(in_memory, RDBStorage(url).get_all_trials(study_id_of(study)))
     assert len(in_memory) == 4 * 4 * 11
 
 
@@ -183,8 +178,11 @@ def test_a_batched_study_read_by_a_new_process_equals_optunas_reading(tmp_path, 
     study = _batched_study(url, "b", X, y, "shift", n_trials=300)
     _batched_study(url, "c", X, y, "spherical")  # another study in the same file
     fresh = open_storage(url)
-    _same(fresh.get_all_trials(study._study_id), RDBStorage(url).get_all_trials(study._study_id))
-    values = [t.value for t in fresh.get_all_trials(study._study_id)]
+    _same(
+        fresh.get_all_trials(study_id_of(study)),
+        RDBStorage(url).get_all_trials(study_id_of(study)),
+    )
+    values = [t.value for t in fresh.get_all_trials(study_id_of(study))]
     assert len(values) == 300 and np.all(np.isfinite(values))
 
 
@@ -208,10 +206,10 @@ def test_a_cached_trial_past_a_gap_does_not_let_reads_skip_the_gap(tmp_path):
             )
 
     add(2)
-    assert len(mine.get_all_trials(study._study_id)) == 2
+    assert len(mine.get_all_trials(study_id_of(study))) == 2
     add(3)
-    stored = backend.get_all_trials(study._study_id)
-    mine.get_trial(stored[3]._trial_id)
-    mine.add_finished_trials(study._study_id, stored[3:])
-    seen = mine.get_all_trials(study._study_id)
+    stored = backend.get_all_trials(study_id_of(study))
+    mine.get_trial(trial_id_of(stored[3]))
+    mine.add_finished_trials(study_id_of(study), stored[3:])
+    seen = mine.get_all_trials(study_id_of(study))
     assert [t.number for t in seen] == [0, 1, 2, 3, 4], "the cache skipped trial 2"

@@ -20,6 +20,8 @@ from optuna.study import StudyDirection
 from optuna.trial import TrialState
 import pytest
 
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox.cli import main as cli_main
 from optuna_boxcox.storage import ReadOnlyStorage
 from optuna_boxcox.storage import ReadOnlyStorageError
@@ -84,9 +86,9 @@ def test_every_write_through_a_read_only_storage_raises_and_the_file_is_unchange
     assert isinstance(storage, ReadOnlyStorage)
     study = optuna.load_study(study_name="kept", storage=storage)
     assert len(study.trials) == 5 and study.user_attrs == {"note": "archived"}
-    assert storage.get_n_trials(study._study_id) == 5
-    trial_id = study.trials[0]._trial_id
-    for write in _writes(storage, study._study_id, trial_id):
+    assert storage.get_n_trials(study_id_of(study)) == 5
+    trial_id = trial_id_of(study.trials[0])
+    for write in _writes(storage, study_id_of(study), trial_id):
         with pytest.raises(ReadOnlyStorageError, match="read-only"):
             write()
     with pytest.raises(ReadOnlyStorageError):

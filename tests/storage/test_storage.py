@@ -7,6 +7,8 @@ import optuna
 from optuna.distributions import FloatDistribution
 import pytest
 
+from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox.storage import open_storage
 
 NAMES = [f"lambda_{i}" for i in range(6)]
@@ -17,13 +19,15 @@ def objective(trial: optuna.Trial) -> float:
 
 
 @pytest.fixture
-def url(tmp_path) -> str:
+def sqlite_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'params.db'}"
 
 
-def test_another_process_reads_every_parameter_of_finished_trials_in_suggestion_order(url):
+def test_another_process_reads_every_parameter_of_finished_trials_in_suggestion_order(sqlite_url):
     study = optuna.create_study(
-        storage=open_storage(url), study_name="s", sampler=optuna.samplers.RandomSampler(seed=1)
+        storage=open_storage(sqlite_url),
+        study_name="s",
+        sampler=optuna.samplers.RandomSampler(seed=1),
     )
     study.optimize(objective, n_trials=8)
     failed = study.ask()
@@ -31,7 +35,7 @@ def test_another_process_reads_every_parameter_of_finished_trials_in_suggestion_
     study.tell(failed, state=optuna.trial.TrialState.FAIL)
     mine = study.get_trials(deepcopy=False)
 
-    theirs = optuna.load_study(study_name="s", storage=open_storage(url)).get_trials(
+    theirs = optuna.load_study(study_name="s", storage=open_storage(sqlite_url)).get_trials(
         deepcopy=False
     )
     assert [(t.state, t.params, list(t.params)) for t in theirs] == [
@@ -41,18 +45,18 @@ def test_another_process_reads_every_parameter_of_finished_trials_in_suggestion_
     assert list(theirs[8].params) == [NAMES[0]]
 
 
-def test_a_running_trial_shows_its_parameters_to_its_own_process(url):
-    storage = open_storage(url)
+def test_a_running_trial_shows_its_parameters_to_its_own_process(sqlite_url):
+    storage = open_storage(sqlite_url)
     study = optuna.create_study(storage=storage, study_name="s")
     study.optimize(objective, n_trials=1)  # every name known: later suggestions are held back
     trial = study.ask()
     values = {n: trial.suggest_float(n, -5.0, 5.0) for n in NAMES[:3]}
-    assert storage.get_trial(trial._trial_id).params == values
+    assert storage.get_trial(trial_id_of(trial)).params == values
     assert study.get_trials(deepcopy=False)[-1].params == values
 
 
-def test_a_parameter_suggested_with_another_kind_of_distribution_is_refused_at_once(url):
-    study = optuna.create_study(storage=open_storage(url), study_name="s")
+def test_a_parameter_suggested_with_another_kind_of_distribution_is_refused_at_once(sqlite_url):
+    study = optuna.create_study(storage=open_storage(sqlite_url), study_name="s")
     study.optimize(objective, n_trials=2)
     trial = study.ask()
     with pytest.raises(ValueError, match="different distribution kind"):
@@ -61,17 +65,17 @@ def test_a_parameter_suggested_with_another_kind_of_distribution_is_refused_at_o
 
 # A name the study knows is held back both times; a new one is written at once, then held back.
 @pytest.mark.parametrize("name", [NAMES[0], "new"])
-def test_a_name_set_twice_on_one_trial_keeps_its_first_value_as_optuna_does(url, name):
-    storage = open_storage(url)
+def test_a_name_set_twice_on_one_trial_keeps_its_first_value_as_optuna_does(sqlite_url, name):
+    storage = open_storage(sqlite_url)
     study = optuna.create_study(storage=storage, study_name="s")
     study.optimize(objective, n_trials=1)
-    trial_id = study.ask()._trial_id
+    trial_id = trial_id_of(study.ask())
     dist = FloatDistribution(-5.0, 5.0)
     storage.set_trial_param(trial_id, name, 1.0, dist)
     storage.set_trial_param(trial_id, name, 2.0, dist)
     storage.set_trial_param(trial_id, NAMES[1], 3.0, dist)
     storage.set_trial_state_values(trial_id, optuna.trial.TrialState.COMPLETE, [0.0])
-    reread = open_storage(url).get_trial(trial_id)
+    reread = open_storage(sqlite_url).get_trial(trial_id)
     assert reread.params == {name: 1.0, NAMES[1]: 3.0}
 
 
@@ -87,13 +91,13 @@ def test_a_schema_another_worker_created_meanwhile_is_retried_not_reported(monke
     real = storage_module.RDBStorage
     calls = []
 
-    def flaky(url, **kwargs):
-        calls.append(url)
+    def flaky(sqlite_url, **kwargs):
+        calls.append(sqlite_url)
         if len(calls) == 1:
             raise ProgrammingError(
                 "CREATE TYPE studydirection", {}, Duplicate('type "studydirection" already exists')
             )
-        return real(url, **kwargs)
+        return real(sqlite_url, **kwargs)
 
     monkeypatch.setattr(storage_module, "RDBStorage", flaky)
     monkeypatch.setattr(storage_module.time, "sleep", lambda seconds: None)
@@ -109,7 +113,7 @@ def test_other_programming_errors_are_reported_at_once(monkeypatch):
     class Denied(Exception):
         sqlstate = "42501"
 
-    def denied(url, **kwargs):
+    def denied(sqlite_url, **kwargs):
         raise ProgrammingError(
             "CREATE TABLE studies", {}, Denied("permission denied for schema public")
         )
@@ -119,18 +123,18 @@ def test_other_programming_errors_are_reported_at_once(monkeypatch):
         storage_module._rdb("postgresql+psycopg://user:secret@127.0.0.1/db")
 
 
-def test_a_new_trial_records_its_owner_process_when_it_is_created(url):
+def test_a_new_trial_records_its_owner_process_when_it_is_created(sqlite_url):
     # A process killed right after creating a trial must still leave a trial the plan samplers can
     # recognise as a dead process's (and fail, so its position is re-run).
-    from optuna_boxcox._process import OWNER_KEY
-    from optuna_boxcox._process import process_identity as _process_identity
+    from optuna_boxcox._system._process import OWNER_KEY
+    from optuna_boxcox._system._process import process_identity as _process_identity
 
-    storage = open_storage(url)
+    storage = open_storage(sqlite_url)
     study = optuna.create_study(storage=storage, study_name="owner")
-    trial_id = storage.create_new_trial(study._study_id)
-    other = optuna.load_study(study_name="owner", storage=open_storage(url))
+    trial_id = storage.create_new_trial(study_id_of(study))
+    other = optuna.load_study(study_name="owner", storage=open_storage(sqlite_url))
     (created,) = other.get_trials(deepcopy=False)
-    assert created._trial_id == trial_id
+    assert trial_id_of(created) == trial_id
     assert created.state == optuna.trial.TrialState.RUNNING
     assert created.system_attrs[OWNER_KEY] == _process_identity()
 

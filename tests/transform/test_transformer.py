@@ -16,10 +16,10 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from optuna_boxcox._numerics import ExtremeValueWarning
-from optuna_boxcox._numerics import crowded_columns
-from optuna_boxcox._transform import BoxCoxTransformer
-from optuna_boxcox._transform import box_cox
+from optuna_boxcox._math._numerics import ExtremeValueWarning
+from optuna_boxcox._math._numerics import crowded_columns
+from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._math._transform import box_cox
 
 METHODS = ("box-cox", "yeo-johnson")
 EXTRAPOLATIONS = ("extrapolate", "clip")
@@ -200,7 +200,7 @@ finite_columns = hnp.arrays(
 
 
 # Hypothesis likes columns such as [0, 0, …, 1e-300, 1e6], which rightly warn about extreme values.
-@pytest.mark.filterwarnings("ignore::optuna_boxcox._numerics.ExtremeValueWarning")
+@pytest.mark.filterwarnings("ignore::optuna_boxcox._math._numerics.ExtremeValueWarning")
 @settings(max_examples=60, deadline=None)
 @given(
     train=finite_columns,

@@ -1,0 +1,15 @@
+"""The objective and its parts: a Λ in, a cross-validated score out.
+
+- ``_objective``: :class:`BoxCoxObjective`, the facade the runner and the samplers call;
+- ``_points``: the points (Λ vectors) it is asked about, as keys;
+- ``_columns``: transformed columns, computed once per (column, λ);
+- ``_evaluation``: scoring a batch of Λ through the classifier's evaluator;
+- ``_evaluators/``: one module per classifier's fast scorers, and ``REGISTRY`` with their traits;
+- ``_scoring``: how a feature matrix is scored (a metric by resubstitution or inner folds, or a
+  criterion);
+- ``_score_cache``: scores already known;
+- ``_memory``: how many folds' columns fit in memory at once;
+- ``_fidelity``: rows as the fidelity (:class:`Fidelity`, the ``auto`` choice and its cost
+  model), ``_auto`` the timing ``auto`` decides from, and ``_rungs`` the rungs' objectives,
+  scoring a trial rung by rung and Optuna's pruners for them.
+"""

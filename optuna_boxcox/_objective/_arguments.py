@@ -1,0 +1,264 @@
+"""The objective's arguments checked and resolved: the data, the scoring and method, the λ
+domain and starting point, the transforms, the classifier settings searched, the objectives and the
+subsample (what :class:`~optuna_boxcox.BoxCoxObjective` builds itself from)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from typing import Any
+import warnings
+
+import numpy as np
+from optuna.distributions import BaseDistribution
+from optuna.distributions import CategoricalDistribution
+from optuna.distributions import FloatDistribution
+from optuna.distributions import IntDistribution
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_array
+
+from optuna_boxcox._math import _numerics
+from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._objective._scoring import check_scoring
+from optuna_boxcox._objective._scoring import is_criterion
+from optuna_boxcox._optuna import distribution_contains
+from optuna_boxcox._study._space import LAMBDA
+from optuna_boxcox._study._space import SETTING
+from optuna_boxcox._study._space import SETTING_PREFIX
+from optuna_boxcox._study._space import TRANSFORM
+from optuna_boxcox._study._space import TRANSFORM_SUFFIX
+from optuna_boxcox._study._space import TRANSFORMS
+from optuna_boxcox._study._space import LambdaSpace
+from optuna_boxcox._study._space import default_bounds
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from collections.abc import Sequence
+
+
+def check_choices(method: str, extrapolation: str, scoring: Any) -> None:
+    if method not in _numerics.METHODS:
+        raise ValueError(f"method must be one of {_numerics.METHODS}, got {method!r}")
+    if extrapolation not in _numerics.EXTRAPOLATIONS:
+        raise ValueError(
+            f"extrapolation must be one of {_numerics.EXTRAPOLATIONS}, got {extrapolation!r}"
+        )
+    check_scoring(scoring)
+
+
+def check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params: Any) -> None:
+    """Refuse a criterion (a score of the λ alone) with transform choices or settings."""
+    if is_criterion(scoring) and (len(transforms) > 1 or estimator_params):
+        raise ValueError(
+            f"scoring {scoring!r} is a criterion of the Box-Cox λ alone: search "
+            "transforms or estimator_params with a classifier's score"
+        )
+
+
+def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The feature names, X as float64 and y as an array, or a one-line error for unusable data."""
+    names = feature_names(X)
+    _check_features(X)
+    X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != len(X):
+        raise ValueError(
+            f"y must be 1-D with one label per row of X ({len(X)}), got shape {y.shape}"
+        )
+    if len(np.unique(y)) < 2:
+        raise ValueError("y has a single class; a classifier needs at least two")
+    if type_of_target(y) not in ("binary", "multiclass"):
+        raise ValueError(f"y must hold class labels, got target type {type_of_target(y)!r}")
+    return names, X, y
+
+
+def boxcox_input(
+    X: np.ndarray, names: list[str], transforms: tuple[str, ...]
+) -> tuple[tuple[np.ndarray, np.ndarray] | None, np.ndarray | None]:
+    """Box-Cox's input Z in [1, 2] and the (min, range) it is fitted with, from all rows (with a
+    subsample, a λ still means the transform of all the data); (None, None) without Box-Cox."""
+    if "box-cox" not in transforms:
+        return None, None
+    # One line naming a column whose few extreme values would squeeze the rest together.
+    _numerics.warn_crowded_columns(X, names, stacklevel=3)
+    data_min, data_range = _numerics.fit_range(X)
+    return (data_min, data_range), _numerics.range_standardise(X, data_min, data_range)
+
+
+def make_space(
+    names: list[str],
+    method: str,
+    transforms: tuple[str, ...],
+    estimator: Any,
+    estimator_params: Mapping[str, BaseDistribution],
+    low: np.ndarray,
+    high: np.ndarray,
+    start: np.ndarray,
+    initial: Mapping[str, Any],
+) -> LambdaSpace:
+    """One λ per feature, after its transform choice when there are several; then the
+    classifier's settings."""
+    if len(transforms) == 1 and not estimator_params:
+        return LambdaSpace(tuple(names), low, high, start)
+    coordinates: list[tuple[str, str, Any, Any]] = []
+    choices = CategoricalDistribution(list(transforms))
+    for name, lo, hi, lam in zip(names, low, high, start):
+        if len(transforms) > 1:
+            transform = name + TRANSFORM_SUFFIX
+            coordinates.append((transform, TRANSFORM, choices, initial.get(transform, method)))
+        coordinates.append((name, LAMBDA, (lo, hi), lam))
+    own = estimator.get_params()
+    for name, distribution in estimator_params.items():
+        key = SETTING_PREFIX + name
+        value = initial.get(key, starting_value(distribution, own.get(name)))
+        coordinates.append((key, SETTING, distribution, value))
+    return LambdaSpace.of(coordinates)
+
+
+def resolve_bounds(
+    bounds: Any, names: list[str], start: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    if bounds is None:
+        return default_bounds(start)
+    p = len(names)
+    if hasattr(bounds, "keys"):
+        missing = [n for n in names if n not in bounds]
+        if missing:
+            raise ValueError(f"bounds lack the features {missing}")
+        pairs = [bounds[n] for n in names]
+    else:
+        pairs = [bounds] * p
+    low = np.array([float(lo) for lo, _ in pairs])
+    high = np.array([float(hi) for _, hi in pairs])
+    if np.any(low >= high):
+        raise ValueError(f"λ bounds must be given as (low, high) with low < high, got {bounds}")
+    return low, high
+
+
+def resolve_transforms(transforms: Sequence[str] | None, method: str) -> tuple[str, ...]:
+    if transforms is None:
+        return (method,)
+    if isinstance(transforms, str):
+        transforms = [part.strip() for part in transforms.split(",")]
+    transforms = tuple(transforms)
+    unknown = [t for t in transforms if t not in TRANSFORMS]
+    if unknown or not transforms:
+        raise ValueError(f"transforms must be among {TRANSFORMS}, got {list(transforms)}")
+    if len(set(transforms)) != len(transforms):
+        raise ValueError(f"transforms must not repeat a choice, got {list(transforms)}")
+    if method not in transforms:
+        raise ValueError(
+            f"method {method!r} must be one of transforms {list(transforms)}: the search starts "
+            "from it"
+        )
+    return transforms
+
+
+def resolve_estimator_params(
+    estimator_params: Mapping[str, BaseDistribution] | None, estimator: Any, cv: Any
+) -> dict[str, BaseDistribution]:
+    if not estimator_params:
+        return {}
+    own = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    unknown = [n for n in estimator_params if n not in own]
+    if unknown:
+        raise ValueError(
+            f"estimator_params {unknown} are not parameters of {type(estimator).__name__} "
+            f"(it has {sorted(own)[:8]}…)"
+        )
+    if cv is None or cv == "resubstitution":  # warned once the parameters are known to exist
+        warnings.warn(
+            "classifier settings searched by resubstitution favour the ones that memorise the "
+            "training data (k-NN with n_neighbors=1 scores 1.0): pass cv=k",
+            UserWarning,
+            stacklevel=3,
+        )
+    wrong = [
+        n
+        for n, d in estimator_params.items()
+        if not isinstance(d, (FloatDistribution, IntDistribution, CategoricalDistribution))
+    ]
+    if wrong:
+        raise ValueError(
+            f"estimator_params {wrong} must be Optuna distributions (FloatDistribution, "
+            "IntDistribution or CategoricalDistribution)"
+        )
+    return dict(estimator_params)
+
+
+def resolve_objectives(objectives: Sequence[str], transforms: tuple[str, ...]) -> tuple[str, ...]:
+    if isinstance(objectives, str):
+        objectives = [part.strip() for part in objectives.split(",")]
+    objectives = tuple(objectives)
+    if objectives not in (("score",), ("score", "n_features")):
+        raise ValueError(
+            f"objectives must be ('score',) or ('score', 'n_features'), got {list(objectives)}"
+        )
+    if "n_features" in objectives and "drop" not in transforms:
+        raise ValueError(
+            "objectives 'n_features' needs 'drop' among transforms (else every point keeps all "
+            "features)"
+        )
+    return objectives
+
+
+def starting_value(distribution: BaseDistribution, own: Any) -> Any:
+    """The estimator's own value of a setting if the distribution holds it, else its first."""
+    if distribution_contains(distribution, own):
+        return own
+    if isinstance(distribution, CategoricalDistribution):
+        return distribution.choices[0]
+    return distribution.low
+
+
+def resolve_subsample(subsample: Any, y: np.ndarray) -> int | None:
+    """The subsample size to draw, or None for all rows; a one-line error for an impossible one."""
+    if subsample is None:
+        return None
+    if isinstance(subsample, bool) or not isinstance(subsample, (int, np.integer)):
+        raise ValueError(f"subsample must be a number of rows (int) or None, got {subsample!r}")
+    n_classes = len(np.unique(y))
+    if subsample < 2 * n_classes:
+        raise ValueError(
+            f"subsample={subsample} is too small: it needs at least 2 rows per class "
+            f"({2 * n_classes} for {n_classes} classes)"
+        )
+    if subsample > len(y):
+        raise ValueError(f"subsample={subsample} exceeds the {len(y)} rows of X")
+    return None if subsample == len(y) else int(subsample)
+
+
+def stratified_subsample(y: np.ndarray, size: int, random_state: int | None) -> np.ndarray:
+    """`size` row indices (sorted), each class in proportion to its frequency, drawn without
+    replacement with ``numpy.random.default_rng(random_state)``.
+
+    Each class gets its share ``size·n_c/n`` rounded down, at least 2 rows (or all it has), and
+    the rows left over go to the classes with the largest remainders (first class on ties).
+    """
+    classes, codes = np.unique(y, return_inverse=True)
+    counts = np.bincount(codes, minlength=len(classes))
+    ideal = size * counts / len(y)
+    floor = np.minimum(counts, 2)
+    quota = np.minimum(counts, np.maximum(np.floor(ideal).astype(int), floor))
+    while quota.sum() < size:  # give to the largest remainders that still have rows
+        remainder = np.where(quota < counts, ideal - quota, -np.inf)
+        quota[int(np.argmax(remainder))] += 1
+    while quota.sum() > size:  # take from the smallest remainders above their floor
+        remainder = np.where(quota > floor, ideal - quota, np.inf)
+        quota[int(np.argmin(remainder))] -= 1
+    rng = np.random.default_rng(random_state)
+    chosen = [
+        rng.choice(np.flatnonzero(codes == c), size=int(q), replace=False)
+        for c, q in enumerate(quota)
+    ]
+    return np.sort(np.concatenate(chosen))
+
+
+def feature_names(X: Any) -> list[str]:
+    columns = getattr(X, "columns", None)
+    if columns is not None:
+        names = [str(c) for c in columns]
+        if len(set(names)) == len(names):
+            return names
+        raise ValueError("X has duplicate column names; each λ parameter is named after one")
+    n_features = np.shape(X)[1] if np.ndim(X) == 2 else 0
+    return [f"lambda_{j}" for j in range(n_features)]

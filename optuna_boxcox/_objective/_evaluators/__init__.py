@@ -1,0 +1,196 @@
+"""Exact fast resubstitution scores for the paper's classifiers, updated one column at a time.
+
+The paper's score (SPEC §2) refits a classifier on the transformed training data S and predicts the
+same S. A coordinate search changes one λ, i.e. one column of S, per trial, so most of that work
+repeats. The scorers here keep per-column state and give the predictions of
+``clone(estimator).fit(S, y).predict(S)`` without scikit-learn's fit/predict round trip:
+
+- :class:`GaussianNBScorer`: class means and variances per column, joint log-likelihood as
+  ``GaussianNB._joint_log_likelihood``.
+- :class:`KNeighborsScorer`: an exactly maintained squared-distance matrix, votes as scikit-learn.
+- :class:`RBFSVCScorer`: libsvm itself, fitted on the RBF kernel built from that distance matrix.
+
+"Exact" means the same predictions, hence the same metric value, not bit-identical intermediate
+numbers: summation orders differ from scikit-learn's by rounding. Each scorer therefore checks its
+margin (top-two log-likelihoods, k-th/(k+1)-th neighbour distance, SVM decision value) and answers
+``None`` when the margin is within a bound far above both rounding errors; the caller then uses the
+generic scikit-learn path.
+
+- :class:`SGDScorer`: the binary perceptron/hinge ``SGDClassifier`` refitted by
+  :func:`optuna_boxcox._math._sgd.fit_sgd_binary`, which returns scikit-learn's weights bit for bit
+  without its ~1.4 ms of validation and set-up per fit.
+
+No other classifier or parameter setting has a fast path (:func:`make_fast_scorer` returns ``None``):
+the MLP, for one, refits from scratch with nothing to reuse.
+
+Memory: every scorer states its :meth:`~FastScorer.footprint` before it allocates, and
+:func:`make_fast_scorer` only returns one that fits the caller's limit. The incremental k-NN and the
+precomputed-kernel SVC hold n × n matrices; above the limit k-NN switches to
+:class:`BlockwiseKNeighborsScorer` (no n × n state, :mod:`optuna_boxcox._math._neighbors`) and a binary
+SVC to :class:`BlockwiseRBFSVCScorer` (libsvm's own fit, whose kernel cache is bounded by
+``cache_size``, and a block-wise prediction); beyond those, the caller's generic path.
+
+A coordinate sweep scores points that differ in one column only: :meth:`FastScorer.score_sweep`
+scores them together, which for k-NN shares all distances but that column's term.
+
+A search may also vary the classifier's settings and leave features out. :meth:`FastScorer.adopt`
+moves a scorer to another setting of its classifier, keeping what does not depend on it (k-NN's and
+the SVC's distances hold for every k, C and γ); :meth:`FastScorer.set_kept` scores the matrix as if
+the columns not kept, held as zeros, were left out, where the scorer can tell (k-NN, GaussianNB and
+the SVCs: a zero column adds nothing to a distance, nor anything but a term common to all classes
+to GaussianNB's likelihood; the SVC's ``gamma="scale"`` is computed on the kept columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import SGDClassifier
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.svm import SVC
+
+from optuna_boxcox._objective._evaluators._base import GENERIC
+from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import _valid_parameters
+from optuna_boxcox._objective._evaluators.bayes import GaussianNBScorer
+from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
+from optuna_boxcox._objective._evaluators.knn import KNeighborsScorer
+from optuna_boxcox._objective._evaluators.sgd import SGDScorer
+from optuna_boxcox._objective._evaluators.svc import BlockwiseRBFSVCScorer
+from optuna_boxcox._objective._evaluators.svc import RBFSVCScorer
+from optuna_boxcox._objective._evaluators.svc import svc_cache_bytes
+
+__all__ = [
+    "GENERIC",
+    "REGISTRY",
+    "BlockwiseKNeighborsScorer",
+    "BlockwiseRBFSVCScorer",
+    "CostClass",
+    "Evaluators",
+    "FastScorer",
+    "GaussianNBScorer",
+    "KNeighborsScorer",
+    "RBFSVCScorer",
+    "SGDScorer",
+    "evaluators_of",
+    "make_fast_scorer",
+    "svc_cache_bytes",
+]
+
+
+@dataclass(frozen=True)
+class CostClass:
+    """An upper bound of the seconds one new point costs this classifier's evaluator on data of
+    ``rows`` × ``features`` with ``classes`` classes: ``unit · rows^rows_exponent ·
+    features^features_exponent · (classes when there are more than two, if per_class)``.
+
+    What it is for: ``fidelity="auto"`` decides ``exact`` without timing anything where the
+    bound says the exact search is short (:mod:`optuna_boxcox._objective._fidelity`). The units are four
+    times what this 2-core development machine measured (timings of new points through the
+    search's evaluator, 600–5,000 rows), so a slower or busier machine still errs towards timing.
+    """
+
+    unit: float
+    rows_exponent: float
+    features_exponent: float = 0.0
+    per_class: bool = False
+
+    def seconds(self, rows: int, features: int, classes: int) -> float:
+        classes_factor = classes if self.per_class and classes > 2 else 1
+        return (
+            self.unit
+            * float(rows) ** self.rows_exponent
+            * float(features) ** self.features_exponent
+            * classes_factor
+        )
+
+
+@dataclass(frozen=True)
+class Evaluators:
+    """A classifier's evaluators and what the objective must know of them.
+
+    Attributes:
+        scorers: Its fast scorers, fastest first; the first that fits the memory wins.
+        generic_side_by_side: scikit-learn's own resubstitution fit of it is worth running side by
+            side in threads (the SVC: libsvm's fit is the cost).
+        generic_cache_bytes: ``(estimator, n) -> bytes`` that scikit-learn's fit holds beyond the
+            data (the SVC's kernel cache), or None.
+        cost: Its cost class (how a new point's cost grows with rows, features and classes), or
+            None where nothing bounds it (the MLP: seconds a fit whatever the rows).
+    """
+
+    scorers: tuple[type[FastScorer], ...] = ()
+    generic_side_by_side: bool = False
+    generic_cache_bytes: Callable[[Any, int], int] | None = None
+    cost: CostClass | None = None
+
+
+#: The evaluators of each classifier class (exact types: a subclass may override fit).
+#: Cost classes, measured per new point: GaussianNB updates one column's likelihoods (rows ×
+#: classes: 0.40 ms at 2,000 rows, binary); k-NN one column's term of the distances and the
+#: votes (rows²: 0.29, 0.79 and 3.3 ms at 600, 1,000 and 2,000 rows); the SVC refits libsvm on
+#: the kernel (rows², 9–160 ms at 600–2,000 rows, 0.55 s at 5,000); the perceptron refits SGD
+#: (rows × features, one weight vector per class beyond two: 10.5 ms at 2,000 × 30, 290 ms on
+#: the 1,797 × 64 digits, 10 classes).
+REGISTRY: dict[type, Evaluators] = {
+    GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(8e-7, 1.0, per_class=True)),
+    KNeighborsClassifier: Evaluators(
+        (KNeighborsScorer, BlockwiseKNeighborsScorer), cost=CostClass(3.3e-9, 2.0)
+    ),
+    SVC: Evaluators(
+        (RBFSVCScorer, BlockwiseRBFSVCScorer),
+        generic_side_by_side=True,
+        generic_cache_bytes=lambda svc, n: svc_cache_bytes(svc.cache_size, n),
+        cost=CostClass(2.3e-7, 2.0),
+    ),
+    SGDClassifier: Evaluators((SGDScorer,), cost=CostClass(7e-7, 1.0, 1.0, per_class=True)),
+}
+#: What a classifier without an entry has: scikit-learn's path only.
+_NONE = Evaluators()
+
+
+def evaluators_of(estimator: Any) -> Evaluators:
+    """The registry's entry for ``estimator``'s exact class (none: scikit-learn's path only)."""
+    return REGISTRY.get(type(estimator), _NONE)
+
+
+def make_fast_scorer(
+    estimator: Any,
+    y: np.ndarray,
+    metric: Callable[[np.ndarray, np.ndarray], float],
+    *,
+    n_features: int | None = None,
+    memory_limit: int | None = None,
+    n_threads: int = 1,
+) -> FastScorer | None:
+    """A specialised resubstitution scorer for `estimator`, or None when it has no exact fast path
+    (unsupported class or parameters) or none that fits `memory_limit` — the caller then uses the
+    generic scikit-learn path.
+
+    Args:
+        estimator: The user's classifier (only read).
+        y: Class labels of the rows scored.
+        metric: ``metric(y_true, y_pred) -> float``.
+        n_features: Columns of the matrices to score; needed with `memory_limit`.
+        memory_limit: Bytes the scorer may hold at its peak (None: no limit). Of the scorers for
+            the estimator, the first whose :meth:`~FastScorer.footprint` fits is returned.
+        n_threads: Threads the scorer may run its kernels on.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 or len(np.unique(y)) < 2 or not _valid_parameters(estimator):
+        return None
+    if memory_limit is not None and n_features is None:
+        raise ValueError("make_fast_scorer needs n_features to check a memory_limit")
+    for kind in evaluators_of(estimator).scorers:
+        scorer = kind.from_estimator(estimator, y, metric)
+        if scorer is None:
+            return None  # the estimator's settings, not its size, rule the fast path out
+        scorer.n_threads = max(1, int(n_threads))
+        if memory_limit is None or scorer.footprint(n_features) <= memory_limit:
+            scorer.memory_limit = memory_limit
+            return scorer
+    return None

@@ -1,0 +1,135 @@
+"""How a feature matrix is scored: a metric of a classifier's predictions, by resubstitution or
+inner folds, or a classifier-free criterion of the transformed data."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.metrics import accuracy_score
+from sklearn.metrics import balanced_accuracy_score
+from sklearn.metrics import f1_score
+from sklearn.metrics import matthews_corrcoef
+from sklearn.model_selection import StratifiedKFold
+
+
+def _f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    average = "binary" if len(np.unique(y_true)) <= 2 else "macro"
+    pos_label = np.unique(y_true)[-1]
+    if average == "binary":
+        return f1_score(y_true, y_pred, pos_label=pos_label, zero_division=0.0)
+    return f1_score(y_true, y_pred, average=average, zero_division=0.0)
+
+
+#: Metrics of predictions, by name. Binary F1 counts the larger label as positive.
+METRICS: dict[str, Callable[[np.ndarray, np.ndarray], float]] = {
+    "accuracy": accuracy_score,
+    "balanced_accuracy": balanced_accuracy_score,
+    "f1": _f1,
+    "mcc": matthews_corrcoef,
+}
+#: Classifier-free criteria of Bicego & Baldo (seed 001), computed on the transformed data.
+CRITERIA = ("ml", "pcml", "fisher", "1nn-mm")
+
+
+def check_scoring(scoring: Any) -> None:
+    """A one-line error for a scoring that is neither known nor callable."""
+    if not (callable(scoring) or scoring in METRICS or scoring in CRITERIA):
+        raise ValueError(
+            f"unknown scoring {scoring!r}; choose one of {sorted(METRICS) + list(CRITERIA)} "
+            "or pass a callable metric(y_true, y_pred)"
+        )
+
+
+def is_criterion(scoring: Any) -> bool:
+    return isinstance(scoring, str) and scoring in CRITERIA
+
+
+def inner_splits(
+    cv: Any, X: np.ndarray, y: np.ndarray, random_state: int | None
+) -> list[tuple[np.ndarray, np.ndarray]] | None:
+    """The inner folds of ``cv`` on the scored rows (None: resubstitution)."""
+    if cv is None or cv == "resubstitution":
+        return None
+    if isinstance(cv, (int, np.integer)):
+        if cv < 2:
+            raise ValueError(f"cv must be at least 2 folds, got {cv}")
+        cv = StratifiedKFold(int(cv), shuffle=True, random_state=random_state)
+    if not hasattr(cv, "split"):
+        raise ValueError(f"cv must be None, an int or a scikit-learn splitter, got {cv!r}")
+    return [(train, test) for train, test in cv.split(X, y)]
+
+
+class Scoring:
+    """The score of the scored rows' features: fit and predict (all rows, or per inner fold) and a
+    metric, or a criterion of the transformed data.
+
+    Args:
+        scoring: A name of :data:`METRICS` or :data:`CRITERIA`, or ``metric(y_true, y_pred)``.
+        y: The scored rows' labels.
+        method: The power transform the criteria's likelihoods are of.
+        splits: The inner folds, or None for resubstitution.
+    """
+
+    def __init__(
+        self,
+        scoring: Any,
+        y: np.ndarray,
+        method: str,
+        splits: list[tuple[np.ndarray, np.ndarray]] | None,
+    ) -> None:
+        check_scoring(scoring)
+        self.scoring, self.y, self.method, self.splits = scoring, y, method, splits
+        self.is_criterion = is_criterion(scoring)
+        #: metric(y_true, y_pred), or criterion(values, transformed, scaled, lambdas).
+        self.function = self._criterion() if self.is_criterion else METRICS.get(scoring, scoring)
+
+    def _criterion(self) -> Callable[..., float]:
+        from optuna_boxcox._math import _criteria
+
+        method, y, name = self.method, self.y, self.scoring
+        if name == "ml":
+            return lambda v, t, s, lam: _criteria.log_likelihood(v, t, lam, method)
+        if name == "pcml":
+            return lambda v, t, s, lam: _criteria.per_class_log_likelihood(v, t, lam, y, method)
+        if name == "fisher":
+            return lambda v, t, s, lam: _criteria.fisher_criterion(s, y)
+        return lambda v, t, s, lam: _criteria.nn_margin(s, y)
+
+    def criterion(
+        self, values: np.ndarray, transformed: np.ndarray, scaled: np.ndarray, lambdas: np.ndarray
+    ) -> float:
+        return float(self.function(values, transformed, scaled, lambdas))
+
+    def fit_score(self, features: np.ndarray, estimator: Any) -> float:
+        """scikit-learn's fit and predict of ``estimator`` on the scored rows' features."""
+        if self.splits is None:
+            model = clone(estimator).fit(features, self.y)
+            return float(self.function(self.y, model.predict(features)))
+        scores = []
+        for train, test in self.splits:
+            model = clone(estimator).fit(features[train], self.y[train])
+            scores.append(self.function(self.y[test], model.predict(features[test])))
+        return float(np.mean(scores))
+
+    def majority_score(self) -> float:
+        """The score of predicting the most frequent class (of the training rows of each fold):
+        a point that drops every feature leaves the classifier nothing else."""
+        if self.splits is None:
+            return float(self.function(self.y, np.full(len(self.y), _majority(self.y))))
+        return float(
+            np.mean(
+                [
+                    self.function(self.y[test], np.full(len(test), _majority(self.y[train])))
+                    for train, test in self.splits
+                ]
+            )
+        )
+
+
+def _majority(y: np.ndarray) -> Any:
+    """The most frequent label (the smallest among equally frequent ones)."""
+    labels, counts = np.unique(y, return_counts=True)
+    return labels[int(np.argmax(counts))]

@@ -1,0 +1,474 @@
+"""One study's lifecycle: :func:`run_search`, the one path every search takes.
+
+Open (or resume) the study → refuse it if it holds another experiment → set the pruner → decide
+the trial count → optimise → report the best. The command line's ``search``, ``worker`` and
+``demo`` and :class:`~optuna_boxcox.BoxCoxClassifier` all run their study here, so a change to what
+a search does is made once:
+
+- :func:`plan_search` is the *default search policy*: from the spec (and the trials asked for, and
+  what a resumed study records) it decides the sampler, the fidelity and the trial count before
+  anything runs. A policy that chooses the sampler or the criterion, or the default fidelity,
+  belongs there: a spec whose fidelity is ``"default"`` (none asked for) gets the fidelity the
+  study it resumes was made with (an ``exact`` study made before stays exact), else ``auto``
+  (which decides exact without timing anything on data obviously small for the classifier).
+- :func:`run_search` runs the plan; what the search chose (and, for a plan capped below all rows,
+  the confirmation between the found Λ and the start point) is :attr:`SearchRun.result`.
+
+Errors are the library's own: :class:`~optuna_boxcox._study._spec.StudyMismatch` and
+:class:`~optuna_boxcox._study._spec.ForeignStudy` for a study of another experiment,
+:class:`NoFinishedTrial`, :class:`SearchInterrupted`, and ``ValueError`` for a spec that cannot be
+searched. The command line only translates them into its one-line messages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+import functools
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+
+from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
+from optuna_boxcox._defaults import DEFAULT_PRUNER
+from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._objective._objective import fingerprint_of
+from optuna_boxcox._objective._rungs import make_pruner
+from optuna_boxcox._runner import RunStats
+from optuna_boxcox._runner import optimize
+from optuna_boxcox._study import _guard
+from optuna_boxcox._study._spec import SPEC_ATTR
+from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox.samplers import PlanSampler
+from optuna_boxcox.samplers import record_sampler
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from optuna.storages import BaseStorage
+
+    from optuna_boxcox.samplers import SearchResult
+
+__all__ = [
+    "NoFinishedTrial",
+    "SearchInterrupted",
+    "SearchPlan",
+    "SearchRun",
+    "default_study_name",
+    "plan_search",
+    "run_search",
+]
+
+
+class NoFinishedTrial(ValueError):
+    """The study holds no finished trial to report (the budget stopped it before any)."""
+
+    def __init__(self, study_name: str) -> None:
+        super().__init__(f"study {study_name!r} has no finished trial to report")
+        self.study_name = study_name
+
+
+class SearchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a search: what was scored is written; the same call resumes.
+
+    Attributes:
+        n_trials: Scored trials the study holds (COMPLETE or PRUNED).
+    """
+
+    def __init__(self, n_trials: int) -> None:
+        super().__init__(
+            f"interrupted after {n_trials} trials; what was scored is written, the same call resumes"
+        )
+        self.n_trials = n_trials
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """How a spec is searched, decided before anything runs (:func:`plan_search`).
+
+    Attributes:
+        spec: The spec to search (its fidelity made concrete where the policy decides it).
+        sampler: The sampler that searches.
+        n_trials: New trials to run; None runs a plan sampler's plan to its end.
+        guarded: The guarded default (:mod:`optuna_boxcox._study._guard`): after the paper's search
+            (``spec.sampler``), the searched Λ is kept only if it beats the anchors on rows no
+            fit saw.
+    """
+
+    spec: SearchSpec
+    sampler: optuna.samplers.BaseSampler
+    n_trials: int | None
+    guarded: bool = False
+
+
+@dataclass
+class SearchRun:
+    """What one run of :func:`run_search` did and found.
+
+    Attributes:
+        study, study_name, storage: The study searched, its name and the storage as given.
+        objective: The objective the study was scored with.
+        sampler: The sampler that searched.
+        elapsed: Seconds of the optimisation.
+        written_at: When the last trial was written (``time.time()``).
+        n_trials: Trials the study holds.
+        new_trials: Trials this run wrote, where the runner counts them (a batched run of a plan
+            sampler); None for a run through ``study.optimize``.
+        result: What the search chose (a plan sampler's Λopt, or the best trial).
+        params, best: The chosen point and its score (single-objective studies).
+        front: The Pareto front, best-first by features kept (two-objective studies).
+        decision: The guarded default's decision (None when no gate ran); ``params`` and
+            ``best`` are then the chosen Λ and its score, ``search_params`` and
+            ``search_best`` what the search found.
+    """
+
+    study: optuna.Study
+    study_name: str
+    storage: Any
+    objective: BoxCoxObjective
+    sampler: Any
+    elapsed: float
+    written_at: float
+    n_trials: int
+    new_trials: int | None
+    result: SearchResult
+    params: dict[str, Any] | None = None
+    best: float | None = None
+    front: list[Any] | None = None
+    decision: _guard.Decision | None = None
+    search_params: dict[str, Any] | None = None
+    search_best: float | None = None
+
+    @functools.cached_property
+    def base(self) -> float:
+        """The score of λ = 1 for every feature (no transform)."""
+        return self.objective.evaluate(np.ones(len(self.objective.param_names)))
+
+    @functools.cached_property
+    def mle(self) -> float:
+        """The score of the per-feature maximum-likelihood λ."""
+        return self.objective.evaluate(self.objective.mle_lambdas)
+
+
+def default_study_name(spec: SearchSpec, data_name: str, *, guarded: bool = False) -> str:
+    """``<data>/<classifier>/<sampler>`` (``…/guarded`` for the guarded default); data read from
+    a CSV file add ``@<fingerprint>``, so a file edited since starts a study of its own instead of
+    reporting the old data's result."""
+    if spec.source and spec.source.get("csv"):
+        data_name = f"{data_name}@{spec.short_fingerprint}"
+    return f"{data_name}/{spec.classifier}/{_guard.GUARDED if guarded else spec.sampler}"
+
+
+def plan_search(
+    spec: SearchSpec,
+    *,
+    n_trials: int | None = None,
+    sampler: optuna.samplers.BaseSampler | None = None,
+    recorded: SearchSpec | None = None,
+) -> SearchPlan:
+    """The default search policy: which sampler searches ``spec``, at which fidelity, for how many
+    trials. ``sampler`` (a sampler object, or a study's own) overrides the spec's.
+
+    The fidelity, when the spec asks for none (``"default"``): that of ``recorded``, the spec of
+    the study the search resumes (a study keeps the fidelity it was made with, exact included),
+    else ``auto`` for a new study, marked as the default in what it chooses — exact where a
+    subsample or a second objective rule rows as the fidelity out.
+
+    Raises:
+        ValueError: The spec names a sampler that cannot be made (unknown, or wrong settings).
+    """
+    if spec.fidelity == DEFAULT_REQUEST:
+        spec = _default_fidelity(spec, recorded)
+    guarded = spec.sampler == _guard.GUARDED
+    if guarded:  # the paper's search first, in a study of its own; the gate after it
+        spec = dataclasses.replace(spec, sampler=_guard.SEARCH_SAMPLER)
+    if sampler is None:
+        try:
+            sampler = spec.make_sampler()
+        except TypeError as error:
+            raise ValueError(str(error)) from None
+    plan_sampler = isinstance(sampler, PlanSampler)
+    auto = spec.fidelity == "auto" or isinstance(spec.fidelity, AutoFidelity)
+    if auto and spec.fidelity_choice is None and not plan_sampler:
+        # Optuna's samplers run their trials one by one and the pruner halves them all.
+        trials = n_trials or DEFAULT_OPEN_ENDED_TRIALS
+        default = isinstance(spec.fidelity, AutoFidelity) and spec.fidelity.default
+        spec = dataclasses.replace(
+            spec, fidelity=AutoFidelity(positions=trials, batch=trials, default=default)
+        )
+    if n_trials is None and not plan_sampler:
+        n_trials = DEFAULT_OPEN_ENDED_TRIALS
+    return SearchPlan(spec, sampler, n_trials, guarded=guarded)
+
+
+def _default_fidelity(spec: SearchSpec, recorded: SearchSpec | None) -> SearchSpec:
+    """``spec`` with the fidelity of a search that asked for none (see :func:`plan_search`)."""
+    if recorded is not None:
+        return dataclasses.replace(
+            spec, fidelity=recorded.fidelity, fidelity_choice=recorded.fidelity_choice
+        )
+    if spec.subsample is not None or len(spec.objectives) > 1:
+        return dataclasses.replace(spec, fidelity=None)
+    return dataclasses.replace(spec, fidelity=AutoFidelity(default=True))
+
+
+def run_search(
+    spec: SearchSpec,
+    X: Any,
+    y: Any,
+    *,
+    storage: str | BaseStorage | None = None,
+    study: optuna.Study | None = None,
+    study_name: str | None = None,
+    data_name: str | None = None,
+    sampler: optuna.samplers.BaseSampler | None = None,
+    restart: bool = False,
+    memory_limit: int | str | None = None,
+    bounds: Any = None,
+    n_jobs: int = 1,
+    n_trials: int | None = None,
+    timeout: float | None = None,
+    batch: bool = True,
+    progress: bool = False,
+    figures: bool = False,
+    announce: Callable[[BoxCoxObjective], None] | None = None,
+) -> SearchRun:
+    """Run (or resume) the study of ``spec`` on (X, y) and return what was found.
+
+    Args:
+        spec: The experiment and how it is searched.
+        X, y: The data.
+        storage: Where the study lives: a URL (opened with
+            :func:`~optuna_boxcox.storage.open_storage`), a storage, or None (in memory).
+        study: A study to search as it is, with its own sampler and pruner (instead of
+            ``storage``, ``study_name`` and ``restart``).
+        study_name: The study's name; default :func:`default_study_name` when ``data_name`` is
+            given, else a name Optuna makes up.
+        data_name: What the data are called, for the default study name.
+        sampler: A sampler object to search with instead of the spec's (which then names none).
+        restart: Delete the study of this name first.
+        memory_limit, bounds: As :meth:`~optuna_boxcox.SearchSpec.objective`.
+        n_jobs, timeout, batch: As :func:`~optuna_boxcox.optimize`.
+        n_trials: New trials to run (default: a plan sampler's plan, others
+            :data:`~optuna_boxcox._defaults.DEFAULT_OPEN_ENDED_TRIALS`).
+        progress: Show the run's progress.
+        figures: Attach the search's figures and note to the study (shown by the dashboard).
+        announce: Called with the objective once the study is opened and the fidelity decided,
+            before the first trial (the command line prints the decision).
+
+    Raises:
+        StudyMismatch: The study holds another experiment (nothing is written into it).
+        ForeignStudy: The study was not made by optuna-boxcox and holds trials.
+        NoFinishedTrial: The study has no finished trial to report.
+        SearchInterrupted: Ctrl-C; what was scored is written.
+    """
+    owned = study is None
+    opened = None
+    if owned and study_name is None and data_name is not None:
+        named = spec
+        if spec.source and spec.source.get("csv"):
+            named = dataclasses.replace(spec, fingerprint=fingerprint_of(X, y))
+        study_name = default_study_name(named, data_name, guarded=spec.sampler == _guard.GUARDED)
+    recorded = None
+    if spec.fidelity == DEFAULT_REQUEST:  # the fidelity the study was made with, if it exists
+        if study is not None:
+            recorded = SearchSpec.of_study(study)
+        elif not restart:
+            # Only a storage that exists is opened here: a new one is created (and said so) once
+            # the objective is built, so bad input is refused before anything is created.
+            opened = _existing(storage)
+            recorded = _recorded_spec(opened, study_name)
+    plan = plan_search(
+        spec,
+        n_trials=n_trials,
+        sampler=sampler if study is None else study.sampler,
+        recorded=recorded,
+    )
+    objective = BoxCoxObjective.from_spec(
+        plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
+    )
+    if study is None:
+        opened = _opened(storage) if opened is None else opened
+        study = _open_study(opened, study_name, plan.sampler, objective.directions, restart)
+    # A study of another experiment is refused before anything is written into it.
+    objective.register(study)
+    if announce is not None:
+        announce(objective)
+    # Optuna's samplers: their arguments recorded, or a study run with other ones refused.
+    record_sampler(study, study.sampler)
+    # The study records that it is the guarded default's: its spec names the search it runs
+    # (coordinate), and a worker joining it with that spec gates the result as search does.
+    guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
+    if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
+        study.set_user_attr(_guard.GUARDED_ATTR, True)
+    if objective.fidelity is not None and owned:  # study.optimize's trials report their rungs
+        study.pruner = make_pruner(
+            plan.spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples
+        )
+    stats = RunStats()
+    started = time.perf_counter()
+    try:
+        result = optimize(
+            study,
+            objective,
+            n_trials=plan.n_trials,
+            timeout=timeout,
+            n_jobs=n_jobs,
+            show_progress_bar=progress,
+            batch=batch,
+            stats=stats,
+        )
+    except KeyboardInterrupt:
+        scored = (TrialState.COMPLETE, TrialState.PRUNED)
+        raise SearchInterrupted(len(study.get_trials(deepcopy=False, states=scored))) from None
+    found = SearchRun(
+        study=study,
+        study_name=study.study_name,
+        storage=storage,
+        objective=objective,
+        sampler=study.sampler,
+        elapsed=time.perf_counter() - started,
+        written_at=time.time(),
+        n_trials=len(study.get_trials(deepcopy=False)),
+        # RunStats counts the trials of a batched run of a plan sampler only.
+        new_trials=stats.trials if batch and isinstance(study.sampler, PlanSampler) else None,
+        result=result,
+    )
+    _report(found)
+    if guarded and found.front is None and _guard.applies(objective):
+        _gate(found, plan.spec, X, y)
+    if figures:
+        _attach_figures(found)
+    return found
+
+
+def _opened(storage: str | BaseStorage | None) -> BaseStorage | None:
+    """The storage of a URL (an unusable one is refused with a message naming it, password
+    redacted), or the one given."""
+    from optuna_boxcox.storage import open_storage
+
+    return open_storage(storage) if isinstance(storage, str) else storage
+
+
+def _existing(storage: str | BaseStorage | None) -> BaseStorage | None:
+    """The storage, when it exists already (None for a file not made yet, or none at all)."""
+    from optuna_boxcox.storage import StorageError
+    from optuna_boxcox.storage import open_storage
+
+    if not isinstance(storage, str):
+        return storage
+    try:
+        return open_storage(storage, create=False)
+    except StorageError:
+        return None  # a file to create (or a server to reach): opened, and refused, later
+
+
+def _recorded_spec(storage: BaseStorage | None, study_name: str | None) -> SearchSpec | None:
+    """The spec recorded in the study ``study_name`` of ``storage``, None when there is no such
+    study (or it records none)."""
+    if storage is None or study_name is None:
+        return None
+    try:
+        study_id = storage.get_study_id_from_name(study_name)
+    except KeyError:
+        return None
+    record = storage.get_study_user_attrs(study_id).get(SPEC_ATTR)
+    return None if record is None else SearchSpec.from_dict(record)
+
+
+def _open_study(
+    opened: BaseStorage | None,
+    study_name: str | None,
+    sampler: optuna.samplers.BaseSampler,
+    directions: list[str],
+    restart: bool,
+) -> optuna.Study:
+    """Create the study, or load it when it exists (after deleting it, with ``restart``)."""
+    if restart and study_name is not None:
+        try:
+            optuna.delete_study(study_name=study_name, storage=opened)
+        except KeyError:
+            pass  # nothing to start over
+    return optuna.create_study(
+        storage=opened,
+        study_name=study_name,
+        sampler=sampler,
+        directions=directions,
+        load_if_exists=True,
+    )
+
+
+def _report(found: SearchRun) -> None:
+    """Fill in the best point (one objective) or the Pareto front (two)."""
+    study = found.study
+    finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if len(study.directions) > 1:
+        if not finished:
+            raise NoFinishedTrial(found.study_name)
+        found.front = sorted(study.best_trials, key=lambda t: (t.values[1], -t.values[0]))
+        return
+    params, best = found.result.params, found.result.best_value
+    if best is None and finished:
+        # The trial budget stopped the plan before its first batch was scored: the best so far.
+        params, best = study.best_params, study.best_value
+    if best is None:
+        raise NoFinishedTrial(found.study_name)
+    found.params, found.best = dict(params), float(best)
+
+
+def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
+    """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
+    fit saw; the decision is recorded in the study, and an anchor that wins is the result."""
+    objective = found.objective
+    settings = _guard.settings(
+        objective.to_lambdas(found.params), seed=spec.seed, extrapolation=spec.extrapolation
+    )
+    # A rerun on a finished study, or another worker of it: the same searched Λ, judged already.
+    decision = _guard.recorded(found.study, settings)
+    if decision is None:
+        decision = _guard.guard(
+            objective,
+            spec.estimator(),
+            X,
+            y,
+            found.params,
+            seed=spec.seed,
+            extrapolation=spec.extrapolation,
+        )
+        decision = dataclasses.replace(decision, settings=settings)
+        decision.record(found.study)
+    found.decision = decision
+    found.search_params, found.search_best = found.params, found.best
+    if decision.chosen != "searched":
+        found.params = objective.to_params(decision.lambdas)
+        found.best = objective.evaluate(decision.lambdas)
+
+
+def _attach_figures(found: SearchRun) -> None:
+    from optuna_boxcox.figures import attach_figures
+    from optuna_boxcox.figures import search_figures
+
+    study = found.study
+    if found.front is not None:
+        trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        drawn, note = search_figures(
+            study, found.objective, found.sampler, trials=trials, user_attrs=study.user_attrs
+        )
+    else:
+        drawn, note = search_figures(
+            study,
+            found.objective,
+            found.sampler,
+            result=found.result,
+            trials=study.get_trials(deepcopy=False),
+            user_attrs=study.user_attrs,
+            base_score=found.base,
+            mle_score=found.mle,
+        )
+    attach_figures(study, drawn, note)

@@ -1,0 +1,116 @@
+"""The benchmark's data sets: named ones, CSV files and folders, and large sets subsampled
+(stratified, seeded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from optuna_boxcox.datasets import DATASETS
+from optuna_boxcox.datasets import DataError
+from optuna_boxcox.datasets import load_csv
+from optuna_boxcox.datasets import load_dataset
+from optuna_boxcox.experiments import SYNTHETIC
+from optuna_boxcox.experiments import synthetic
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+#: Data sets offered by name (besides ``csv:<path>``), in ``--help`` order.
+NAMED_DATASETS = (*DATASETS, "digits", *SYNTHETIC)
+
+
+#: Rows kept of a larger data set (stratified, seeded): the whole benchmark over the twelve
+#: development sets and the bundled ones then runs in under two hours on two cores.
+DEFAULT_MAX_ROWS = 1500
+
+
+#: Seed of the stratified subsample of a large data set.
+SUBSAMPLE_SEED = 0
+
+
+def expand_datasets(specs: Sequence[str]) -> list[str]:
+    """The data sets named, with ``csv:<folder>`` replaced by one ``csv:`` per CSV file in the
+    folder (sorted by name)."""
+    expanded = []
+    for spec in specs:
+        spec = spec.strip()
+        folder = Path(spec[len("csv:") :]) if spec.startswith("csv:") else None
+        if folder is not None and folder.is_dir():
+            files = sorted(folder.glob("*.csv"))
+            if not files:
+                raise DataError(f"{spec!r}: no .csv file in the folder")
+            expanded += [f"csv:{file}" for file in files]
+        else:
+            expanded.append(spec)
+    return expanded
+
+
+def load_benchmark_data(
+    spec: str,
+    *,
+    label: str = "y",
+    features: int | None = None,
+    max_rows: int | None = None,
+) -> tuple[str, pd.DataFrame, np.ndarray]:
+    """The name, features and labels of one data set of a benchmark (see the module's list).
+
+    ``features`` keeps the first N columns (quick runs); the name then ends in ``-f<N>``, so its
+    studies never meet those of the whole data set. ``max_rows`` keeps a stratified sample of that
+    many rows of a larger data set (:func:`subsample`); its name then ends in ``-r<N>``.
+    """
+    spec = spec.strip()
+    if spec.startswith("csv:"):
+        path = Path(spec[len("csv:") :])
+        X, y = load_csv(path, label)
+        name = path.stem
+    elif spec == "digits":
+        name, (X, y) = spec, _pooled_digits()
+    elif spec.split(":")[0] in SYNTHETIC:
+        key, _, seed = spec.partition(":")
+        if seed and not seed.isdigit():
+            raise DataError(f"{spec!r}: the seed after ':' must be a whole number")
+        values, y = synthetic(key, int(seed)) if seed else synthetic(key)
+        X, name = pd.DataFrame(values, columns=["x0", "x1"]), spec
+    elif spec in DATASETS:
+        name, (X, y) = spec, load_dataset(spec)
+    else:
+        raise DataError(
+            f"unknown data set {spec!r}; choose from {', '.join(NAMED_DATASETS)} or csv:<path>"
+        )
+    if features is not None:
+        if features < 1:
+            raise ValueError(f"features must be at least 1, got {features}")
+        X, name = X.iloc[:, :features], f"{name}-f{features}"
+    y = np.asarray(y)
+    if max_rows is not None and len(y) > max_rows:
+        rows = subsample(y, max_rows)
+        X, y, name = X.iloc[rows].reset_index(drop=True), y[rows], f"{name}-r{max_rows}"
+    return name, X, y
+
+
+def subsample(y: np.ndarray, max_rows: int) -> np.ndarray:
+    """Indices (in data order) of a stratified sample of ``max_rows`` rows, the same every time:
+    ``train_test_split(train_size=max_rows, stratify=y, random_state=0)``. A class keeps its share
+    of the rows, so a search on the sample faces the same class balance as on the whole set."""
+    from sklearn.model_selection import train_test_split
+
+    if max_rows < 2:
+        raise ValueError(f"max_rows must be at least 2, got {max_rows}")
+    rows, _ = train_test_split(
+        np.arange(len(y)), train_size=max_rows, stratify=y, random_state=SUBSAMPLE_SEED
+    )
+    return np.sort(rows)
+
+
+def _pooled_digits() -> tuple[pd.DataFrame, np.ndarray]:
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    blocks = digits.images.reshape(-1, 4, 2, 4, 2).sum(axis=(2, 4)).reshape(-1, 16)
+    columns = [f"block{r}{c}" for r in range(4) for c in range(4)]
+    return pd.DataFrame(blocks.astype(np.float64), columns=columns), digits.target

@@ -1,0 +1,394 @@
+"""Running the studies of a comparison (or reading back the finished ones): one study per sampler,
+seed and problem, and the fixed transforms' scores."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+import os
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+import warnings
+
+import numpy as np
+import optuna
+from optuna.trial import TrialState
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.pipeline import make_pipeline
+
+from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._objective._objective import CRITERIA
+from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._optuna._write import TrialRecord
+from optuna_boxcox._optuna._write import write_trials
+from optuna_boxcox._runner import optimize
+from optuna_boxcox._study._guard import GUARDED
+from optuna_boxcox._study._guard import guard
+from optuna_boxcox._study._guard import search_sampler
+from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox._system._parallel import map_tasks
+from optuna_boxcox._system._progress import Progress
+from optuna_boxcox.experiments._problems import FIXED_ATTR
+from optuna_boxcox.experiments._problems import HELD_OUT_ATTR
+from optuna_boxcox.experiments._problems import REFERENCE_SAMPLER
+from optuna_boxcox.experiments._problems import SETTINGS_ATTR
+from optuna_boxcox.experiments._problems import WALL_ATTR
+from optuna_boxcox.experiments._problems import Problem
+from optuna_boxcox.experiments._problems import Split
+from optuna_boxcox.experiments._problems import fixed_transform
+from optuna_boxcox.experiments._problems import held_out_metric
+from optuna_boxcox.experiments._problems import outer_tag
+from optuna_boxcox.experiments._problems import study_name
+from optuna_boxcox.samplers import PlanSampler
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.samplers import record_sampler
+from optuna_boxcox.storage import open_storage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from optuna.storages import BaseStorage
+
+
+#: Trials an Optuna sampler runs in memory between two writes to the storage.
+_CHUNK = 200
+
+
+# -- running the studies --------------------------------------------------------------------------
+def run_problems(
+    problems: Sequence[Problem],
+    *,
+    samplers: Sequence[str],
+    seeds: Sequence[int],
+    transforms: Sequence[str],
+    n_trials: int | None,
+    scoring: Any,
+    cv: int | None,
+    test_size: float | None,
+    outer_cv: str | int | tuple[int, int] | None,
+    storage: str | BaseStorage | None,
+    n_jobs: int = 1,
+    progress: bool = False,
+    label: str = "compare",
+) -> dict[tuple, dict[str, Any]]:
+    """Every search (problem × split × sampler × seed) and every fixed-transform scoring
+    (problem × split), run or read back, spread over ``n_jobs`` processes.
+
+    Returns a summary per task: ``("search", problem, split, sampler, seed)`` → the study's name,
+    its number of trials, inner best, best-so-far curve, trials to 99 %, wall seconds, held-out score and whether it ran
+    now (``ran``); ``("fixed", problem, split)`` → transform key → (inner score, held-out score).
+    Indices are positions in ``problems`` and in each problem's splits.
+    """
+    if n_jobs != 1 and not isinstance(storage, (str, type(None))):
+        n_jobs = 1  # a storage object cannot be shared with forked processes
+    store = (
+        open_storage(storage)
+        if n_jobs == 1 and not hasattr(storage, "get_all_trials")
+        else storage
+    )
+    opened: dict[int, BaseStorage] = {}
+
+    def worker_storage() -> BaseStorage:
+        # One storage per worker process, opened there (an engine must not cross a fork).
+        if os.getpid() not in opened:
+            opened[os.getpid()] = open_storage(storage)
+        return opened[os.getpid()]
+
+    metric_name, metric = held_out_metric(scoring)
+    scoring_name = scoring if isinstance(scoring, str) else held_out_metric(scoring)[0]
+    tasks: list[tuple] = []
+    for p, problem in enumerate(problems):
+        for s in range(len(problem.splits)):
+            tasks.append(("fixed", p, s))
+            tasks += [("search", p, s, name, seed) for name in samplers for seed in seeds]
+    objectives: OrderedDict[tuple[int, int], BoxCoxObjective] = OrderedDict()
+
+    def objective_of(p: int, s: int) -> BoxCoxObjective:
+        # Tasks of one split are neighbours: a few objectives per process are enough.
+        if (p, s) not in objectives:
+            X_train, y_train = problems[p].rows(problems[p].splits[s].train)
+            spec = SearchSpec(problems[p].estimator, scoring=scoring, cv=cv)
+            objectives[(p, s)] = BoxCoxObjective.from_spec(spec, X_train, y_train)
+            while len(objectives) > 4:
+                objectives.popitem(last=False)
+        return objectives[(p, s)]
+
+    def work(task: tuple) -> Any:
+        problem, split = problems[task[1]], problems[task[1]].splits[task[2]]
+        target = store if n_jobs == 1 else worker_storage()
+        objective = lambda: objective_of(task[1], task[2])  # built only if something is scored
+        names = dict(
+            scoring=scoring,
+            cv=cv,
+            test_size=test_size,
+            outer_cv=outer_cv,
+            null_seed=problem.null_seed,
+        )
+        settings: dict[str, Any] = {"scoring": scoring_name, "cv": cv, "test_size": test_size}
+        if outer_cv is not None:
+            settings["outer_cv"] = outer_tag(outer_cv)[len("outer") :]
+        if problem.null_seed is not None:
+            settings["null_seed"] = problem.null_seed
+        if task[0] == "fixed":
+            name = study_name(problem.dataset, problem.classifier, "fixed", None, **names)
+            return _fixed_scores(
+                target, name, settings, problem, split, objective, transforms, metric
+            )
+        sampler_name, seed = task[3], task[4]
+        dim = np.shape(problem.X)[1]
+        budget = n_trials or make_sampler(REFERENCE_SAMPLER).budget(dim)
+        settings = {"budget": budget, **settings}
+        if outer_cv is not None:
+            settings["fold"] = split.fold
+        name = study_name(
+            problem.dataset,
+            problem.classifier,
+            sampler_name,
+            seed,
+            n_trials=n_trials,
+            fold=split.fold,
+            **names,
+        )
+        test = None
+        if split.test is not None:
+            X_train, y_train = problem.rows(split.train)
+            X_test, y_test = problem.rows(split.test)
+            test = (X_train, y_train, X_test, y_test, problem.estimator, metric)
+        return _run_one(
+            target,
+            name,
+            objective,
+            dim,
+            sampler_name,
+            seed,
+            budget,
+            settings,
+            test,
+            metric_name,
+            whole_plan=n_trials is None,
+        )
+
+    if n_jobs != 1 and tasks:
+        # Compiled kernels loaded once here, inherited by every forked worker.
+        objective_of(tasks[0][1], tasks[0][2]).warm_up()
+    found: dict[tuple, dict[str, Any]] = {}
+    with Progress(len(tasks), unit="study", label=label, enabled=progress) as bar:
+
+        def collect(task: tuple, summary: Any) -> None:
+            found[task] = summary
+            bar.update()
+
+        map_tasks(tasks, work, collect, n_jobs=n_jobs)
+    return found
+
+
+def _fixed_scores(
+    store: Any,
+    name: str,
+    settings: dict[str, Any],
+    problem: Problem,
+    split: Split,
+    objective: Callable[[], BoxCoxObjective],
+    transforms: Sequence[str],
+    metric: Callable[[np.ndarray, np.ndarray], float],
+) -> dict[str, tuple[float, float | None]]:
+    """The fixed transforms' (inner, held-out) scores on one split: read from the study ``name``
+    (user attribute ``fixed_scores:fold<k>``, or ``fixed_scores`` for a single split), the
+    transforms it lacks scored and added."""
+    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    attrs = study.user_attrs
+    record_settings(
+        study,
+        SETTINGS_ATTR,
+        settings,
+        recorded=attrs,
+        hint="use another --storage, or delete the study to score them again",
+    )
+    key = FIXED_ATTR if split.fold is None else f"{FIXED_ATTR}:fold{split.fold}"
+    known = dict(attrs.get(key, {}))
+    missing = [t for t in transforms if t not in known]
+    if missing:
+        for t, (inner, outer) in _score_fixed(
+            problem, split, objective(), missing, metric
+        ).items():
+            known[t] = {"inner": inner, "held_out": outer}
+        study.set_user_attr(key, known)
+    return {t: (float(known[t]["inner"]), known[t]["held_out"]) for t in transforms}
+
+
+def _score_fixed(
+    problem: Problem,
+    split: Split,
+    objective: BoxCoxObjective,
+    transforms: Sequence[str],
+    metric: Callable[[np.ndarray, np.ndarray], float],
+) -> dict[str, tuple[float, float | None]]:
+    """Inner score (the search's own, on the training part) and held-out score of each fixed
+    transform followed by the classifier. A classifier-free criterion has no inner score (NaN)."""
+    X_train = np.asarray(problem.rows(split.train)[0], float)
+    y_train = problem.y[split.train]
+    scores = {}
+    with warnings.catch_warnings():
+        # Baselines as a user would run them: a perceptron on raw features may not converge, and
+        # Yeo-Johnson's MLE may overflow on a large feature; the score says what came of it.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for key in transforms:
+            transform = fixed_transform(key, len(split.train))
+            inner = np.nan
+            if not (isinstance(objective.scoring, str) and objective.scoring in CRITERIA):
+                inner = objective.score_features(clone(transform).fit_transform(X_train))
+            outer = None
+            if split.test is not None:
+                model = make_pipeline(transform, clone(problem.estimator)).fit(X_train, y_train)
+                X_test = np.asarray(problem.rows(split.test)[0], float)
+                outer = float(metric(problem.y[split.test], model.predict(X_test)))
+            scores[key] = (float(inner), outer)
+    return scores
+
+
+def _run_one(
+    store: Any,
+    name: str,
+    objective: Callable[[], BoxCoxObjective],
+    dim: int,
+    sampler_name: str,
+    seed: int,
+    budget: int,
+    settings: dict[str, Any],
+    test: tuple | None,
+    metric_name: str = "score",
+    *,
+    whole_plan: bool = False,
+) -> dict[str, Any]:
+    """Run (or read) one study; return what the table needs of it.
+
+    A paper sampler runs its whole plan with ``whole_plan``, else at most ``budget`` trials of it;
+    Optuna's samplers run ``budget`` trials.
+
+    With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
+    metric) the chosen Λ is scored on the test rows and the score recorded in the study's user
+    attribute ``held_out`` (with ``metric_name``); a finished study's recorded score is read back.
+    ``objective()`` gives the fold's objective (of ``dim`` λ), built only when there is scoring
+    to do.
+    """
+    # Nelder–Mead's plan has no natural end: give it the shared budget. The paper's grid samplers
+    # keep their own (fixed) plans, stopped at the budget when longer.
+    sampler_settings = {"n_trials": budget} if sampler_name == "nelder-mead" else {}
+    # The guarded default searches with the paper's coordinate search, then its gate decides.
+    sampler = make_sampler(search_sampler(sampler_name), seed=seed, **sampler_settings)
+    study = optuna.create_study(
+        storage=store,
+        study_name=name,
+        direction="maximize",
+        sampler=sampler,
+        load_if_exists=True,
+    )
+    attrs = study.user_attrs
+    record_settings(
+        study,
+        SETTINGS_ATTR,
+        settings,
+        recorded=attrs,
+        hint="use another --storage, or delete the study to run it again",
+    )
+    record_sampler(study, sampler, recorded=attrs)
+    target = budget
+    if isinstance(sampler, PlanSampler):
+        target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))
+    done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    started = time.perf_counter()
+    ran = done < target
+    if ran:
+        if isinstance(sampler, PlanSampler):
+            optimize(study, objective(), n_trials=target - done)
+        else:
+            _run_in_memory(study, objective(), sampler, target - done)
+        study.set_user_attr(WALL_ATTR, attrs.get(WALL_ATTR, 0.0) + time.perf_counter() - started)
+        attrs = study.user_attrs
+    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))[:target]
+    curve = np.maximum.accumulate([t.value for t in trials])
+    held_out = None
+    if test is not None:
+        recorded = attrs.get(HELD_OUT_ATTR)
+        if recorded is not None and not ran:
+            held_out = float(recorded["score"])
+        else:
+            if isinstance(sampler, PlanSampler):
+                params = sampler.result(study).params
+            else:
+                params = max(trials, key=lambda t: t.value).params  # the first best, as Optuna's
+            lambdas = objective().to_lambdas(params)
+            if sampler_name == GUARDED:
+                X_train, y_train, _, _, estimator, _ = test
+                decision = guard(
+                    objective(), estimator, np.asarray(X_train, float), y_train, params, seed=seed
+                )
+                decision.record(study)
+                lambdas = decision.lambdas
+            held_out = _held_out(*test, lambdas)
+            study.set_user_attr(
+                HELD_OUT_ATTR,
+                {
+                    "score": held_out,
+                    "metric": metric_name,
+                    "fold": settings.get("fold"),
+                    "train_rows": len(test[1]),
+                    "test_rows": len(test[3]),
+                },
+            )
+    return {
+        "name": name,
+        "best": float(curve[-1]),
+        "curve": curve,
+        "trials": len(trials),
+        "trials_to_99": int(np.argmax(curve >= 0.99 * curve[-1])) + 1,
+        "wall": float(attrs.get(WALL_ATTR, np.nan)),
+        "held_out": held_out,
+        "ran": ran,
+    }
+
+
+def _run_in_memory(
+    study: optuna.Study, objective: BoxCoxObjective, sampler: Any, n_trials: int
+) -> None:
+    """Optimise with :func:`optimize` on an in-memory copy (seeded with the stored trials),
+    appending each chunk's trials to the storage: Optuna's samplers read every trial at each
+    step, which a database storage answers far slower than memory."""
+    objective.register(study)
+    memory = optuna.create_study(direction="maximize", sampler=sampler)
+    for key, value in study.user_attrs.items():
+        memory.set_user_attr(key, value)
+    memory.add_trials(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+    remaining = n_trials
+    while remaining > 0:
+        chunk = min(_CHUNK, remaining)
+        before = len(memory.trials)
+        optimize(memory, objective, n_trials=chunk)
+        write_trials(
+            study,
+            [_record(t) for t in memory.trials[before:] if t.state == TrialState.COMPLETE],
+        )
+        remaining -= chunk
+
+
+def _record(trial: optuna.trial.FrozenTrial) -> TrialRecord:
+    return TrialRecord(
+        params=trial.params,
+        distributions=trial.distributions,
+        value=trial.value,
+        user_attrs=trial.user_attrs,
+        system_attrs={},
+        datetime_start=trial.datetime_start,
+        datetime_complete=trial.datetime_complete,
+    )
+
+
+def _held_out(X_train, y_train, X_test, y_test, estimator, metric, lambdas) -> float:
+    transformer = BoxCoxTransformer(lambdas=lambdas).fit(np.asarray(X_train, float))
+    model = clone(estimator).fit(transformer.transform(np.asarray(X_train, float)), y_train)
+    predicted = model.predict(transformer.transform(np.asarray(X_test, float)))
+    return float(metric(np.asarray(y_test), predicted))

@@ -1,0 +1,529 @@
+"""Many data sets: every (data set, classifier, method) scored on held-out data, then ranked.
+
+``optuna-boxcox benchmark`` asks, across many data sets, whether a per-feature Box-Cox search beats
+the fixed transforms a user would otherwise put in front of the classifier, the way Ortiz-Bejar,
+Tellez & Graff compare model-selection schemes over many benchmarks: held-out scores, average ranks
+and Wilcoxon signed-rank tests. Methods are fixed transforms
+(:data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`) and samplers (each a search of one Λ, scored with
+the search's own metric on the training part only).
+
+Protocol:
+
+- **Held-out scores.** Each data set is split by repeated stratified k-fold (default 5×2:
+  ``RepeatedStratifiedKFold(n_splits=2, n_repeats=5, random_state=0)``) or by one seeded stratified
+  holdout (``test_size``). Every sampler searches each fold's training part (one study per
+  data set × classifier × sampler × fold, named as :func:`~optuna_boxcox.experiments.compare.study_name` names
+  them, so ``compare`` with the same settings reads the same studies); the chosen Λ — and each
+  fixed transform — is fitted on the training part and scored on the test part. A method's score
+  on a data set is the mean over the folds.
+- **Average ranks.** Per classifier and data set the methods are ranked by that score (rank 1 =
+  best, tied methods share the mean of their ranks: ``scipy.stats.rankdata(-scores)``); a method's
+  average rank is the mean over the data sets. The row ``all`` averages over every (data set,
+  classifier) pair.
+- **Wilcoxon signed-rank tests.** Per classifier, the *best fixed transform* is the fixed transform
+  with the lowest average rank (ties: the higher mean score, then the earlier in the list). Each
+  other method is paired with it data set by data set and tested two-sided with
+  ``scipy.stats.wilcoxon(method, best, zero_method="zsplit")``: a data set where both score the
+  same counts half for and half against (it is evidence of no difference, not dropped), and scipy
+  picks the exact distribution, or an exact permutation distribution when there are ties or zeros
+  (n ≤ 13). A method equal to the best fixed transform on every data set gets p = 1. The best fixed
+  transform is chosen after seeing the scores, so its p-values lean towards it; with n data sets the
+  smallest two-sided p is 2/2ⁿ (0.0625 for five).
+
+Everything lives in one storage: a finished study is read back (a second run does no search), and
+a summary study ``benchmark/<settings>`` holds the table (user attributes, a note) and the rank plot
+(``optuna_dashboard.save_plotly_graph_object``), shown by optuna-dashboard. The fixed transforms'
+scores are kept as ``compare`` keeps them (a study ``<dataset>/<classifier>/fixed/<tags>``).
+
+Data sets by name (all but sonar work offline):
+
+- ``breast_cancer``, ``iris``, ``wine`` (scikit-learn), ``sonar`` (OpenML):
+  :func:`optuna_boxcox.datasets.load_dataset`;
+- ``digits``: scikit-learn's ``load_digits`` (1,797 images of 8 × 8 pixels, 10 classes) with each
+  image summed over 2 × 2 pixel blocks: 16 features ``block<r><c>`` instead of 64, of which many
+  are constant;
+- ``gaussian_quantiles``, ``moons``, ``blobs``, ``random``: the paper's Figure 1 sets (1,000 × 2,
+  binary, seed 1; ``random`` is ``make_classification``), ``moons:7`` for another seed;
+- ``csv:path/to/file.csv``: a CSV with a header row and the class in column ``label`` (default
+  ``y``), named after the file; ``csv:path/to/folder`` is every ``.csv`` file in the folder.
+
+A data set of more than ``max_rows`` rows (default 1,500) is replaced by a stratified, seeded
+sample of that many (:func:`subsample`; its name gets ``-r<N>``), so that a benchmark over the
+large development sets stays within hours: a search's cost grows with rows × features.
+
+Budget: by default each paper sampler runs its whole plan (the coordinate search: E·p·L trials,
+p features) and each of Optuna's samplers gets as many trials as the coordinate search's plan on
+that data set; the table lists the trials per search.
+
+Example::
+
+    from optuna_boxcox.experiments.benchmark import benchmark, format_benchmark
+    result = benchmark(["iris", "wine", "moons"], ["knn", "bayes"], n_trials=50)
+    print(format_benchmark(result))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import field
+import time
+from typing import TYPE_CHECKING
+from typing import Any
+
+import numpy as np
+import optuna
+from scipy import stats
+
+from optuna_boxcox._study._guard import search_sampler
+from optuna_boxcox.classifiers import CLASSIFIERS
+from optuna_boxcox.classifiers import make_classifier
+from optuna_boxcox.experiments._benchmark_data import DEFAULT_MAX_ROWS
+from optuna_boxcox.experiments._benchmark_data import NAMED_DATASETS
+from optuna_boxcox.experiments._benchmark_data import SUBSAMPLE_SEED
+from optuna_boxcox.experiments._benchmark_data import expand_datasets
+from optuna_boxcox.experiments._benchmark_data import load_benchmark_data
+from optuna_boxcox.experiments._benchmark_data import subsample
+from optuna_boxcox.experiments._problems import outer_tag
+from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
+from optuna_boxcox.experiments.compare import Problem
+from optuna_boxcox.experiments.compare import held_out_metric
+from optuna_boxcox.experiments.compare import outer_splits
+from optuna_boxcox.experiments.compare import parse_outer_cv
+from optuna_boxcox.experiments.compare import run_problems
+from optuna_boxcox.experiments.compare import text_table
+from optuna_boxcox.samplers import make_sampler
+from optuna_boxcox.storage import DEFAULT_STORAGE
+from optuna_boxcox.storage import open_storage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import plotly.graph_objects as go
+
+#: Study user attribute of the summary study: the settings, the scores, the ranks, the p-values.
+SUMMARY_ATTR = "benchmark"
+#: Graph id of the rank plot in the summary study, and the file name of its HTML and PNG.
+RANK_PLOT = "benchmark-ranks"
+#: The loss rate's references: a user's fixed one-line transforms a search must not fall behind.
+LOSS_REFERENCES = ("standard", "box-cox")
+#: A method loses on a data set when it scores more than this below the better reference (one
+#: point of accuracy).
+LOSS_MARGIN = 0.01
+
+
+@dataclass
+class BenchmarkResult:
+    """What :func:`benchmark` found.
+
+    ``scores[(dataset, classifier, method)]`` is the mean held-out score over the folds (the folds'
+    own in ``fold_scores``); ``ranks[classifier][method]`` the average rank (and ``ranks["all"]``
+    over every pair); ``best_fixed[classifier]`` the reference of ``p_values[classifier][method]``
+    (None for the reference itself, or without a fixed transform); ``winner[classifier]`` the method
+    of lowest average rank; ``loss_rates[classifier][method]`` the share of data sets where the
+    method scores more than :data:`LOSS_MARGIN` below the better of :data:`LOSS_REFERENCES`
+    (:func:`loss_rates`; empty when a reference is not among the methods).
+    ``trials[(dataset, sampler)]`` is the trials of each of its searches
+    (the most of any fold).
+    """
+
+    datasets: list[str]
+    classifiers: list[str]
+    methods: list[str]
+    fixed: list[str]
+    metric: str
+    protocol: str
+    scores: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    fold_scores: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
+    trials: dict[tuple[str, str], int] = field(default_factory=dict)
+    winner: dict[str, str] = field(default_factory=dict)
+    ranks: dict[str, dict[str, float]] = field(default_factory=dict)
+    best_fixed: dict[str, str | None] = field(default_factory=dict)
+    p_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    loss_rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    studies_run: int = 0
+    studies_read: int = 0
+    wall_seconds: float = 0.0
+    summary_study: str = ""
+    figure: go.Figure | None = None
+
+    def score_table(self, classifier: str) -> np.ndarray:
+        """Scores as a (data sets × methods) array for one classifier."""
+        return np.array(
+            [[self.scores[(d, classifier, m)] for m in self.methods] for d in self.datasets]
+        )
+
+
+def average_ranks(table: np.ndarray) -> np.ndarray:
+    """Mean over rows (data sets) of each column's (method's) rank within the row: 1 = the highest
+    score, ties share the mean of the ranks they span."""
+    table = np.atleast_2d(np.asarray(table, dtype=float))
+    return np.mean([stats.rankdata(-row, method="average") for row in table], axis=0)
+
+
+def loss_rates(table: np.ndarray, methods: Sequence[str]) -> dict[str, float]:
+    """Per method, the share of rows (data sets) where it scores more than :data:`LOSS_MARGIN`
+    below the better of the :data:`LOSS_REFERENCES` on that row; {} without both references.
+
+    Average ranks say who wins most often; the loss rate says how often a user following the
+    method would have done clearly worse than a fixed one-line transform.
+    """
+    if not all(r in methods for r in LOSS_REFERENCES):
+        return {}
+    columns = list(methods)
+    reference = np.max(table[:, [columns.index(r) for r in LOSS_REFERENCES]], axis=1)
+    # A small tolerance: "more than one point" must not flip on the last bit of a float.
+    lost = table < reference[:, None] - LOSS_MARGIN - 1e-12
+    return dict(zip(columns, (float(v) for v in lost.mean(axis=0))))
+
+
+def wilcoxon_p(scores: Sequence[float], reference: Sequence[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired scores against a reference's; 1 when
+    every pair is equal (see the module's notes on zero differences)."""
+    differences = np.subtract(scores, reference)
+    if np.all(differences == 0):
+        return 1.0
+    return float(stats.wilcoxon(scores, reference, zero_method="zsplit").pvalue)
+
+
+def benchmark(
+    datasets: Sequence[str],
+    classifiers: Sequence[str],
+    samplers: Sequence[str] = ("coordinate", "tpe"),
+    transforms: Sequence[str] | None = None,
+    *,
+    label: str = "y",
+    features: int | None = None,
+    max_rows: int | None = DEFAULT_MAX_ROWS,
+    n_trials: int | None = None,
+    scoring: str = "accuracy",
+    cv: int | None = None,
+    outer_cv: str | None = "5x2",
+    test_size: float | None = None,
+    seed: int = 0,
+    storage: str | Any = DEFAULT_STORAGE,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> BenchmarkResult:
+    """Run (or read back) every (data set, classifier, sampler, fold) study, score every method on
+    held-out data, rank the methods per classifier and test them against the best fixed transform.
+
+    Args:
+        datasets: Data set names, ``csv:<path>`` or ``csv:<folder>`` (every CSV in it; see the
+            module's list); at least two.
+        classifiers: The paper's classifiers by name (``linear``, ``knn``, ``bayes``, ``svc``,
+            ``nn``).
+        samplers: Registry names of the searches (:func:`~optuna_boxcox.make_sampler`).
+        transforms: Keys of :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS` (default all).
+        label: The class column of the ``csv:`` data sets.
+        features: Use only the first N features of every data set (quick runs).
+        max_rows: A larger data set is replaced by a stratified sample of this many rows
+            (:func:`subsample`); None keeps every row.
+        n_trials: Trials per study. By default every paper sampler runs its whole plan and every
+            Optuna sampler gets as many trials as the coordinate search's plan on that data set
+            (E·p·L); given, every sampler gets this budget and a longer plan stops there.
+        scoring, cv: The searches' score (see :class:`~optuna_boxcox.BoxCoxObjective`); held-out
+            scores use the same metric (accuracy for a classifier-free criterion).
+        outer_cv: Repeated stratified k-fold as ``"RxK"`` (default ``"5x2"``); ignored when
+            ``test_size`` is given.
+        test_size: One seeded stratified holdout of this fraction instead.
+        seed: The samplers' seed.
+        storage: Where the studies live (URL).
+        n_jobs: Studies run at once, each in a process of its own (-1: one per CPU).
+        progress: Show progress over the studies, with the time left.
+    """
+    started = time.perf_counter()
+    fixed = list(FIXED_TRANSFORMS) if transforms is None else list(transforms)
+    unknown = [t for t in fixed if t not in FIXED_TRANSFORMS]
+    if unknown:
+        raise ValueError(
+            f"unknown fixed transform(s) {unknown}; choose from {list(FIXED_TRANSFORMS)}"
+        )
+    for name in classifiers:
+        if name not in CLASSIFIERS:
+            raise ValueError(
+                f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}"
+            )
+    for name in samplers:
+        make_sampler(search_sampler(name))  # an unknown name fails here, before any study
+    if test_size:
+        outer_cv = None
+    elif outer_cv is None:
+        raise ValueError("a benchmark needs held-out scores: give outer_cv or test_size")
+    if n_jobs == 1 and not hasattr(storage, "get_all_trials"):
+        storage = open_storage(storage)  # once, for the studies and the summary
+    datasets = expand_datasets(datasets)
+    if len(datasets) < 2:
+        raise ValueError("a benchmark ranks methods across data sets: give at least two")
+    loaded = [
+        load_benchmark_data(spec, label=label, features=features, max_rows=max_rows)
+        for spec in datasets
+    ]
+    names = [name for name, _, _ in loaded]
+    if len(set(names)) != len(names):
+        raise ValueError(f"data sets named twice: {names}")
+    problems = [
+        Problem(
+            name,
+            classifier,
+            X,
+            y,
+            make_classifier(classifier),
+            outer_splits(y, outer_cv=outer_cv, test_size=test_size),
+        )
+        for name, X, y in loaded
+        for classifier in classifiers
+    ]
+    found = run_problems(
+        problems,
+        samplers=samplers,
+        seeds=[seed],
+        transforms=fixed,
+        n_trials=n_trials,
+        scoring=scoring,
+        cv=cv,
+        test_size=test_size,
+        outer_cv=outer_cv,
+        storage=storage,
+        n_jobs=n_jobs,
+        progress=progress,
+        label="benchmark",
+    )
+    result = BenchmarkResult(
+        datasets=names,
+        classifiers=list(classifiers),
+        methods=[*fixed, *samplers],
+        fixed=fixed,
+        metric=held_out_metric(scoring)[0],
+        protocol=_protocol(outer_cv, test_size),
+    )
+    for p, problem in enumerate(problems):
+        splits = range(len(problem.splits))
+        for key in fixed:
+            folds = [found[("fixed", p, s)][key][1] for s in splits]
+            result.fold_scores[(problem.dataset, problem.classifier, key)] = folds
+        for sampler in samplers:
+            summaries = [found[("search", p, s, sampler, seed)] for s in splits]
+            folds = [summary["held_out"] for summary in summaries]
+            result.fold_scores[(problem.dataset, problem.classifier, sampler)] = folds
+            result.trials[(problem.dataset, sampler)] = max(s["trials"] for s in summaries)
+            result.studies_run += sum(summary["ran"] for summary in summaries)
+            result.studies_read += sum(not summary["ran"] for summary in summaries)
+    result.scores = {key: float(np.mean(folds)) for key, folds in result.fold_scores.items()}
+    _rank_and_test(result)
+    result.figure = rank_figure(result)
+    result.summary_study = _save_summary(
+        result,
+        storage,
+        tags=[
+            str(scoring),
+            *([f"cv{cv}"] if cv else []),
+            f"test{test_size:g}" if test_size else outer_tag(outer_cv),
+            *([f"n{n_trials}"] if n_trials else []),
+            f"seed{seed}",
+            *([f"f{features}"] if features else []),
+        ],
+    )
+    result.wall_seconds = time.perf_counter() - started
+    return result
+
+
+def _protocol(outer_cv: str | None, test_size: float | None) -> str:
+    """How held-out scores were made, in words for the table and the plot."""
+    if test_size:
+        return f"one stratified holdout of {test_size:g} (random_state 0)"
+    repeats, folds = parse_outer_cv(outer_cv)
+    return (
+        f"mean over the {repeats * folds} folds of {repeats}×{folds} stratified CV "
+        "(random_state 0)"
+    )
+
+
+def _rank_and_test(result: BenchmarkResult) -> None:
+    """Average ranks per classifier and over all pairs; p-values against the best fixed one."""
+    tables = {c: result.score_table(c) for c in result.classifiers}
+    for classifier, table in tables.items():
+        result.ranks[classifier] = dict(zip(result.methods, average_ranks(table)))
+    result.ranks["all"] = dict(
+        zip(result.methods, average_ranks(np.vstack(list(tables.values()))))
+    )
+    for classifier, table in tables.items():
+        ranks = result.ranks[classifier]
+        means = dict(zip(result.methods, table.mean(axis=0)))
+        result.winner[classifier] = min(result.methods, key=lambda m: (ranks[m], -means[m]))
+        best = min(result.fixed, key=lambda m: (ranks[m], -means[m]), default=None)
+        result.best_fixed[classifier] = best
+        column = {m: table[:, j] for j, m in enumerate(result.methods)}
+        result.p_values[classifier] = {
+            m: None if best is None or m == best else wilcoxon_p(column[m], column[best])
+            for m in result.methods
+        }
+        result.loss_rates[classifier] = loss_rates(table, result.methods)
+
+
+def rank_figure(result: BenchmarkResult) -> go.Figure:
+    """Average rank of every method (x, best overall on the left) per classifier (one colour each,
+    ``all`` as black diamonds) on the scale of all ranks, 1 at the top. Hovering a point shows its
+    p-value against the classifier's best fixed transform."""
+    import plotly.graph_objects as go
+
+    order = sorted(result.methods, key=lambda m: result.ranks["all"][m])
+    figure = go.Figure()
+    for classifier in [*result.classifiers, "all"]:
+        ranks = result.ranks[classifier]
+        p_values = result.p_values.get(classifier, {})
+        best = result.best_fixed.get(classifier)
+        hover = [
+            f"{classifier}: {m} average rank {ranks[m]:.2f}"
+            + (
+                f"<br>Wilcoxon p vs {best}: {p_values[m]:.3f}"
+                if p_values.get(m) is not None
+                else ("<br>best fixed transform" if m == best else "")
+            )
+            for m in order
+        ]
+        figure.add_trace(
+            go.Scatter(
+                x=order,
+                y=[ranks[m] for m in order],
+                mode="markers",
+                name=classifier if classifier != "all" else "all classifiers",
+                text=hover,
+                hoverinfo="text",
+                marker=(
+                    {"size": 14, "color": "black", "symbol": "diamond"}
+                    if classifier == "all"
+                    else {"size": 10, "opacity": 0.85}
+                ),
+            )
+        )
+    figure.update_layout(
+        title={
+            "text": f"Average rank over {len(result.datasets)} data sets (1 = best)<br>"
+            f"<sup>held-out {result.metric}, {result.protocol}</sup>"
+        },
+        xaxis_title="method",
+        yaxis_title="average rank",
+        yaxis={"range": [len(order) + 0.5, 0.5], "dtick": 1},
+        template="plotly_white",
+    )
+    return figure
+
+
+def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) -> str:
+    """The summary study: the table as user attributes and a note, the rank plot as a graph."""
+    from optuna_boxcox.figures import attach_figures
+
+    name = "benchmark/" + "-".join(tags)
+    store = storage if hasattr(storage, "get_all_trials") else open_storage(storage)
+    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    study.set_user_attr(
+        SUMMARY_ATTR,
+        {
+            "datasets": result.datasets,
+            "classifiers": result.classifiers,
+            "methods": result.methods,
+            "metric": result.metric,
+            "protocol": result.protocol,
+            "held_out": {
+                c: {
+                    d: {m: result.scores[(d, c, m)] for m in result.methods}
+                    for d in result.datasets
+                }
+                for c in result.classifiers
+            },
+            "average_ranks": result.ranks,
+            "best_fixed": result.best_fixed,
+            "winner": result.winner,
+            "trials": {f"{d}/{m}": n for (d, m), n in result.trials.items()},
+            "wilcoxon_p": result.p_values,
+            "loss_rates": result.loss_rates,
+        },
+    )
+    note = f"# Benchmark\n\n```\n{format_benchmark(result)}\n```\n"
+    attach_figures(study, {RANK_PLOT: result.figure}, note)
+    return name
+
+
+def format_benchmark(result: BenchmarkResult) -> str:
+    """The held-out scores, the average ranks and the Wilcoxon p-values as text tables."""
+    methods = result.methods
+    scores = [
+        [d, c, *(f"{result.scores[(d, c, m)]:.4f}" for m in methods)]
+        for c in result.classifiers
+        for d in result.datasets
+    ]
+    ranks = [
+        [c, *(f"{result.ranks[c][m]:.2f}" for m in methods)] for c in [*result.classifiers, "all"]
+    ]
+    p_values = [
+        [
+            c,
+            result.winner[c],
+            result.best_fixed[c] or "—",
+            *(
+                "—" if result.p_values[c][m] is None else f"{result.p_values[c][m]:.3f}"
+                for m in methods
+            ),
+        ]
+        for c in result.classifiers
+    ]
+    n = len(result.datasets)
+    losses = [
+        [c, *(f"{100 * result.loss_rates[c][m]:.0f} %" for m in methods)]
+        for c in result.classifiers
+        if result.loss_rates.get(c)
+    ]
+    samplers = [m for m in methods if m not in result.fixed]
+    budget = [
+        [d, *(str(result.trials[(d, m)]) for m in samplers)] for d in result.datasets if samplers
+    ]
+    return "\n".join(
+        [
+            f"held-out {result.metric}, {result.protocol}",
+            *text_table(["data set", "classifier", *methods], scores),
+            *(
+                [
+                    "",
+                    "trials per search (one search per data set × classifier × outer fold)",
+                    *text_table(["data set", *samplers], budget),
+                ]
+                if samplers
+                else []
+            ),
+            "",
+            f"average rank over {n} data sets (1 = best, ties share their mean rank)",
+            *text_table(["classifier", *methods], ranks),
+            "",
+            f"Wilcoxon signed-rank p (two-sided, zero_method='zsplit', {n} data sets) against the "
+            "best fixed transform (lowest average rank)",
+            *text_table(["classifier", "winner", "best fixed", *methods], p_values),
+            *(
+                [
+                    "",
+                    f"loss rate: share of the {n} data sets where a method is more than "
+                    f"{100 * LOSS_MARGIN:g} point below the better of "
+                    f"{' and '.join(LOSS_REFERENCES)}",
+                    *text_table(["classifier", *methods], losses),
+                ]
+                if losses
+                else []
+            ),
+        ]
+    )
+
+
+__all__ = [
+    "DEFAULT_MAX_ROWS",
+    "NAMED_DATASETS",
+    "SUBSAMPLE_SEED",
+    "BenchmarkResult",
+    "average_ranks",
+    "benchmark",
+    "expand_datasets",
+    "format_benchmark",
+    "load_benchmark_data",
+    "loss_rates",
+    "rank_figure",
+    "subsample",
+    "wilcoxon_p",
+]
