@@ -28,8 +28,9 @@ the gap between inner best and held-out on real and on permuted labels.
 
 Fixed transforms (:data:`FIXED_TRANSFORMS`) are scored on the same splits as reference rows: what a
 user would otherwise put in front of the classifier. Their scores are kept in a study of their own,
-``<dataset>/<classifier>/fixed/<tags>`` (no trials; one user attribute per fold), so a second run
-reads them back too.
+``<dataset>/<classifier>/fixed/<tags>`` (one user attribute per fold, read back by a second run;
+and one finished trial per transform and fold, its score maximised, so that the dashboard shows
+what the study holds rather than an empty "minimize" study).
 """
 
 from __future__ import annotations
@@ -561,7 +562,8 @@ def run_problems(
         # Compiled kernels loaded once here, inherited by every forked worker.
         objective_of(tasks[0][1], tasks[0][2]).warm_up()
     found: dict[tuple, dict[str, Any]] = {}
-    with Progress(len(tasks), unit="study", label=label, enabled=progress) as bar:
+    # A task is one search or the fixed transforms of one split (a study holds every fold's).
+    with Progress(len(tasks), unit="task", label=label, enabled=progress) as bar:
 
         def collect(task: tuple, summary: Any) -> None:
             found[task] = summary
@@ -583,8 +585,10 @@ def _fixed_scores(
 ) -> dict[str, tuple[float, float | None]]:
     """The fixed transforms' (inner, held-out) scores on one split: read from the study ``name``
     (user attribute ``fixed_scores:fold<k>``, or ``fixed_scores`` for a single split), the
-    transforms it lacks scored and added."""
-    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    transforms it lacks scored and added (each also as a finished trial, for the dashboard)."""
+    study = optuna.create_study(
+        storage=store, study_name=name, direction="maximize", load_if_exists=True
+    )
     attrs = study.user_attrs
     record_settings(
         study,
@@ -601,6 +605,12 @@ def _fixed_scores(
             problem, split, objective(), missing, metric
         ).items():
             known[t] = {"inner": inner, "held_out": outer}
+            shown = inner if np.isfinite(inner) else outer  # a criterion has no inner score
+            if shown is not None and study.direction == optuna.study.StudyDirection.MAXIMIZE:
+                attrs = {"transform": FIXED_TRANSFORMS[t], HELD_OUT_ATTR: outer}
+                if split.fold is not None:
+                    attrs["fold"] = split.fold
+                study.add_trial(optuna.trial.create_trial(value=shown, user_attrs=attrs))
         study.set_user_attr(key, known)
     return {t: (float(known[t]["inner"]), known[t]["held_out"]) for t in transforms}
 
