@@ -186,7 +186,7 @@ class ProcessWriter:
         prepared = self.trials.prepared(rows)
         self.trials.handed(rows)
         try:
-            self._rows.send(prepared)
+            _parallel.send_whole(self._rows, prepared)
         except (BrokenPipeError, OSError):
             raise self._died() from None
         self._unchecked += len(rows)
@@ -207,7 +207,7 @@ class ProcessWriter:
         self._closed = True
         if self.pool.started:
             try:
-                self._rows.send(None)
+                _parallel.send_whole(self._rows, None)
             except (BrokenPipeError, OSError):
                 self.error = self.error or self._died()
             storage = storage_of(self.study)
