@@ -444,10 +444,10 @@ def plan_mix_faults(rng: random.Random, n_positions: int, stop: bool) -> list[Fa
     :data:`STOP_SECONDS` (then continued)."""
     faults = []
     if stop:
-        faults.append(Fault(signal.SIGSTOP, rng.random(), at=rng.uniform(0.2, 1.0)))
+        faults.append(Fault(signal.SIGSTOP, rng.random(), at=rng.uniform(0.0, 0.5)))
     for _ in range(rng.choice((1, 1, 2))):
         sig = rng.choice((signal.SIGKILL, signal.SIGINT, signal.SIGTERM))
-        if rng.random() < 0.5:
+        if rng.random() < 0.3:  # else mostly once workers have joined
             faults.append(Fault(sig, rng.random(), at=rng.uniform(0.0, 1.0)))
         else:
             faults.append(Fault(sig, rng.random(), after_trials=rng.randrange(1, n_positions)))
@@ -511,11 +511,23 @@ class Run:
         worker.signals.append(f"{fault.signal.name} to {role}")
         self.log(f"{fault.describe()}: {fault.signal.name} to {worker.name} {role} {proc.pid}")
 
+    def holding_worker(self) -> list[tuple[Worker, Proc]]:
+        """The live ``worker`` processes that hold a running trial."""
+        if not any(w.kind == "worker" and w.ended is None for w in self.workers):
+            return []
+        owners = {_owner_pid(t) for t in self.oracle.running()}
+        return [
+            (w, w.root)
+            for w in self.workers
+            if w.kind == "worker" and w.ended is None and w.root and w.root.pid in owners
+        ]
+
     def stop(self, fault: Fault) -> None:
-        """SIGSTOP to a ``worker`` process, SIGCONT :data:`STOP_SECONDS` later (see ``watch``)."""
-        live = [(w, w.root) for w in self.workers if w.kind == "worker" and w.live()]
+        """SIGSTOP to a ``worker`` process holding a running trial, SIGCONT
+        :data:`STOP_SECONDS` later (see ``watch``)."""
+        live = self.holding_worker()
         if not live:
-            self.log(f"{fault.describe()}: no worker process alive")
+            self.log(f"{fault.describe()}: no worker holds a trial")
             return
         worker, proc = live[int(fault.target * len(live))]
         try:
@@ -582,9 +594,10 @@ class Run:
                     deadline = min(now + RUN_TIMEOUT, self.t0 + STALL_CAP)
             for fault in list(faults):
                 if fault.signal == signal.SIGSTOP:
-                    # A worker joins once the study holds a trial: its stop waits for it.
-                    due = now - self.t0 >= fault.at * self.reference.seconds and any(
-                        w.kind == "worker" and w.ended is None for w in self.workers
+                    # A worker joins once the study holds a trial; it is stopped while it holds
+                    # a running trial (which others then take over).
+                    due = now - self.t0 >= fault.at * self.reference.seconds and bool(
+                        self.holding_worker()
                     )
                 elif fault.at is not None:
                     due = now - self.t0 >= fault.at * self.reference.seconds
