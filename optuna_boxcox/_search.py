@@ -36,6 +36,7 @@ from optuna_boxcox._defaults import DEFAULT_PRUNER
 from optuna_boxcox._fidelity import AutoFidelity
 from optuna_boxcox._fidelity import make_pruner
 from optuna_boxcox._objective import BoxCoxObjective
+from optuna_boxcox._optuna import count_trials
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox.samplers import PlanSampler
@@ -270,7 +271,7 @@ def run_search(
         )
     except KeyboardInterrupt:
         scored = (TrialState.COMPLETE, TrialState.PRUNED)
-        raise SearchInterrupted(len(study.get_trials(deepcopy=False, states=scored))) from None
+        raise SearchInterrupted(count_trials(study, scored)) from None
     found = SearchRun(
         study=study,
         study_name=study.study_name,
