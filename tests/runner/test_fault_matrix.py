@@ -477,6 +477,8 @@ class Run:
         self.later: list[tuple[str, str]] = []
         self.launch = False  # the widened matrix's command lines (LAUNCH)
         self.seen = 0  # trials seen stored (the widened matrix's progress)
+        #: Trials an interrupted worker left RUNNING for the next run to reap (see check_exit).
+        self.in_flight: set[int] = set()
 
     def log(self, text: str) -> None:
         self.events.append(f"{time.monotonic() - self.t0:6.2f} s  {text}")
@@ -673,7 +675,12 @@ class Run:
         left = [
             t.number for t in trials if t.state == TrialState.RUNNING and _owner_pid(t) in mine
         ]
-        if left:
+        if left and worker.kind == "worker" and code in (130, 143) and len(left) == 1:
+            # By design a trial-by-trial worker stopped by a signal leaves its one trial in
+            # flight RUNNING, for the next run to reap (its owner is gone): checked at the end.
+            self.log(f"{worker.name} left its trial in flight RUNNING: {left}")
+            self.in_flight.update(left)
+        elif left:
             self.problem(
                 "running-left",
                 f"{worker.name} exited {code} leaving its own trials RUNNING: {left[:10]}",
@@ -715,7 +722,11 @@ class Run:
                 f"{worker.name} reported best {report.best} λ {report.lambdas}; undisturbed: "
                 f"{expected.best} λ {expected.lambdas}",
             )
-        running = [t.number for t in trials if t.state == TrialState.RUNNING]
+        running = [
+            t.number
+            for t in trials
+            if t.state == TrialState.RUNNING and t.number not in self.in_flight
+        ]
         if worker.alone and running:
             self.problem(
                 "running-left",
@@ -819,7 +830,7 @@ def fault_run(seed: int, url: str, n_workers: int, folder: Path, reference: Refe
 
 def mix_run(seed: int, url: str, mix: tuple[str, ...], folder: Path, reference: Reference) -> Run:
     """The widened matrix: batched ``search`` and trial-by-trial ``worker`` processes on one study
-    (``mix``, a search first: it makes the study; the workers join once it holds a trial),
+    (``mix``, started together on a study made beforehand),
     disturbed by the seed's faults — on PostgreSQL a worker stopped for longer than the
     heartbeat's grace too — then the same search to completion."""
     rng = random.Random(seed)
@@ -830,11 +841,20 @@ def mix_run(seed: int, url: str, mix: tuple[str, ...], folder: Path, reference: 
     run.launch = True
     run.log(f"mix {'+'.join(mix)}; faults planned: " + ", ".join(f.describe() for f in faults))
     try:
+        # The study is made first (one trial, undisturbed), so that the workers start beside the
+        # searches: a search started alone would be through the plan before a worker joined.
+        made = subprocess.run(
+            [*launch_command("search", url), "--n-trials", "1"],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+        if made.returncode != 0:
+            run.problem("setup", f"making the study failed: {made.stderr[-2000:]}")
+            return run
+        run.t0 = time.monotonic()
         run.start("w1", mix[0])
         for k, (kind, delay) in enumerate(zip(mix[1:], delays), 2):
-            if kind == "worker":
-                run.later.append((kind, f"w{k}"))
-                continue
             time.sleep(max(0.0, delay - (time.monotonic() - run.t0)))
             run.start(f"w{k}", kind)
         if not run.watch(faults):
