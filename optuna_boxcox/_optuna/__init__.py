@@ -82,6 +82,25 @@ def rdb_backend(storage: Any) -> RDBStorage | None:
     return None
 
 
+def count_trials(study: Study, states: tuple[Any, ...] | None = None) -> int:
+    """How many trials the study holds (in ``states``): one COUNT on an RDB storage, which
+    reads no trial — ``len(study.get_trials())`` reads every one back when the storage's cache
+    does not hold them (a minute and gigabytes for a hundred trials of 50,000 λ)."""
+    backend = rdb_backend(storage_of(study))
+    if backend is None:
+        return len(study.get_trials(deepcopy=False, states=states))
+    import sqlalchemy
+
+    query = "SELECT COUNT(*) FROM trials WHERE study_id = :study"
+    params: dict[str, Any] = {"study": study_id_of(study)}
+    if states is not None:
+        names = [state.name for state in states]
+        query += " AND state IN (" + ", ".join(f":s{k}" for k in range(len(names))) + ")"
+        params.update({f"s{k}": name for k, name in enumerate(names)})
+    with backend.engine.connect() as connection:
+        return int(connection.execute(sqlalchemy.text(query), params).scalar_one())
+
+
 @contextlib.contextmanager
 def optimize_loop(study: Study) -> Iterator[Any]:
     """Run a loop that plays ``study.optimize``'s part: inside it, ``study.stop()`` is allowed (a
@@ -178,6 +197,7 @@ __all__ = [
     "OPTUNA_VERSION",
     "STORES_UTC",
     "SUPPORTED",
+    "count_trials",
     "distribution_contains",
     "from_stored_datetime",
     "heartbeat_stale_trial_callback",

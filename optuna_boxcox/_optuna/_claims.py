@@ -171,6 +171,51 @@ def claim(
     return claimed
 
 
+def claim_trial(
+    study: optuna.Study,
+    trial_id: int,
+    position: int,
+    *,
+    position_key: str,
+    after_trial_id: int = -1,
+) -> bool:
+    """Claim ``position`` for the running trial ``trial_id`` (a ``study.optimize`` worker's), the
+    way :func:`claim` claims a chunk: in one transaction that first takes the study's write lock
+    (which every bulk write and claim takes too) and claims only while no other trial after
+    ``after_trial_id`` holds the position. Returns whether it did.
+
+    Writing the claim and then looking for rivals, as this path did before, missed a bulk write
+    not yet committed: both then held the position.
+    """
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        held = held_positions(
+            sql, study_id, position_key, positions=[position], after_trial_id=after_trial_id
+        )
+        if held:
+            return False
+        ((state,),) = sql("SELECT state FROM trials WHERE trial_id = ?", (trial_id,))
+        if state != TrialState.RUNNING.name:
+            raise UpdateFinishedTrialError(
+                f"trial {trial_id} is {state}: it cannot claim position {position}"
+            )
+        text = json.dumps(int(position))
+        sql(
+            "UPDATE trial_system_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+            (text, trial_id, position_key),
+        )
+        if sql.cursor.rowcount == 0:
+            sql.insert(
+                "trial_system_attributes",
+                ("trial_id", "key", "value_json"),
+                [(trial_id, position_key, text)],
+            )
+    return True
+
+
 def complete(
     study: optuna.Study,
     done: Sequence[

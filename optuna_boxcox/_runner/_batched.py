@@ -46,6 +46,13 @@ if TYPE_CHECKING:
 #: They are handed over while the next batch is scored, so a crash loses at most these, the batch
 #: being scored and what the writer had not committed yet; a resumed run recomputes them.
 WRITE_AT_LEAST = 100
+#: ... or once they hold this many λ values (10 trials of 10,000 λ): on wide data a list is
+#: written in a fraction of a second, so what an interrupted run still has to write stays small.
+WRITE_VALUES_AT_MOST = 100_000
+#: Share of the objective's memory budget it has not reserved that the written trials kept for the
+#: storage's cache may take (see ``RunTrials``); the writer's backlog is bounded in
+#: ``_writers``, the rest is the plan's.
+KEEP_SHARE = 0.25
 
 
 class BatchedRun:
@@ -64,7 +71,17 @@ class BatchedRun:
     ) -> None:
         self.study, self.objective, self.plan_run = study, objective, run
         self.callbacks, self.gc_after_trial, self.stats = callbacks, gc_after_trial, stats
-        self.trials = RunTrials(study, run)
+        budget = getattr(objective, "budget", None)  # a BoxCoxObjective's MemoryBudget
+        self.trials = RunTrials(
+            study,
+            run,
+            keep_bytes=None if budget is None else int(KEEP_SHARE * max(budget.remaining(), 0)),
+            callbacks=bool(callbacks),
+        )
+        #: Trials handed to the writer together (see :data:`WRITE_VALUES_AT_MOST`).
+        self.write_at_least = max(
+            1, min(WRITE_AT_LEAST, WRITE_VALUES_AT_MOST // max(len(run.space.names), 1))
+        )
         # Another writer on the same study may have finished some positions meanwhile: the writes
         # drop those (the plan is deterministic, so their scores are ours too).
         last_trial_id = _first_after_trial_id(study, run.trials)
@@ -206,7 +223,7 @@ class BatchedRun:
             )
             for k, a in zip(ours, attrs)
         )
-        if len(self.pending) >= WRITE_AT_LEAST:
+        if len(self.pending) >= self.write_at_least:
             handover.ready.append(self.pending)
             self.pending = []
         mine = sum(h != "others" for h in how)

@@ -165,7 +165,7 @@ class ScoringPool:
         self._batches = batch
         for _, connection in self._workers:
             try:
-                connection.send(("score", batch, rows))
+                _parallel.send_whole(connection, ("score", batch, rows))
             except OSError:  # broken pipe, reset: the worker is gone
                 raise self.died_error() from None
         mine = set()
@@ -335,7 +335,7 @@ class ScoringPool:
         self._closed = True
         for _, connection in self._workers:
             try:
-                connection.send(None)
+                _parallel.send_whole(connection, None)
             except (BrokenPipeError, OSError):
                 pass
         for process, connection in self._workers:

@@ -35,6 +35,12 @@ if TYPE_CHECKING:
 #: writer at the end, and once this many trials were handed over since the last one, which bounds
 #: the log (SQLite's own default is every 1000 pages, about 400 trials of 60 λ).
 CHECKPOINT_EVERY = 2000
+#: The background writer's backlog: lists are handed over only while those not yet written hold
+#: fewer λ values than this (or none at all). SQLite writes a few hundred thousand a second, so an
+#: interrupted run writes what it scored in a second or two; on narrow data the queue's 16 lists
+#: are the bound, as before. It bounds the backlog's memory too (a trial of 10,000 λ is ~1 MB
+#: as rows to insert).
+BACKLOG_VALUES = 200_000
 
 
 class TrialWriter(Protocol):
@@ -76,6 +82,9 @@ class ThreadWriter:
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[Row] | None] | None = None
         self._thread: threading.Thread | None = None
+        self._width = len(trials.space.names)  # λ values per trial
+        self._backlog = 0  # λ values handed over and not yet written
+        self._room = threading.Condition()
         if background:
             self._queue = queue.Queue(maxsize=16)
             self._thread = threading.Thread(
@@ -88,8 +97,13 @@ class ThreadWriter:
             raise self.error
         if self._queue is None:
             self._write(rows)
-        else:
-            self._queue.put(rows)
+            return
+        size = len(rows) * self._width
+        with self._room:
+            while self._backlog and self._backlog + size > BACKLOG_VALUES and self.error is None:
+                self._room.wait()
+            self._backlog += size
+        self._queue.put(rows)
 
     def flush(self) -> None:
         if self._queue is not None:
@@ -112,6 +126,9 @@ class ThreadWriter:
                     self._write(rows)
                 except BaseException as error:  # raised in the caller's thread by put/close
                     self.error = error
+            with self._room:
+                self._backlog -= len(rows) * self._width
+                self._room.notify_all()
             self._queue.task_done()
 
     def _write(self, rows: list[Row]) -> None:
@@ -186,7 +203,7 @@ class ProcessWriter:
         prepared = self.trials.prepared(rows)
         self.trials.handed(rows)
         try:
-            self._rows.send(prepared)
+            _parallel.send_whole(self._rows, prepared)
         except (BrokenPipeError, OSError):
             raise self._died() from None
         self._unchecked += len(rows)
@@ -207,7 +224,7 @@ class ProcessWriter:
         self._closed = True
         if self.pool.started:
             try:
-                self._rows.send(None)
+                _parallel.send_whole(self._rows, None)
             except (BrokenPipeError, OSError):
                 self.error = self.error or self._died()
             storage = storage_of(self.study)

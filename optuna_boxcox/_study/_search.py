@@ -40,6 +40,7 @@ from optuna_boxcox._objective._fidelity import AutoFidelity
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._objective import fingerprint_of
 from optuna_boxcox._objective._rungs import make_pruner
+from optuna_boxcox._optuna import count_trials
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox._study import _guard
@@ -326,7 +327,7 @@ def run_search(
         )
     except KeyboardInterrupt:
         scored = (TrialState.COMPLETE, TrialState.PRUNED)
-        raise SearchInterrupted(len(study.get_trials(deepcopy=False, states=scored))) from None
+        raise SearchInterrupted(count_trials(study, scored)) from None
     found = SearchRun(
         study=study,
         study_name=study.study_name,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import multiprocessing
+from multiprocessing.reduction import ForkingPickler
 import os
 import signal
 import sys
@@ -138,6 +139,34 @@ def send_error(connection: Any, kind: str, error: BaseException, *extra: Any) ->
         connection.send((kind, error, *extra))
     except Exception:
         connection.send((kind, RuntimeError(f"{type(error).__name__}: {error}"), *extra))
+
+
+#: The signals a run turns into a clean stop (see ``_runner._interrupt``).
+_STOPPING = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+def send_whole(connection: Any, message: Any) -> None:
+    """``connection.send(message)``, whole even when a Ctrl-C (or SIGTERM, SIGHUP) comes while it
+    is written: those signals are held until the message is in the pipe, then handled.
+
+    A message of more than 16 KiB is written as a length header and then the payload; interrupted
+    in between (or within a long payload), it left the reader waiting for bytes that never came,
+    or reading the next message as the rest of this one — a search stopped by Ctrl-C then hung
+    waiting for its writer. Elsewhere than in the main thread of a POSIX process it just sends.
+    """
+    payload = ForkingPickler.dumps(message)
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not (
+        threading.main_thread()
+    ):
+        connection.send_bytes(payload)
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+    try:
+        connection.send_bytes(payload)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def enlarge_pipe(connection: Any, size: int = 1 << 20) -> None:

@@ -114,7 +114,7 @@ def register(subparsers: Any) -> None:
         "--cases",
         default=None,
         help="end-to-end: comma-separated DATA:CLASSIFIER:PRESET (DATA: sonar, or "
-        "breast_cancer[:N] for its first N features); default: the issue's set",
+        "breast_cancer:N for its first N features); default: the issue's set",
     )
     parser.add_argument(
         "--e2e-repeats",
@@ -399,6 +399,23 @@ def _parallel(args: argparse.Namespace, workdir: Path) -> None:
     print()
 
 
+def _case_data(data: str) -> str:
+    """An end-to-end case's DATA (sonar, NAME, NAME:N or NAME[:N]) as ``end_to_end`` takes it,
+    refusing in one line a data set it cannot load."""
+    from optuna_boxcox.cli._args import UsageError
+    from optuna_boxcox.datasets import BUNDLED
+
+    name, _, rest = data.replace("[:", ":").rstrip("]").partition(":")
+    if data == "sonar":
+        return data
+    if name not in BUNDLED or not (rest == "" or (rest.isdigit() and int(rest) > 0)):
+        raise UsageError(
+            f"--cases: unknown DATA {data!r}; give sonar, or one of {', '.join(BUNDLED)} "
+            "optionally with :N for its first N features"
+        )
+    return f"{name}[:{rest}]" if rest else name
+
+
 def _end_to_end(args: argparse.Namespace, workdir: Path) -> bool:
     from optuna_boxcox.bench import end_to_end
     from optuna_boxcox.cli._args import UsageError
@@ -413,6 +430,8 @@ def _end_to_end(args: argparse.Namespace, workdir: Path) -> bool:
             raise UsageError(
                 f"--cases takes DATA:CLASSIFIER:PRESET,…, got {args.cases!r}"
             ) from None
+        # DATA as the help writes it, breast_cancer:N, or as the defaults do, breast_cancer[:N].
+        cases = tuple((_case_data(data), c, p) for data, c, p in cases)
     if any(data == "sonar" for data, _, _ in cases) and args.csv is None:
         raise UsageError("the sonar cases need --csv sonar.csv")
     print(

@@ -185,7 +185,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     print(format_benchmark(result))
     written = write_figures({RANK_PLOT: result.figure}, args.plot_dir, include_plotlyjs=True)
     print(
-        f"\nstudies: {result.studies_run} run, {result.studies_read} read back; "
+        f"\ntasks: {result.studies_run} searches run, {result.studies_read} read back, "
+        f"{result.studies_fixed} fixed-transform scorings (one per split); "
         f"wall time {time.perf_counter() - started:.1f} s"
     )
     print(f"rank plot: {', '.join(map(str, written))}")

@@ -113,6 +113,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.test_size is not None and not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
     check_holdout(args)
+    if args.plot is not None and (args.plot.is_dir() or not args.plot.name):
+        raise UsageError(
+            f"--plot names the HTML file to write, got a directory: {str(args.plot)!r}"
+        )
     transforms = split_names(args.transforms) or []
     unknown = [t for t in transforms if t not in FIXED_TRANSFORMS]
     if unknown:

@@ -32,6 +32,7 @@ from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox._system._progress import Progress
 from optuna_boxcox.experiments._problems import FIXED_ATTR
+from optuna_boxcox.experiments._problems import FIXED_TRANSFORMS
 from optuna_boxcox.experiments._problems import HELD_OUT_ATTR
 from optuna_boxcox.experiments._problems import REFERENCE_SAMPLER
 from optuna_boxcox.experiments._problems import SETTINGS_ATTR
@@ -175,7 +176,8 @@ def run_problems(
         # Compiled kernels loaded once here, inherited by every forked worker.
         objective_of(tasks[0][1], tasks[0][2]).warm_up()
     found: dict[tuple, dict[str, Any]] = {}
-    with Progress(len(tasks), unit="study", label=label, enabled=progress) as bar:
+    # A task is one search or the fixed transforms of one split (a study holds every fold's).
+    with Progress(len(tasks), unit="task", label=label, enabled=progress) as bar:
 
         def collect(task: tuple, summary: Any) -> None:
             found[task] = summary
@@ -197,8 +199,10 @@ def _fixed_scores(
 ) -> dict[str, tuple[float, float | None]]:
     """The fixed transforms' (inner, held-out) scores on one split: read from the study ``name``
     (user attribute ``fixed_scores:fold<k>``, or ``fixed_scores`` for a single split), the
-    transforms it lacks scored and added."""
-    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    transforms it lacks scored and added (each also as a finished trial, for the dashboard)."""
+    study = optuna.create_study(
+        storage=store, study_name=name, direction="maximize", load_if_exists=True
+    )
     attrs = study.user_attrs
     record_settings(
         study,
@@ -215,6 +219,12 @@ def _fixed_scores(
             problem, split, objective(), missing, metric
         ).items():
             known[t] = {"inner": inner, "held_out": outer}
+            shown = inner if np.isfinite(inner) else outer  # a criterion has no inner score
+            if shown is not None and study.direction == optuna.study.StudyDirection.MAXIMIZE:
+                attrs = {"transform": FIXED_TRANSFORMS[t], HELD_OUT_ATTR: outer}
+                if split.fold is not None:
+                    attrs["fold"] = split.fold
+                study.add_trial(optuna.trial.create_trial(value=shown, user_attrs=attrs))
         study.set_user_attr(key, known)
     return {t: (float(known[t]["inner"]), known[t]["held_out"]) for t in transforms}
 

@@ -142,6 +142,7 @@ class BenchmarkResult:
     loss_rates: dict[str, dict[str, float]] = field(default_factory=dict)
     studies_run: int = 0
     studies_read: int = 0
+    studies_fixed: int = 0  # splits on which the fixed transforms were scored or read back
     wall_seconds: float = 0.0
     summary_study: str = ""
     figure: go.Figure | None = None
@@ -298,6 +299,7 @@ def benchmark(
     )
     for p, problem in enumerate(problems):
         splits = range(len(problem.splits))
+        result.studies_fixed += len(splits)  # the fixed transforms scored on each split
         for key in fixed:
             folds = [found[("fixed", p, s)][key][1] for s in splits]
             result.fold_scores[(problem.dataset, problem.classifier, key)] = folds

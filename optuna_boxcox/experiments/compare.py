@@ -28,8 +28,9 @@ the gap between inner best and held-out on real and on permuted labels.
 
 Fixed transforms (:data:`FIXED_TRANSFORMS`) are scored on the same splits as reference rows: what a
 user would otherwise put in front of the classifier. Their scores are kept in a study of their own,
-``<dataset>/<classifier>/fixed/<tags>`` (no trials; one user attribute per fold), so a second run
-reads them back too.
+``<dataset>/<classifier>/fixed/<tags>`` (one user attribute per fold, read back by a second run;
+and one finished trial per transform and fold, its score maximised, so that the dashboard shows
+what the study holds rather than an empty "minimize" study).
 
 This module is :func:`compare`; its parts are ``_problems`` (what is compared, the splits, the
 studies' names), ``_compare_runs`` (running or reading back the studies) and ``_compare_table``

@@ -42,6 +42,7 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._claims import claim_trial
 from optuna_boxcox._optuna._claims import is_dead
 from optuna_boxcox._optuna._claims import reap
 from optuna_boxcox._optuna._write import bulk_supported
@@ -387,12 +388,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         self, study: Study, trial: FrozenTrial, position: int, replay: Plan, ledger: Ledger
     ) -> bool:
         storage = storage_of(study)
-        storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, position)
-        # Another process may have claimed the same position since we read the trials, and may
-        # even have finished it. Both claims are written before they are read back, so at least one
-        # claimant sees the other: whoever sees a rival (running or finished) backs off.
-        if rival_holds(study, trial, position, ledger):
-            storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, UNCLAIMED)
+        if not _claim_position(study, trial, position, ledger):
             return False
         self._assigned[trial_id_of(trial)] = position
         batch, index = replay.locate(position)
@@ -549,3 +545,27 @@ def _fit_to(dist: BaseDistribution, value: float) -> Any:
         index = int(np.clip(round(value), 0, len(dist.choices) - 1))
         return dist.choices[index]
     raise TypeError(f"unsupported distribution {dist!r}")
+
+
+def _claim_position(study: Study, trial: FrozenTrial, position: int, ledger: Ledger) -> bool:
+    """Claim plan ``position`` for the RUNNING ``trial`` of a ``study.optimize`` worker; False
+    when another claim or a finished trial holds it."""
+    storage = storage_of(study)
+    if bulk_supported(storage):
+        # The one claim mechanism of the batched workers: under the study's write lock, so that
+        # neither a rival claim nor a bulk write not yet committed can hold it too.
+        return claim_trial(
+            study,
+            trial_id_of(trial),
+            position,
+            position_key=POSITION_KEY,
+            after_trial_id=ledger.frontier_trial_id - 1,
+        )
+    storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, position)
+    # Another process may have claimed the same position since we read the trials, and may even
+    # have finished it. Both claims are written before they are read back, so at least one
+    # claimant sees the other: whoever sees a rival backs off.
+    if rival_holds(study, trial, position, ledger):
+        storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, UNCLAIMED)
+        return False
+    return True

@@ -32,7 +32,8 @@ def test_progress_counts_the_settings_sweeps_in_the_plan(tmp_path, capsys, monke
     args += ["--epochs", "1", "--estimator-param", "weights=cat:uniform,distance", "--no-figures"]
     assert main(args) == 0
     err = capsys.readouterr().err
-    done, total = re.search(r"search: ([\d,]+)/([\d,]+) trials", err).groups()
+    # The last line (a slow machine prints others before it).
+    done, total = re.findall(r"search: ([\d,]+)/([\d,]+) trials", err)[-1]
     assert done == total, err
 
 
@@ -126,7 +127,7 @@ def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_pa
             search.kill()
             search.wait()
     assert search.returncode == status, f"exit status {search.returncode}:\n{out}\n{err}"
-    lines = err.splitlines()
+    lines = [line for line in err.splitlines() if not line.startswith("search: ")]  # progress
     assert len(lines) == 1, err
     found = re.fullmatch(
         rf"optuna-boxcox: stopped by {name} after (\d+) trials; run the same command to resume",
@@ -338,3 +339,68 @@ def test_a_claim_failed_by_a_takeover_after_it_was_read_running_is_not_completed
         _claims.complete(study, [done])
     (trial,) = study.get_trials()
     assert trial.state.name == "FAIL" and trial.value is None
+
+
+def test_compares_fixed_transforms_study_shows_its_scores_not_an_empty_minimize_study(
+    tmp_path, capsys, monkeypatch
+):
+    # The fixed transforms' study held no trial and said "minimize" in the dashboard.
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    compare = ["compare", "--dataset", "iris", "--samplers", "random", "--seeds", "1"]
+    assert (
+        main([*compare, "--n-trials", "3", "--transforms", "raw,standard", "--storage", url]) == 0
+    )
+    err = capsys.readouterr().err
+    assert "2/2 tasks (100 %)" in err, err
+    fixed = optuna.load_study(study_name="iris/knn/fixed", storage=url)
+    assert fixed.direction == optuna.study.StudyDirection.MAXIMIZE
+    shown = {t.user_attrs["transform"]: t.value for t in fixed.trials}
+    recorded = fixed.user_attrs["fixed_scores"]
+    assert shown == {
+        "raw features (no scaling)": recorded["raw"]["inner"],
+        "StandardScaler": recorded["standard"]["inner"],
+    }
+
+
+def test_compare_plot_naming_a_directory_is_one_line(tmp_path, capsys, monkeypatch):
+    # --plot '' is the current directory: IsADirectoryError after the whole comparison ran.
+    monkeypatch.chdir(tmp_path)
+    assert main(["compare", "--dataset", "iris", "--samplers", "random", "--plot", ""]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("optuna-boxcox: error: --plot") and err.count("\n") == 1, err
+
+
+def test_benchmark_summary_adds_up_to_its_progress_count(tmp_path, capsys, monkeypatch):
+    # Progress said "4/4 studies" and the summary "2 run": the fixed transforms' scoring is a task.
+    monkeypatch.chdir(tmp_path)
+    bench = ["benchmark", "--datasets", "iris,wine", "--features", "2", "--classifiers", "knn"]
+    bench += [
+        "--samplers",
+        "random",
+        "--transforms",
+        "raw",
+        "--n-trials",
+        "2",
+        "--test-size",
+        "0.3",
+    ]
+    bench += ["--storage", f"sqlite:///{tmp_path}/b.db", "--plot-dir", str(tmp_path)]
+    assert main(bench) == 0
+    captured = capsys.readouterr()
+    total = re.findall(r"(\d+)/(\d+) tasks \(100 %\)", captured.err)
+    summary = re.search(
+        r"tasks: (\d+) searches run, (\d+) read back, (\d+) fixed-transform", captured.out
+    )
+    assert total and summary, (captured.out, captured.err)
+    assert sum(map(int, summary.groups())) == int(total[-1][1]) == 4
+
+
+def test_bench_cases_take_the_data_as_the_help_writes_it(capsys):
+    from optuna_boxcox.cli.bench import _case_data
+
+    assert _case_data("breast_cancer:8") == _case_data("breast_cancer[:8]") == "breast_cancer[:8]"
+    assert _case_data("sonar") == "sonar"
+    assert main(["bench", "--sections", "end-to-end", "--cases", "nope:3:bayes:iterative"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("optuna-boxcox: error: --cases: unknown DATA 'nope:3'"), err

@@ -107,7 +107,7 @@ def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_ru
     for name in ("iris-f2", "wine-f2", "breast_cancer-f2", "moons-f2", "made-f2"):
         assert out.count(name) == len(CLASSIFIERS) + 1, f"{name}: one row per classifier + trials"
     assert "trials per search" in out
-    assert "studies: 30 run, 0 read back" in out
+    assert "tasks: 30 searches run, 0 read back, 15 fixed-transform scorings" in out
     assert (directory / f"{RANK_PLOT}.html").stat().st_size > 10_000
     studies = {s.study_name for s in optuna.get_all_study_summaries(url)}
     assert "made-f2/linear/tpe/seed0/n10-test0.3" in studies

@@ -20,6 +20,12 @@ once more to completion. The storage, read with Optuna's ``get_all_trials`` only
 Every wait is bounded, so a hang fails. The seed (printed in every failure message) fixes the
 faults; when they land depends on the machine, so a rerun explores the same plan of faults, not
 necessarily the same interleaving. CI runs a few seeds; ``-m slow`` runs the whole matrix.
+
+The widened matrix mixes batched ``search`` processes with trial-by-trial ``worker`` processes on
+one study, sends SIGTERM as well as SIGKILL and SIGINT (import time included), and on PostgreSQL
+stops a worker (SIGSTOP) for longer than the heartbeat's grace period before it continues it
+(SIGCONT): a machine that vanished and came back, whose late writes must neither double nor
+overwrite a position. ``FAULT_MATRIX_LOG=<file>`` appends each of its runs' events there.
 """
 
 from __future__ import annotations
@@ -281,11 +287,41 @@ def search_command(url: str, study: str) -> list[str]:
     ]
 
 
-class Worker:
-    """One ``search`` process, the processes it forked (seen so far), and how it ended."""
+#: The widened matrix's processes: the command line as ``python -m optuna_boxcox.cli`` runs it,
+#: with a heartbeat of 1 s on PostgreSQL (grace 4 s) instead of 15 s, so that a worker stopped for
+#: :data:`STOP_SECONDS` is taken for a vanished machine while it is stopped. The storage module is
+#: imported inside ``main``, where a Ctrl-C or SIGTERM at import time is still the command's.
+LAUNCH = """
+from optuna_boxcox import cli
+command = cli.main
+def main(argv=None):
+    import optuna_boxcox.storage
+    optuna_boxcox.storage.HEARTBEAT_SECONDS = 1
+    return command(argv)
+cli.main = main
+cli.run()
+"""
+#: How long a stopped worker stays stopped: longer than the heartbeat's grace period.
+STOP_SECONDS = 8.0
+#: The widened matrix's bound on one phase (workers, or the resume), progress or not.
+STALL_CAP = 1200.0
 
-    def __init__(self, command: list[str], folder: Path, name: str) -> None:
-        self.name = name
+
+def launch_command(kind: str, url: str) -> list[str]:
+    """A ``search`` (batched) or ``worker`` (trial by trial) process of the widened matrix."""
+    if kind == "search":
+        arguments = ["search", *CASE, "--n-jobs", str(N_JOBS)]
+    else:
+        arguments = ["worker"]
+    return [sys.executable, "-c", LAUNCH, *arguments, "--storage", url, "--study-name", "fm"]
+
+
+class Worker:
+    """One ``search`` or ``worker`` process, the processes it forked (seen so far), and how it
+    ended."""
+
+    def __init__(self, command: list[str], folder: Path, name: str, kind: str = "search") -> None:
+        self.name, self.kind = name, kind
         self.out, self.err = folder / f"{name}.out", folder / f"{name}.err"
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
             self.popen = subprocess.Popen(command, stdout=out, stderr=err)
@@ -384,6 +420,8 @@ class Fault:
     after_trials: int | None = None
 
     def describe(self) -> str:
+        if self.signal == signal.SIGSTOP:
+            return f"SIGSTOP of a worker for {STOP_SECONDS:.0f} s at {self.at:.2f}"
         if self.at is None:
             return f"{self.signal.name} at {self.after_trials} trials"
         return f"{self.signal.name} at {self.at:.2f} of the undisturbed run's time"
@@ -395,6 +433,24 @@ def plan_faults(rng: random.Random, n_positions: int) -> list[Fault]:
         sig = signal.SIGKILL if rng.random() < 0.7 else signal.SIGINT
         if rng.random() < 0.5:
             faults.append(Fault(sig, rng.random(), at=rng.uniform(0.05, 1.0)))
+        else:
+            faults.append(Fault(sig, rng.random(), after_trials=rng.randrange(1, n_positions)))
+    return faults
+
+
+def plan_mix_faults(rng: random.Random, n_positions: int, stop: bool) -> list[Fault]:
+    """The widened matrix's faults: SIGKILL, SIGINT or SIGTERM at any moment (import time
+    included) or once the study holds some trials, and, with ``stop``, a worker stopped for
+    :data:`STOP_SECONDS` (then continued)."""
+    faults = []
+    if stop:
+        # As soon as a worker holds a running trial: a batched search finishes the plan in
+        # seconds, so a worker holds trials mostly once the searches were stopped.
+        faults.append(Fault(signal.SIGSTOP, rng.random(), at=0.0))
+    for _ in range(rng.choice((1, 1, 2))):
+        sig = rng.choice((signal.SIGKILL, signal.SIGINT, signal.SIGTERM))
+        if rng.random() < 0.3:  # else mostly once workers have joined
+            faults.append(Fault(sig, rng.random(), at=rng.uniform(0.0, 1.0)))
         else:
             faults.append(Fault(sig, rng.random(), after_trials=rng.randrange(1, n_positions)))
     return faults
@@ -415,6 +471,14 @@ class Run:
     def __post_init__(self) -> None:
         self.oracle = Oracle(self.url, "fm")
         self.t0 = time.monotonic()
+        self.stopped: list[tuple[float, Worker, Proc]] = []  # (when to continue, worker, process)
+        #: (kind, name) of processes to start once the study holds a trial (``worker`` joins an
+        #: existing study).
+        self.later: list[tuple[str, str]] = []
+        self.launch = False  # the widened matrix's command lines (LAUNCH)
+        self.seen = 0  # trials seen stored (the widened matrix's progress)
+        #: Trials an interrupted worker left RUNNING for the next run to reap (see check_exit).
+        self.in_flight: set[int] = set()
 
     def log(self, text: str) -> None:
         self.events.append(f"{time.monotonic() - self.t0:6.2f} s  {text}")
@@ -422,8 +486,9 @@ class Run:
     def problem(self, kind: str, text: str) -> None:
         self.problems.append(f"[{kind}] {text}")
 
-    def start(self, name: str) -> Worker:
-        worker = Worker(search_command(self.url, "fm"), self.folder, name)
+    def start(self, name: str, kind: str = "search") -> Worker:
+        command = launch_command(kind, self.url) if self.launch else search_command(self.url, "fm")
+        worker = Worker(command, self.folder, name, kind)
         for other in self.workers:  # neither it nor any running worker is alone any more
             if other.ended is None:
                 other.solo = False
@@ -433,6 +498,9 @@ class Run:
         return worker
 
     def send(self, fault: Fault) -> None:
+        if fault.signal == signal.SIGSTOP:
+            self.stop(fault)
+            return
         live = [(w, p) for w in self.workers for p in w.live()]
         if not live:
             self.log(f"{fault.describe()}: no process left")
@@ -447,14 +515,67 @@ class Run:
         worker.signals.append(f"{fault.signal.name} to {role}")
         self.log(f"{fault.describe()}: {fault.signal.name} to {worker.name} {role} {proc.pid}")
 
+    def holding_worker(self) -> list[tuple[Worker, Proc]]:
+        """The live ``worker`` processes that hold a running trial."""
+        if not any(w.kind == "worker" and w.ended is None for w in self.workers):
+            return []
+        owners = {_owner_pid(t) for t in self.oracle.running()}
+        return [
+            (w, w.root)
+            for w in self.workers
+            if w.kind == "worker" and w.ended is None and w.root and w.root.pid in owners
+        ]
+
+    def stop(self, fault: Fault) -> None:
+        """SIGSTOP to a ``worker`` process holding a running trial, SIGCONT
+        :data:`STOP_SECONDS` later (see ``watch``)."""
+        live = self.holding_worker()
+        if not live:
+            self.log(f"{fault.describe()}: no worker holds a trial")
+            return
+        worker, proc = live[int(fault.target * len(live))]
+        try:
+            os.kill(proc.pid, signal.SIGSTOP)
+        except ProcessLookupError:
+            return
+        worker.signals.append("SIGSTOP")
+        self.stopped.append((time.monotonic() + STOP_SECONDS, worker, proc))
+        held = [t.number for t in self.oracle.running() if _owner_pid(t) == proc.pid]
+        self.log(f"{fault.describe()}: SIGSTOP to {worker.name} {proc.pid}, holding {held}")
+
+    def resume_stopped(self, now: float) -> None:
+        for due, worker, proc in list(self.stopped):
+            if now >= due:
+                self.stopped.remove((due, worker, proc))
+                try:
+                    os.kill(proc.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    continue
+                self.log(f"SIGCONT to {worker.name} {proc.pid}")
+
+    def start_later(self) -> None:
+        """Start the processes waiting for the study to hold a trial; drop them when every
+        started process has ended without one."""
+        if not self.later:
+            return
+        if self.oracle.has_trial(0):
+            for kind, name in self.later:
+                self.start(name, kind)
+            self.later = []
+        elif all(w.ended is not None for w in self.workers):
+            self.log(f"never started {[name for _, name in self.later]}: no trial was stored")
+            self.later = []
+
     def watch(self, faults: list[Fault]) -> bool:
         """Until every worker ended and its children had their grace: send the faults when due,
         read the storage as each worker exits, check for orphans. False on a hang."""
         faults = list(faults)
         orphan_checks: list[Worker] = []
         deadline = time.monotonic() + RUN_TIMEOUT
-        while any(w.ended is None for w in self.workers) or orphan_checks:
+        while any(w.ended is None for w in self.workers) or orphan_checks or self.later:
             now = time.monotonic()
+            self.resume_stopped(now)
+            self.start_later()
             if now > deadline:
                 running = [w.name for w in self.workers if w.ended is None]
                 self.problem("hang", f"still running after {RUN_TIMEOUT:.0f} s: {running}")
@@ -469,8 +590,20 @@ class Run:
                 elif now - worker.ended >= ORPHAN_GRACE:
                     orphan_checks.remove(worker)
                     self.check_orphans(worker)
+            if self.launch:
+                # A worker left alone scores trial by trial, slowly on a loaded machine: a hang
+                # is no new trial for RUN_TIMEOUT (and at most STALL_CAP in all).
+                while self.oracle.has_trial(self.seen):
+                    self.seen += 1
+                    deadline = min(now + RUN_TIMEOUT, self.t0 + STALL_CAP)
             for fault in list(faults):
-                if fault.at is not None:
+                if fault.signal == signal.SIGSTOP:
+                    # A worker joins once the study holds a trial; it is stopped while it holds
+                    # a running trial (which others then take over).
+                    due = now - self.t0 >= fault.at * self.reference.seconds and bool(
+                        self.holding_worker()
+                    )
+                elif fault.at is not None:
                     due = now - self.t0 >= fault.at * self.reference.seconds
                 else:
                     due = self.oracle.has_trial(fault.after_trials - 1)
@@ -498,9 +631,9 @@ class Run:
                 self.problem("crash", f"{worker.name} was killed, not by the harness")
             return
         if (
-            code == -signal.SIGINT
+            code in (-signal.SIGINT, -signal.SIGTERM)
             and not err.strip()
-            and any("SIGINT" in s for s in worker.signals)
+            and any(signal.Signals(-code).name in s for s in worker.signals)
         ):
             # Ctrl-C in the first milliseconds, before Python installs its handler, ends any
             # Python program this way (silently, as the operating system's default does).
@@ -517,8 +650,10 @@ class Run:
             return
         if "Traceback" in err:
             self.problem("traceback", f"{worker.name} printed a traceback: {worker.tail()}")
-        if code == 130:
-            said = re.search(r"^optuna-boxcox: interrupted after (\d+) trials", err, re.M)
+        if code in (130, 143):
+            said = re.search(
+                r"^optuna-boxcox: (?:interrupted|stopped by SIGTERM) after (\d+) trials", err, re.M
+            )
             if not re.search(r"^optuna-boxcox: \S", err, re.M):
                 self.problem(
                     "unclear", f"{worker.name} was interrupted and said nothing: {worker.tail()}"
@@ -540,12 +675,17 @@ class Run:
         left = [
             t.number for t in trials if t.state == TrialState.RUNNING and _owner_pid(t) in mine
         ]
-        if left:
+        if left and worker.kind == "worker" and code in (130, 143) and len(left) == 1:
+            # By design a trial-by-trial worker stopped by a signal leaves its one trial in
+            # flight RUNNING, for the next run to reap (its owner is gone): checked at the end.
+            self.log(f"{worker.name} left its trial in flight RUNNING: {left}")
+            self.in_flight.update(left)
+        elif left:
             self.problem(
                 "running-left",
                 f"{worker.name} exited {code} leaving its own trials RUNNING: {left[:10]}",
             )
-        if code == 0:
+        if code == 0 and worker.kind == "search":
             self.check_report(worker, trials)
 
     def check_report(self, worker: Worker, trials: list[FrozenTrial]) -> None:
@@ -582,7 +722,11 @@ class Run:
                 f"{worker.name} reported best {report.best} λ {report.lambdas}; undisturbed: "
                 f"{expected.best} λ {expected.lambdas}",
             )
-        running = [t.number for t in trials if t.state == TrialState.RUNNING]
+        running = [
+            t.number
+            for t in trials
+            if t.state == TrialState.RUNNING and t.number not in self.in_flight
+        ]
         if worker.alone and running:
             self.problem(
                 "running-left",
@@ -684,6 +828,51 @@ def fault_run(seed: int, url: str, n_workers: int, folder: Path, reference: Refe
         run.oracle.close()
 
 
+def mix_run(seed: int, url: str, mix: tuple[str, ...], folder: Path, reference: Reference) -> Run:
+    """The widened matrix: batched ``search`` and trial-by-trial ``worker`` processes on one study
+    (``mix``, started together on a study made beforehand),
+    disturbed by the seed's faults — on PostgreSQL a worker stopped for longer than the
+    heartbeat's grace too — then the same search to completion."""
+    rng = random.Random(seed)
+    stop = url.startswith("postgresql") and "worker" in mix
+    faults = plan_mix_faults(rng, len(reference.trials), stop)
+    delays = sorted(rng.uniform(0, 1.0) for _ in mix[1:])
+    run = Run(seed, url, folder, reference)
+    run.launch = True
+    run.log(f"mix {'+'.join(mix)}; faults planned: " + ", ".join(f.describe() for f in faults))
+    try:
+        # The study is made first (one trial, undisturbed), so that the workers start beside the
+        # searches: a search started alone would be through the plan before a worker joined.
+        made = subprocess.run(
+            [*launch_command("search", url), "--n-trials", "1"],
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+        if made.returncode != 0:
+            run.problem("setup", f"making the study failed: {made.stderr[-2000:]}")
+            return run
+        run.t0 = time.monotonic()
+        run.start("w1", mix[0])
+        for k, (kind, delay) in enumerate(zip(mix[1:], delays), 2):
+            time.sleep(max(0.0, delay - (time.monotonic() - run.t0)))
+            run.start(f"w{k}", kind)
+        if not run.watch(faults):
+            return run
+        resume = run.start("resume")
+        if not run.watch([]):
+            return run
+        if resume.popen.returncode != 0:
+            run.problem("resume", f"the resumed run failed: {resume.tail()}")
+        else:
+            run.check_final()
+        return run
+    finally:
+        for worker in run.workers:
+            worker.kill()  # SIGKILL ends a stopped process too
+        run.oracle.close()
+
+
 # -- the matrix ----------------------------------------------------------------------------------
 
 #: (storage, workers, seed) run in CI: both storages, one to three workers, SIGKILL of a search or
@@ -695,6 +884,19 @@ SLOW_RUNS = [
     for storage in ("sqlite", "postgresql")
     for workers in (1, 2, 3)
     for k in range(9)
+]
+
+
+#: The widened matrix's mixes of batched searches and trial-by-trial workers on one study.
+MIXES = (("search", "worker"), ("search", "worker", "worker"), ("search", "search", "worker"))
+#: (storage, mix, seed) run in CI.
+CI_MIX_RUNS = [("sqlite", 1, 3), ("postgresql", 0, 5)]
+#: Under ``-m slow``: both storages, every mix, 17 seeds each (102 runs).
+SLOW_MIX_RUNS = [
+    (storage, m, 500 + 20 * k + m + (10 if storage == "postgresql" else 0))
+    for storage in ("sqlite", "postgresql")
+    for m in range(len(MIXES))
+    for k in range(17)
 ]
 
 
@@ -726,6 +928,34 @@ def test_faults_then_resume_end_with_the_undisturbed_study(
 )
 def test_fault_matrix(kind, n_workers, seed, tmp_path, request, reference):
     _check(kind, n_workers, seed, tmp_path, request, reference)
+
+
+def _check_mix(kind, mix, seed, tmp_path, request, reference) -> None:
+    url = storage_url(kind, tmp_path, request)
+    run = mix_run(seed, url, MIXES[mix], tmp_path, reference)
+    if log := os.environ.get("FAULT_MATRIX_LOG"):  # every run's events, to count the outcomes
+        with open(log, "a") as f:
+            f.write(run.message(f"{kind}, {'+'.join(MIXES[mix])}") + "\n\n")
+    assert not run.problems, run.message(f"{kind}, {'+'.join(MIXES[mix])}")
+
+
+def _mix_id(r: tuple) -> str:
+    return f"{r[0]}-{'+'.join(MIXES[r[1]])}-seed{r[2]}"
+
+
+@pytest.mark.parametrize("kind, mix, seed", [pytest.param(*r, id=_mix_id(r)) for r in CI_MIX_RUNS])
+def test_searches_and_workers_disturbed_then_resumed_end_with_the_undisturbed_study(
+    kind, mix, seed, tmp_path, request, reference
+):
+    _check_mix(kind, mix, seed, tmp_path, request, reference)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "kind, mix, seed", [pytest.param(*r, id=_mix_id(r)) for r in SLOW_MIX_RUNS]
+)
+def test_fault_matrix_of_searches_and_workers(kind, mix, seed, tmp_path, request, reference):
+    _check_mix(kind, mix, seed, tmp_path, request, reference)
 
 
 # -- the two worker failures, one deterministic test each ----------------------------------------
