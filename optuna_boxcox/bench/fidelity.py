@@ -253,12 +253,18 @@ def format_estimates(rows: list[dict[str, Any]]) -> str:
         for mode in ("auto", "exact"):
             est, meas = e[mode], e["measured"].get(mode)
             line += [
-                "—" if est is None else f"{mark}{est:.1f}",
-                "—" if meas is None else f"{meas:.1f}",
+                "—" if est is None else f"{mark}{_seconds_text(est)}",
+                "—" if meas is None else _seconds_text(meas),
                 "—" if est is None or meas is None or est <= 0 else f"{meas / est:.2f}",
             ]
         cells.append(line)
     return "\n".join(text_table(header, cells))
+
+
+def _seconds_text(seconds: float) -> str:
+    """Seconds to a tenth, or to two significant digits under a tenth (a search of a few hundred
+    rows takes milliseconds, which a tenth would print as 0.0)."""
+    return f"{seconds:.1f}" if seconds >= 0.1 else f"{seconds:.2g}"
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
