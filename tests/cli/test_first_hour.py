@@ -303,7 +303,7 @@ def test_a_warning_during_a_command_is_one_line(monkeypatch, capsys):
                 *["compare", "--dataset", "wine", "--features", "3", "--classifier", "bayes"],
                 *["--samplers", "coordinate,random", "--seeds", "1", "--n-trials", "20"],
             ],
-            "studies",
+            "tasks",  # a search, or the fixed transforms of one split
         ),
         (
             [
