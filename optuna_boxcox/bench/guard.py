@@ -362,8 +362,27 @@ def table(results: str) -> str:
     return "\n".join(lines)
 
 
+USAGE = (
+    "usage: python -m optuna_boxcox.bench.guard RESULTS.jsonl DATASETS CLASSIFIERS\n"
+    "       python -m optuna_boxcox.bench.guard table RESULTS.jsonl\n"
+    "DATASETS: comma-separated, as benchmark --datasets; CLASSIFIERS: comma-separated, of "
+    "knn, svc, bayes, linear"
+)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if len(argv) == 2 and argv[0] == "table":
+        print(table(argv[1]))
+        return 0
+    if len(argv) == 3 and argv[0] != "table":
+        run(argv[0], argv[1].split(","), argv[2].split(","))
+        return 0
+    print(USAGE, file=sys.stderr)
+    return 2
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "table":
-        print(table(sys.argv[2]))
-    else:
-        run(sys.argv[1], sys.argv[2].split(","), sys.argv[3].split(","))
+    sys.exit(main(sys.argv[1:]))
