@@ -5,7 +5,8 @@
 - ``_pool``: the processes that score a batch's points (scoring only);
 - ``_writers``: the trial-writer protocol, written by a thread or by a worker process;
 - ``_cooperation``: sharing a plan's positions with other batched workers on the same study;
-- ``_trials``: the run's trials in the forms the writers and callbacks take.
+- ``_trials``: the run's trials in the forms the writers and callbacks take;
+- ``_memory``: Optuna's samplers on an in-memory copy of a study, written back in chunks.
 """
 
 from __future__ import annotations

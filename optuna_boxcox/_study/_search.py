@@ -22,6 +22,7 @@ searched. The command line only translates them into its one-line messages.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import dataclasses
 from dataclasses import dataclass
 import functools
@@ -43,15 +44,18 @@ from optuna_boxcox._objective._rungs import make_pruner
 from optuna_boxcox._optuna import count_trials
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
+from optuna_boxcox._runner._memory import first_best
+from optuna_boxcox._runner._memory import optimize_in_memory
 from optuna_boxcox._study import _guard
+from optuna_boxcox._study._open import Recorded
+from optuna_boxcox._study._open import open_study
+from optuna_boxcox._study._open import prepare_study
+from optuna_boxcox._study._open import trials_left
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
-from optuna_boxcox.samplers import record_sampler
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from optuna.storages import BaseStorage
 
     from optuna_boxcox.samplers import SearchResult
@@ -114,7 +118,8 @@ class SearchRun:
 
     Attributes:
         study, study_name, storage: The study searched, its name and the storage as given.
-        objective: The objective the study was scored with.
+        make_objective: Gives the objective of the study's experiment (built once, when first
+            asked for: a study read back is not scored); :attr:`objective` is what it gives.
         sampler: The sampler that searched.
         elapsed: Seconds of the optimisation.
         written_at: When the last trial was written (``time.time()``).
@@ -127,12 +132,13 @@ class SearchRun:
         decision: The guarded default's decision (None when no gate ran); ``params`` and
             ``best`` are then the chosen Λ and its score, ``search_params`` and
             ``search_best`` what the search found.
+        ran: False when the study held its budget already (``total``) and was read back.
     """
 
     study: optuna.Study
     study_name: str
     storage: Any
-    objective: BoxCoxObjective
+    make_objective: Callable[[], BoxCoxObjective]
     sampler: Any
     elapsed: float
     written_at: float
@@ -145,6 +151,12 @@ class SearchRun:
     decision: _guard.Decision | None = None
     search_params: dict[str, Any] | None = None
     search_best: float | None = None
+    ran: bool = True
+
+    @functools.cached_property
+    def objective(self) -> BoxCoxObjective:
+        """The objective of the study's experiment."""
+        return self.make_objective()
 
     @functools.cached_property
     def base(self) -> float:
@@ -234,8 +246,12 @@ def run_search(
     bounds: Any = None,
     n_jobs: int = 1,
     n_trials: int | None = None,
+    total: int | None = None,
     timeout: float | None = None,
     batch: bool = True,
+    in_memory: bool = False,
+    settings: Recorded | None = None,
+    objective: Callable[[], BoxCoxObjective] | None = None,
     progress: bool = False,
     figures: bool = False,
     announce: Callable[[BoxCoxObjective], None] | None = None,
@@ -258,6 +274,18 @@ def run_search(
         n_jobs, timeout, batch: As :func:`~optuna_boxcox.optimize`.
         n_trials: New trials to run (default: a plan sampler's plan, others
             :data:`~optuna_boxcox._defaults.DEFAULT_OPEN_ENDED_TRIALS`).
+        total: The study's budget instead of ``n_trials``: COMPLETE trials it should hold. A study
+            that holds them is read back: nothing is scored and the objective is not built
+            (``SearchRun.ran`` is False).
+        in_memory: Optuna's samplers search an in-memory copy of the study, written back a chunk
+            of trials at a time (:func:`~optuna_boxcox._runner._memory.optimize_in_memory`):
+            for many short searches, whose samplers would read every trial from the storage at
+            each step.
+        settings: Settings the study records beside the spec, and may only be continued with
+            (a comparison's budget and outer fold, say).
+        objective: Gives the objective of ``spec`` on (X, y) when one is built already (studies of
+            the same data share it); called only when something is scored. Default: built
+            from the spec (before the storage is opened, so bad input creates nothing).
         progress: Show the run's progress.
         figures: Attach the search's figures and note to the study (shown by the dashboard).
         announce: Called with the objective once the study is opened and the fidelity decided,
@@ -291,61 +319,127 @@ def run_search(
         sampler=sampler if study is None else study.sampler,
         recorded=recorded,
     )
-    objective = BoxCoxObjective.from_spec(
-        plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
-    )
+    built = None
+    if objective is None:
+        built = BoxCoxObjective.from_spec(
+            plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
+        )
+        objective = functools.partial(_given, built)
+    # A study of another experiment is refused before anything is written into it (an objective
+    # given as built is checked once it is needed: a study read back is not scored).
+    check = None if built is None else built.register
     if study is None:
         opened = _opened(storage) if opened is None else opened
-        study = _open_study(opened, study_name, plan.sampler, objective.directions, restart)
-    # A study of another experiment is refused before anything is written into it.
-    objective.register(study)
+        study = open_study(
+            opened,
+            study_name,
+            directions=built.directions if built is not None else plan.spec.directions,
+            sampler=plan.sampler,
+            restart=restart,
+            check=check,
+            settings=settings,
+        )
+    else:
+        prepare_study(study, check=check, settings=settings)
+    to_run = plan.n_trials if total is None else trials_left(study, total)
+    if total is not None and to_run == 0:
+        return _read_back(study, storage, objective, plan, X, y)
+    scored = objective()
+    if built is None:
+        scored.register(study)
     if announce is not None:
-        announce(objective)
-    # Optuna's samplers: their arguments recorded, or a study run with other ones refused.
-    record_sampler(study, study.sampler)
+        announce(scored)
     # The study records that it is the guarded default's: its spec names the search it runs
     # (coordinate), and a worker joining it with that spec gates the result as search does.
     guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
     if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
         study.set_user_attr(_guard.GUARDED_ATTR, True)
-    if objective.fidelity is not None and owned:  # study.optimize's trials report their rungs
+    if scored.fidelity is not None and owned:  # study.optimize's trials report their rungs
         study.pruner = make_pruner(
-            plan.spec.pruner or DEFAULT_PRUNER, objective.fidelity, objective.n_samples
+            plan.spec.pruner or DEFAULT_PRUNER, scored.fidelity, scored.n_samples
         )
     stats = RunStats()
     started = time.perf_counter()
+    memory = in_memory and not isinstance(study.sampler, PlanSampler)
     try:
-        result = optimize(
-            study,
-            objective,
-            n_trials=plan.n_trials,
-            timeout=timeout,
-            n_jobs=n_jobs,
-            show_progress_bar=progress,
-            batch=batch,
-            stats=stats,
-        )
+        if memory:
+            result = optimize_in_memory(study, scored, to_run)
+        else:
+            result = optimize(
+                study,
+                scored,
+                n_trials=to_run,
+                timeout=timeout,
+                n_jobs=n_jobs,
+                show_progress_bar=progress,
+                batch=batch,
+                stats=stats,
+            )
     except KeyboardInterrupt:
-        scored = (TrialState.COMPLETE, TrialState.PRUNED)
-        raise SearchInterrupted(count_trials(study, scored)) from None
+        states = (TrialState.COMPLETE, TrialState.PRUNED)
+        raise SearchInterrupted(count_trials(study, states)) from None
     found = SearchRun(
         study=study,
         study_name=study.study_name,
         storage=storage,
-        objective=objective,
+        make_objective=objective,
         sampler=study.sampler,
         elapsed=time.perf_counter() - started,
         written_at=time.time(),
         n_trials=len(study.get_trials(deepcopy=False)),
         # RunStats counts the trials of a batched run of a plan sampler only.
-        new_trials=stats.trials if batch and isinstance(study.sampler, PlanSampler) else None,
+        new_trials=(
+            stats.trials
+            if batch and not memory and isinstance(study.sampler, PlanSampler)
+            else None
+        ),
         result=result,
     )
     _report(found)
-    if guarded and found.front is None and _guard.applies(objective):
+    if guarded and found.front is None and _guard.applies(scored):
         _gate(found, plan.spec, X, y)
     if figures:
         _attach_figures(found)
+    return found
+
+
+def _given(objective: BoxCoxObjective) -> BoxCoxObjective:
+    return objective
+
+
+def _read_back(
+    study: optuna.Study,
+    storage: Any,
+    objective: Callable[[], BoxCoxObjective],
+    plan: SearchPlan,
+    X: Any,
+    y: Any,
+) -> SearchRun:
+    """A study that holds its budget: what it chose, read back without scoring (the objective is
+    built only if the guarded default's decision is not recorded yet)."""
+    sampler = study.sampler
+    result = sampler.result(study) if isinstance(sampler, PlanSampler) else first_best(study)
+    found = SearchRun(
+        study=study,
+        study_name=study.study_name,
+        storage=storage,
+        make_objective=objective,
+        sampler=sampler,
+        elapsed=0.0,
+        written_at=time.time(),
+        n_trials=count_trials(study),
+        new_trials=0,
+        result=result,
+        ran=False,
+    )
+    _report(found)
+    guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
+    if guarded and found.front is None:
+        attr = study.user_attrs.get(_guard.DECISION_ATTR)
+        if isinstance(attr, dict):  # a finished study's searched Λ is the one it judged
+            _choose(found, _guard.Decision.from_dict(attr))
+        elif _guard.applies(found.objective):
+            _gate(found, plan.spec, X, y)
     return found
 
 
@@ -381,28 +475,6 @@ def _recorded_spec(storage: BaseStorage | None, study_name: str | None) -> Searc
         return None
     record = storage.get_study_user_attrs(study_id).get(SPEC_ATTR)
     return None if record is None else SearchSpec.from_dict(record)
-
-
-def _open_study(
-    opened: BaseStorage | None,
-    study_name: str | None,
-    sampler: optuna.samplers.BaseSampler,
-    directions: list[str],
-    restart: bool,
-) -> optuna.Study:
-    """Create the study, or load it when it exists (after deleting it, with ``restart``)."""
-    if restart and study_name is not None:
-        try:
-            optuna.delete_study(study_name=study_name, storage=opened)
-        except KeyError:
-            pass  # nothing to start over
-    return optuna.create_study(
-        storage=opened,
-        study_name=study_name,
-        sampler=sampler,
-        directions=directions,
-        load_if_exists=True,
-    )
 
 
 def _report(found: SearchRun) -> None:
@@ -444,9 +516,15 @@ def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
         )
         decision = dataclasses.replace(decision, settings=settings)
         decision.record(found.study)
+    _choose(found, decision)
+
+
+def _choose(found: SearchRun, decision: _guard.Decision) -> None:
+    """The guarded default's decision made the result: an anchor that won replaces the searched Λ."""
     found.decision = decision
     found.search_params, found.search_best = found.params, found.best
     if decision.chosen != "searched":
+        objective = found.objective
         found.params = objective.to_params(decision.lambdas)
         found.best = objective.evaluate(decision.lambdas)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+import dataclasses
 import os
-import time
 from typing import TYPE_CHECKING
 from typing import Any
 import warnings
@@ -21,13 +21,10 @@ from sklearn.pipeline import make_pipeline
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import BoxCoxObjective
-from optuna_boxcox._optuna._write import TrialRecord
-from optuna_boxcox._optuna._write import write_trials
-from optuna_boxcox._runner import optimize
-from optuna_boxcox._study._guard import GUARDED
-from optuna_boxcox._study._guard import guard
 from optuna_boxcox._study._guard import search_sampler
-from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._study._open import Recorded
+from optuna_boxcox._study._open import open_study
+from optuna_boxcox._study._search import run_search
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox._system._progress import Progress
@@ -45,17 +42,12 @@ from optuna_boxcox.experiments._problems import outer_tag
 from optuna_boxcox.experiments._problems import study_name
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import make_sampler
-from optuna_boxcox.samplers import record_sampler
 from optuna_boxcox.storage import open_storage
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from optuna.storages import BaseStorage
-
-
-#: Trials an Optuna sampler runs in memory between two writes to the storage.
-_CHUNK = 200
 
 
 # -- running the studies --------------------------------------------------------------------------
@@ -158,10 +150,13 @@ def run_problems(
             X_train, y_train = problem.rows(split.train)
             X_test, y_test = problem.rows(split.test)
             test = (X_train, y_train, X_test, y_test, problem.estimator, metric)
+        spec = SearchSpec(problem.estimator, scoring=scoring, cv=cv)
         return _run_one(
             target,
             name,
             objective,
+            spec,
+            problem.rows(split.train),
             dim,
             sampler_name,
             seed,
@@ -200,17 +195,16 @@ def _fixed_scores(
     """The fixed transforms' (inner, held-out) scores on one split: read from the study ``name``
     (user attribute ``fixed_scores:fold<k>``, or ``fixed_scores`` for a single split), the
     transforms it lacks scored and added (each also as a finished trial, for the dashboard)."""
-    study = optuna.create_study(
-        storage=store, study_name=name, direction="maximize", load_if_exists=True
+    study = open_study(
+        store,
+        name,
+        settings=Recorded(
+            SETTINGS_ATTR,
+            settings,
+            "use another --storage, or delete the study to score them again",
+        ),
     )
     attrs = study.user_attrs
-    record_settings(
-        study,
-        SETTINGS_ATTR,
-        settings,
-        recorded=attrs,
-        hint="use another --storage, or delete the study to score them again",
-    )
     key = FIXED_ATTR if split.fold is None else f"{FIXED_ATTR}:fold{split.fold}"
     known = dict(attrs.get(key, {}))
     missing = [t for t in transforms if t not in known]
@@ -264,6 +258,8 @@ def _run_one(
     store: Any,
     name: str,
     objective: Callable[[], BoxCoxObjective],
+    spec: SearchSpec,
+    rows: tuple[Any, Any],
     dim: int,
     sampler_name: str,
     seed: int,
@@ -274,72 +270,53 @@ def _run_one(
     *,
     whole_plan: bool = False,
 ) -> dict[str, Any]:
-    """Run (or read) one study; return what the table needs of it.
+    """Run (or read) one study through the study lifecycle; return what the table needs of it.
 
     A paper sampler runs its whole plan with ``whole_plan``, else at most ``budget`` trials of it;
-    Optuna's samplers run ``budget`` trials.
+    Optuna's samplers run ``budget`` trials (on an in-memory copy of the study, written back in
+    chunks). The guarded default searches with the paper's coordinate search, then its gate
+    decides (:func:`~optuna_boxcox._study._search.run_search`).
 
     With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
     metric) the chosen Λ is scored on the test rows and the score recorded in the study's user
     attribute ``held_out`` (with ``metric_name``); a finished study's recorded score is read back.
-    ``objective()`` gives the fold's objective (of ``dim`` λ), built only when there is scoring
-    to do.
+    ``objective()`` gives the fold's objective (of ``dim`` λ) for ``spec`` on ``rows`` (the
+    training part), built only when there is scoring to do.
     """
     # Nelder–Mead's plan has no natural end: give it the shared budget. The paper's grid samplers
     # keep their own (fixed) plans, stopped at the budget when longer.
     sampler_settings = {"n_trials": budget} if sampler_name == "nelder-mead" else {}
-    # The guarded default searches with the paper's coordinate search, then its gate decides.
     sampler = make_sampler(search_sampler(sampler_name), seed=seed, **sampler_settings)
-    study = optuna.create_study(
-        storage=store,
-        study_name=name,
-        direction="maximize",
-        sampler=sampler,
-        load_if_exists=True,
-    )
-    attrs = study.user_attrs
-    record_settings(
-        study,
-        SETTINGS_ATTR,
-        settings,
-        recorded=attrs,
-        hint="use another --storage, or delete the study to run it again",
-    )
-    record_sampler(study, sampler, recorded=attrs)
     target = budget
     if isinstance(sampler, PlanSampler):
         target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))
-    done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-    started = time.perf_counter()
-    ran = done < target
-    if ran:
-        if isinstance(sampler, PlanSampler):
-            optimize(study, objective(), n_trials=target - done)
-        else:
-            _run_in_memory(study, objective(), sampler, target - done)
-        study.set_user_attr(WALL_ATTR, attrs.get(WALL_ATTR, 0.0) + time.perf_counter() - started)
+    found = run_search(
+        dataclasses.replace(spec, sampler=sampler_name, seed=seed),
+        *rows,
+        storage=store,
+        study_name=name,
+        sampler=sampler,
+        total=target,
+        in_memory=True,
+        settings=Recorded(
+            SETTINGS_ATTR, settings, "use another --storage, or delete the study to run it again"
+        ),
+        objective=objective,
+    )
+    study = found.study
+    attrs = study.user_attrs
+    if found.ran:
+        study.set_user_attr(WALL_ATTR, attrs.get(WALL_ATTR, 0.0) + found.elapsed)
         attrs = study.user_attrs
     trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))[:target]
     curve = np.maximum.accumulate([t.value for t in trials])
     held_out = None
     if test is not None:
         recorded = attrs.get(HELD_OUT_ATTR)
-        if recorded is not None and not ran:
+        if recorded is not None and not found.ran:
             held_out = float(recorded["score"])
         else:
-            if isinstance(sampler, PlanSampler):
-                params = sampler.result(study).params
-            else:
-                params = max(trials, key=lambda t: t.value).params  # the first best, as Optuna's
-            lambdas = objective().to_lambdas(params)
-            if sampler_name == GUARDED:
-                X_train, y_train, _, _, estimator, _ = test
-                decision = guard(
-                    objective(), estimator, np.asarray(X_train, float), y_train, params, seed=seed
-                )
-                decision.record(study)
-                lambdas = decision.lambdas
-            held_out = _held_out(*test, lambdas)
+            held_out = _held_out(*test, found.objective.to_lambdas(found.params))
             study.set_user_attr(
                 HELD_OUT_ATTR,
                 {
@@ -358,43 +335,8 @@ def _run_one(
         "trials_to_99": int(np.argmax(curve >= 0.99 * curve[-1])) + 1,
         "wall": float(attrs.get(WALL_ATTR, np.nan)),
         "held_out": held_out,
-        "ran": ran,
+        "ran": found.ran,
     }
-
-
-def _run_in_memory(
-    study: optuna.Study, objective: BoxCoxObjective, sampler: Any, n_trials: int
-) -> None:
-    """Optimise with :func:`optimize` on an in-memory copy (seeded with the stored trials),
-    appending each chunk's trials to the storage: Optuna's samplers read every trial at each
-    step, which a database storage answers far slower than memory."""
-    objective.register(study)
-    memory = optuna.create_study(direction="maximize", sampler=sampler)
-    for key, value in study.user_attrs.items():
-        memory.set_user_attr(key, value)
-    memory.add_trials(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-    remaining = n_trials
-    while remaining > 0:
-        chunk = min(_CHUNK, remaining)
-        before = len(memory.trials)
-        optimize(memory, objective, n_trials=chunk)
-        write_trials(
-            study,
-            [_record(t) for t in memory.trials[before:] if t.state == TrialState.COMPLETE],
-        )
-        remaining -= chunk
-
-
-def _record(trial: optuna.trial.FrozenTrial) -> TrialRecord:
-    return TrialRecord(
-        params=trial.params,
-        distributions=trial.distributions,
-        value=trial.value,
-        user_attrs=trial.user_attrs,
-        system_attrs={},
-        datetime_start=trial.datetime_start,
-        datetime_complete=trial.datetime_complete,
-    )
 
 
 def _held_out(X_train, y_train, X_test, y_test, estimator, metric, lambdas) -> float:

@@ -17,7 +17,8 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import write_trials
-from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._study._open import Recorded
+from optuna_boxcox._study._open import open_study as open_experiment_study
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -37,16 +38,8 @@ RESULT_ATTR = "reproduce_result"
 
 def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> optuna.Study:
     """Create or load the experiment study ``name``; refuse one recorded with other settings."""
-    study = optuna.create_study(
-        storage=storage, study_name=name, direction="maximize", load_if_exists=True
-    )
-    record_settings(
-        study,
-        SETTINGS_ATTR,
-        settings,
-        hint="use another --storage, or delete the study to start it again",
-    )
-    return study
+    hint = "use another --storage, or delete the study to start it again"
+    return open_experiment_study(storage, name, settings=Recorded(SETTINGS_ATTR, settings, hint))
 
 
 def finished(study: optuna.Study) -> dict[int, FrozenTrial]:

@@ -29,7 +29,9 @@ from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
 from optuna_boxcox._runner import optimize
-from optuna_boxcox._study._settings import record_settings
+from optuna_boxcox._study._open import Recorded
+from optuna_boxcox._study._open import open_study
+from optuna_boxcox._study._open import trials_left
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import paper_features
@@ -39,7 +41,6 @@ from optuna_boxcox.experiments._protocol import evaluate_fold
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.samplers import make_sampler
-from optuna_boxcox.samplers import record_sampler
 from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
 
@@ -160,33 +161,29 @@ def meta_study(
     store = open_storage(storage) if isinstance(storage, str) else storage
     started = time.perf_counter()
     sampler = make_sampler("tpe", seed=seed)  # explicit arguments: the same on every Optuna
-    study = optuna.create_study(
-        storage=store,
-        study_name=name,
-        direction="maximize",
+    study = open_study(
+        store,
+        name,
         sampler=sampler,
-        load_if_exists=True,
-    )
-    record_sampler(study, sampler)
-    record_settings(
-        study,
-        SETTINGS_ATTR,
-        {
-            "dataset": dataset,
-            "classifier": classifier,
-            "features": features,
-            "protocol": protocol.to_attr(),
-            "seed": seed,
-        },
-        hint="use another --study-name or --storage",
+        settings=Recorded(
+            SETTINGS_ATTR,
+            {
+                "dataset": dataset,
+                "classifier": classifier,
+                "features": features,
+                "protocol": protocol.to_attr(),
+                "seed": seed,
+            },
+            "use another --study-name or --storage",
+        ),
     )
     if not study.trials:
         for preset, settings in PRESETS.items():
             study.enqueue_trial(dict(settings), user_attrs={"preset": preset})
-    done = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
-    if done < n_trials:
+    left = trials_left(study, n_trials)
+    if left:
         objective = MetaObjective(X, y, classifier, protocol, n_jobs=n_jobs, seed=seed)
-        optimize(study, objective, n_trials=n_trials - done, show_progress_bar=progress)
+        optimize(study, objective, n_trials=left, show_progress_bar=progress)
     importances = param_importances(study, seed)
     if importances is not None:
         study.set_user_attr("param_importances", importances)

@@ -148,8 +148,10 @@ def read_back(ci_run):
     def no_search(*args, **kwargs):
         raise AssertionError("a finished study was searched again")
 
-    patch.setattr(compare_module, "optimize", no_search)
-    patch.setattr(compare_module, "_run_in_memory", no_search)
+    import optuna_boxcox._study._search as lifecycle
+
+    patch.setattr(lifecycle, "optimize", no_search)
+    patch.setattr(lifecycle, "optimize_in_memory", no_search)
     patch.setattr(compare_module, "_held_out", no_search)
     patch.setattr(compare_module, "_score_fixed", no_search)
     patch.setattr(compare_module, "BoxCoxObjective", no_search)
@@ -291,6 +293,27 @@ def test_the_guarded_default_is_a_method_with_its_decision_in_each_study(tmp_pat
         decision = study.user_attrs["boxcox_decision"]
         assert decision["chosen"] in ("searched", "mle", "ones")
         assert "held_out" in study.user_attrs
+
+
+def test_a_guarded_benchmark_runs_its_studies_through_the_one_lifecycle(tmp_path, monkeypatch):
+    """Each search is a study of the lifecycle: the spec and the comparison's settings recorded,
+    the decision made once by the gate and read back by a second run, which scores nothing."""
+    from optuna_boxcox._study import _guard
+
+    calls = []
+    real = _guard.guard
+    monkeypatch.setattr(_guard, "guard", lambda *a, **k: calls.append(1) or real(*a, **k))
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    settings = dict(features=2, n_trials=10, test_size=0.3, storage=url)
+    first = benchmark(["iris", "wine"], ["knn"], ["guarded", "tpe"], ["standard"], **settings)
+    assert calls == [1, 1]
+    names = [s.study_name for s in optuna.get_all_study_summaries(url)]
+    for name in [n for n in names if "/knn/guarded/" in n or "/knn/tpe/" in n]:
+        attrs = optuna.load_study(study_name=name, storage=url).user_attrs
+        assert {"boxcox_spec", "compare", "held_out"} <= set(attrs)
+    again = benchmark(["iris", "wine"], ["knn"], ["guarded", "tpe"], ["standard"], **settings)
+    assert calls == [1, 1], "the second run read the decisions back"
+    assert again.studies_run == 0 and again.scores == first.scores
 
 
 def test_digits_are_pooled_into_sixteen_blocks():

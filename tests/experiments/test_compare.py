@@ -229,8 +229,10 @@ def test_outer_folds_are_read_back_not_rerun(outer_and_null, breast_cancer, monk
     def no_search(*args, **kwargs):
         raise AssertionError("a finished fold was searched again")
 
-    monkeypatch.setattr(module, "optimize", no_search)
-    monkeypatch.setattr(module, "_run_in_memory", no_search)
+    import optuna_boxcox._study._search as lifecycle
+
+    monkeypatch.setattr(lifecycle, "optimize", no_search)
+    monkeypatch.setattr(lifecycle, "optimize_in_memory", no_search)
     monkeypatch.setattr(module, "_held_out", no_search)
     monkeypatch.setattr(module, "_score_fixed", no_search)
     monkeypatch.setattr(module, "BoxCoxObjective", no_search)
