@@ -146,8 +146,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     study_name : str or None, default=None
         Name of the study in ``storage`` (resumed if it exists); ``None`` lets Optuna name it.
         A study is resumed only for the same experiment — the same data, classifier and
-        parameters, scoring, cv, transforms, estimator parameters, subsample and fidelity — else
-        fit raises :class:`~optuna_boxcox.StudyMismatch` naming the first that differs; a study
+        parameters, scoring, cv, transforms, estimator parameters, subsample, λ bounds and
+        fidelity — else fit raises :class:`~optuna_boxcox.StudyMismatch` naming the first that differs; a study
         optuna-boxcox did not make is used only while it is empty.
     n_jobs : int, default=1
         The paper's samplers: processes scoring each batch (see :func:`optuna_boxcox.optimize`);
@@ -392,6 +392,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             transforms=self.transforms,
             estimator_params=self.estimator_params or {},
             subsample=self.subsample,
+            bounds=self.bounds,
             # None: the lifecycle's default (a resumed study's own fidelity, else auto).
             fidelity=DEFAULT_REQUEST if self.fidelity is None else self.fidelity,
             # The user's own sampler object or study searches with itself: nothing to rebuild.
@@ -406,7 +407,6 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 frame,
                 y,
                 **self._where(spec),
-                bounds=self.bounds,
                 memory_limit=self.memory_limit,
                 n_jobs=self.n_jobs,
                 n_trials=self.n_trials,

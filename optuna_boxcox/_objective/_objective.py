@@ -192,6 +192,7 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
             estimator_params=estimator_params or {},
             objectives=tuple(objectives),
             subsample=subsample,
+            bounds=bounds,
             fidelity=fidelity,
             seed=random_state,
         )
@@ -200,7 +201,6 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
             X,
             y,
             estimator,
-            bounds=bounds,
             initial_params=initial_params,
             fast=fast,
             memory_limit=memory_limit,
@@ -218,11 +218,10 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         memory_limit: int | str | None = None,
         n_threads: int | None = 1,
         fast: bool = True,
-        bounds: Any = None,
     ) -> BoxCoxObjective:
         """The objective of ``spec`` on (X, y); its :attr:`spec` is ``spec`` with the data's
         columns, fingerprint and rows filled in. The arguments are how it computes (memory,
-        threads, the fast evaluators), or the λ domain, which the study's search space records.
+        threads, the fast evaluators).
         An objective built from a spec that holds a fidelity choice uses those rungs without
         measuring again."""
         objective = cls.__new__(cls)
@@ -232,7 +231,6 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
             X,
             y,
             spec.estimator(),
-            bounds=bounds,
             initial_params=None,
             fast=fast,
             memory_limit=memory_limit,
@@ -248,7 +246,6 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         y: Any,
         estimator: Any,
         *,
-        bounds: Any,
         initial_params: Mapping[str, float] | None,
         fast: bool,
         memory_limit: int | str | None,
@@ -299,7 +296,7 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         start = (
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )
-        low, high = resolve_bounds(bounds, self.names, start)
+        low, high = resolve_bounds(spec.bounds, self.names, start)
         self.bounds = {n: (float(lo), float(hi)) for n, lo, hi in zip(self.names, low, high)}
         self.space = make_space(
             self.names,

@@ -243,7 +243,6 @@ def run_search(
     sampler: optuna.samplers.BaseSampler | None = None,
     restart: bool = False,
     memory_limit: int | str | None = None,
-    bounds: Any = None,
     n_jobs: int = 1,
     n_trials: int | None = None,
     total: int | None = None,
@@ -270,7 +269,8 @@ def run_search(
         data_name: What the data are called, for the default study name.
         sampler: A sampler object to search with instead of the spec's (which then names none).
         restart: Delete the study of this name first.
-        memory_limit, bounds: As :meth:`~optuna_boxcox.SearchSpec.objective`.
+        memory_limit: The objective's memory budget (as in
+            :class:`~optuna_boxcox.BoxCoxObjective`).
         n_jobs, timeout, batch: As :func:`~optuna_boxcox.optimize`.
         n_trials: New trials to run (default: a plan sampler's plan, others
             :data:`~optuna_boxcox._defaults.DEFAULT_OPEN_ENDED_TRIALS`).
@@ -321,9 +321,7 @@ def run_search(
     )
     built = None
     if objective is None:
-        built = BoxCoxObjective.from_spec(
-            plan.spec, X, y, memory_limit=memory_limit, bounds=bounds
-        )
+        built = BoxCoxObjective.from_spec(plan.spec, X, y, memory_limit=memory_limit)
         objective = functools.partial(_given, built)
     # A study of another experiment is refused before anything is written into it (an objective
     # given as built is checked once it is needed: a study read back is not scored).

@@ -3,8 +3,8 @@
 A study's trials answer one question: which Λ (and transforms and settings) score best for this
 classifier on these data, by this score. :class:`SearchSpec` says that question in full — the data
 (column names and a fingerprint of X and y), the classifier and its parameters, scoring, cv, the
-objectives and their directions, transforms, estimator parameters, subsample, fidelity — and how it is
-searched (the sampler, its settings, the seed). Every command and the estimator build their
+objectives and their directions, transforms, estimator parameters, subsample, λ bounds, fidelity —
+and how it is searched (the sampler, its settings, the seed). Every command and the estimator build their
 objective from a spec, and the objective records the spec in the study (user attribute
 ``boxcox_spec``, JSON, shown by the dashboard) when it first meets it. A study recorded with
 another question is refused with :class:`StudyMismatch`, naming the first field that differs: its
@@ -44,6 +44,8 @@ DESCRIPTION_ATTR = "boxcox_evaluator"
 #: What a study's objectives may be, with their directions: the score, and the features kept
 #: (those whose transform is not "drop").
 OBJECTIVES = {"score": "maximize", "n_features": "minimize"}
+#: A field a spec recorded by an older optuna-boxcox does not hold (not compared).
+UNRECORDED = "(not recorded)"
 #: Hex digits of the data fingerprint shown in messages and default study names.
 SHORT_FINGERPRINT = 8
 _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
@@ -87,8 +89,8 @@ class SearchSpec:
     the objective records the spec in the study and
     refuses a study recorded with another experiment (:class:`StudyMismatch`). The experiment —
     :meth:`identity` — is the data, the classifier and its parameters, scoring, cv, objectives,
-    transforms, estimator parameters, subsample, fidelity, the transform method, and the seed where it
-    changes a score (inner folds, subsample). The sampler, its settings and where the data came
+    transforms, estimator parameters, subsample, λ bounds, fidelity, the transform method, and the
+    seed where it changes a score (inner folds, subsample). The sampler, its settings and where the data came
     from are recorded beside it; the sampler's own guard decides which of its settings may
     continue a study.
 
@@ -109,6 +111,8 @@ class SearchSpec:
             of the experiment (``"auto"`` as such, whatever it chose). ``"default"``: none asked
             for; the lifecycle's ``plan_search`` decides it (a resumed study's own fidelity, else
             ``"auto"``).
+        bounds: The λ domain asked for (as in :class:`~optuna_boxcox.BoxCoxObjective`; None: the
+            default hull of SPEC §3): part of the experiment, as it decides which Λ may be found.
         fidelity_choice: What the objective made of ``fidelity`` (the rungs, and for ``"auto"``
             the measurements it chose from), filled in when made; an objective built from a spec
             that holds one uses those rungs without measuring again.
@@ -133,6 +137,7 @@ class SearchSpec:
     estimator_params: Mapping[str, Any] = field(default_factory=dict)
     objectives: tuple[str, ...] = ("score",)
     subsample: int | None = None
+    bounds: Any = None
     fidelity: Any = None
     fidelity_choice: Mapping[str, Any] | None = None
     sampler: str | None = None
@@ -202,6 +207,7 @@ class SearchSpec:
                 name: distribution_to_json(d) for name, d in self.estimator_params.items()
             },
             "subsample": self.subsample,
+            "λ bounds": _bounds_record(self.bounds),
             "fidelity": fidelity_identity(self.fidelity),
             "method": self.method,
             "seed of folds and subsample": self.seed if seeded else None,
@@ -212,6 +218,8 @@ class SearchSpec:
         this one's), or None for the same experiment."""
         mine, theirs = self.identity(), other.identity()
         for name, value in mine.items():
+            if UNRECORDED in (theirs.get(name), value):
+                continue
             if _plain(theirs.get(name)) != _plain(value):
                 if name == "data":
                     return "data fingerprint", other.short_fingerprint, self.short_fingerprint
@@ -234,6 +242,7 @@ class SearchSpec:
             "objectives": list(self.objectives),
             "directions": self.directions,
             "subsample": self.subsample,
+            "bounds": _bounds_record(self.bounds),
             "sampler": self.sampler,
             "sampler_settings": _plain(dict(self.sampler_settings)),
             "seed": self.seed,
@@ -269,6 +278,8 @@ class SearchSpec:
             },
             objectives=tuple(record.get("objectives", ("score",))),
             subsample=record.get("subsample"),
+            # A spec recorded before the bounds were part of it: its λ space record guards them.
+            bounds=record.get("bounds", UNRECORDED),
             fidelity=record.get("fidelity"),
             fidelity_choice=record.get("fidelity_choice"),
             sampler=record.get("sampler"),
@@ -414,6 +425,16 @@ def _value_record(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+
+
+def _bounds_record(bounds: Any) -> Any:
+    """The λ bounds asked for as JSON: None (the default), one ``[low, high]`` for every feature,
+    or feature name → ``[low, high]``."""
+    if bounds is None or isinstance(bounds, str):
+        return bounds
+    if hasattr(bounds, "keys"):
+        return {str(k): [float(v) for v in bounds[k]] for k in sorted(bounds, key=str)}
+    return [float(v) for v in bounds]
 
 
 def _callable_name(scoring: Any) -> str:

@@ -184,3 +184,26 @@ def test_a_spec_read_back_from_its_record_is_the_same_experiment():
     assert again.difference(recorded) is None
     assert again.to_dict() == recorded.to_dict()
     assert SearchSpec(KNeighborsClassifier(), cv=3).difference(recorded)[0] == "columns"
+
+
+def test_other_lambda_bounds_are_another_experiment():
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :3]
+    study = optuna.create_study(direction="maximize")
+    study.optimize(BoxCoxObjective(X, y, GaussianNB(), bounds=(-2, 2)), n_trials=2)
+    BoxCoxObjective(X, y, GaussianNB(), bounds=(-2.0, 2.0)).register(study)  # the same domain
+    with pytest.raises(StudyMismatch, match="λ bounds: ") as refusal:
+        BoxCoxObjective(X, y, GaussianNB(), bounds=(-3, 3)).register(study)
+    assert refusal.value.recorded == [-2.0, 2.0] and refusal.value.given == [-3.0, 3.0]
+    with pytest.raises(StudyMismatch, match="λ bounds: "):
+        BoxCoxObjective(X, y, GaussianNB()).register(study)
+
+
+def test_a_spec_recorded_before_the_bounds_were_part_of_it_continues():
+    from optuna_boxcox import SearchSpec
+
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    objective = BoxCoxObjective(X.iloc[:, :3], y, GaussianNB(), bounds=(-2, 2))
+    record = objective.spec.to_dict()
+    del record["bounds"]  # as an older optuna-boxcox wrote it: its λ space record guards them
+    assert objective.spec.difference(SearchSpec.from_dict(record)) is None
