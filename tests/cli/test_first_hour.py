@@ -7,7 +7,6 @@ this process. Each runs in a temporary folder of its own, so the default ``studi
 
 from __future__ import annotations
 
-import argparse
 import io
 import math
 from pathlib import Path
@@ -30,7 +29,6 @@ from shared import free_port
 
 from optuna_boxcox._system import _progress
 from optuna_boxcox.cli import INTERRUPTED
-from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import main
 from optuna_boxcox.samplers import make_sampler
 
@@ -334,25 +332,7 @@ def test_progress_lines_come_every_ten_seconds_by_default():
     assert _progress.Progress(5, enabled=False).every == 10.0
 
 
-# -- 12. every option of every command says what it is for -----------------------------------------
-
-
-def test_every_option_of_every_command_has_a_description():
-    missing = []
-
-    def walk(parser: argparse.ArgumentParser, path: str) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                described = {a.dest: a.help for a in action._choices_actions}
-                for name, sub in action.choices.items():
-                    if not (described.get(name) or "").strip():
-                        missing.append(f"{path} {name}")
-                    walk(sub, f"{path} {name}")
-            elif action.help != argparse.SUPPRESS and not (action.help or "").strip():
-                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
-
-    walk(build_parser(), "optuna-boxcox")
-    assert not missing, "--help shows no description for: " + ", ".join(missing)
+# -- 12. every option of every command says what it is for: tests/package/test_cli_help.py -------
 
 
 # -- 13. the paper's sampler settings on the command line ------------------------------------------

@@ -57,15 +57,8 @@ def sweep_points(start, j, grid):
 
 def search_batched(objective, sampler):
     """The sampler's plan driven as the batched runner drives it: one evaluate_batch per sweep."""
-    plan = sampler._plan(objective.space)
-    scores = None
-    while True:
-        try:
-            batch = next(plan) if scores is None else plan.send(scores)
-        except StopIteration as stop:
-            point, score = stop.value
-            return np.asarray(point), float(score)
-        scores = objective.evaluate_batch(batch.points)
+    point, score = sampler.plan(objective.space).run(objective.evaluate_batch)
+    return np.asarray(point), float(score)
 
 
 # -- block-wise k-NN against scikit-learn ---------------------------------------------------------
@@ -115,7 +108,7 @@ def test_every_candidate_of_a_sweep_is_scored_as_fit_and_predict(small_data, kin
         scorer.set_column(j, S[:, j])
         single = scorer.score()
         assert single is None or single == generic_score(estimator, S, y)
-    assert scorer._largest_sweep[0] < 9, "the memory limit should have split the sweeps"
+    assert scorer.largest_sweep[0] < 9, "the memory limit should have split the sweeps"
     assert undecided <= 0.05 * scored, f"{undecided} of {scored} candidates were left undecided"
 
 

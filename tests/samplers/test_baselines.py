@@ -14,8 +14,6 @@ import subprocess
 import sys
 
 import optuna
-from optuna.samplers._tpe.sampler import default_gamma
-from optuna.samplers._tpe.sampler import default_weights
 import pytest
 
 from optuna_boxcox.samplers import make_sampler
@@ -76,18 +74,6 @@ def test_each_named_optuna_sampler_records_its_explicit_arguments(name):
     study = optuna.create_study(sampler=sampler)
     record_sampler(study, sampler)
     assert study.user_attrs["boxcox_sampler"] == {**EXPECTED[name], "optuna": optuna.__version__}
-
-
-def test_tpe_is_the_same_sampler_on_every_supported_optuna():
-    # The arguments Optuna 5 deprecated are not passed; their values are 4.2's defaults there too.
-    sampler = make_sampler("tpe", seed=0)
-    assert sampler._multivariate is True and sampler._constant_liar is True
-    assert sampler._n_startup_trials == 10 and sampler._n_ei_candidates == 24
-    parameters = sampler._parzen_estimator_parameters
-    assert parameters.prior_weight == 1.0
-    assert parameters.consider_magic_clip is True and parameters.consider_endpoints is False
-    assert parameters.weights is default_weights
-    assert sampler._gamma in (None, default_gamma)  # 5.x: None, default_gamma for one objective
 
 
 def test_a_study_made_with_other_arguments_is_not_continued():

@@ -101,7 +101,7 @@ def test_a_schema_another_worker_created_meanwhile_is_retried_not_reported(monke
 
     monkeypatch.setattr(storage_module, "RDBStorage", flaky)
     monkeypatch.setattr(storage_module.time, "sleep", lambda seconds: None)
-    storage_module._rdb(f"sqlite:///{tmp_path / 'x.db'}")
+    storage_module.open_storage(f"sqlite:///{tmp_path / 'x.db'}")
     assert len(calls) == 2
 
 
@@ -120,7 +120,7 @@ def test_other_programming_errors_are_reported_at_once(monkeypatch):
 
     monkeypatch.setattr(storage_module, "RDBStorage", denied)
     with pytest.raises(storage_module.StorageError, match="permission denied"):
-        storage_module._rdb("postgresql+psycopg://user:secret@127.0.0.1/db")
+        storage_module.open_storage("postgresql+psycopg://user:secret@127.0.0.1/db")
 
 
 def test_a_new_trial_records_its_owner_process_when_it_is_created(sqlite_url):

@@ -38,6 +38,12 @@ class _NeighbourSweeps(FastScorer):
         # (candidates, block bytes) of the largest sweep so far: its memory grows with both.
         self._largest_sweep = (1, _neighbors.MIN_BLOCK_BYTES)
 
+    @property
+    def largest_sweep(self) -> tuple[int, int]:
+        """(candidates, block bytes) of the largest sweep scored so far (the memory limit splits
+        a sweep into groups of candidates and blocks of rows)."""
+        return self._largest_sweep
+
     @classmethod
     def from_estimator(
         cls,
