@@ -30,6 +30,9 @@ chosen from held-out measurements on the development data (``optuna_boxcox.bench
   corrected for the overlap of the training folds (Nadeau & Bengio 2003: variance × (1/k +
   n_test/n_train) over k folds). Else the anchor is used.
 
+More than :data:`MAX_ROWS` rows are judged on a stratified sample of that many (drawn with the
+search's seed): the gate's 30 fits on all of 50,000 rows took longer than the search.
+
 The margins are statistical rules (one standard error of the criterion's noise), not numbers
 tuned to data: with them, a search that found nothing the held-out rows can tell apart from the
 anchor gives the anchor, the Λ a user could have had from a fixed one-line transform.
@@ -50,11 +53,16 @@ the same Λ again.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 import warnings
 
 import numpy as np
+
+from optuna_boxcox._study._knn import leave_one_out_correct
+from optuna_boxcox._study._knn import neighbour_predictions
+from optuna_boxcox._study._knn import neighbours
 
 #: The name of the guarded default wherever a sampler is named (``BoxCoxClassifier(sampler=…)``,
 #: ``search --sampler``): the paper's coordinate search, then the gate.
@@ -71,6 +79,11 @@ SPLITS = 5
 REPEATS = 2
 #: How many corrected standard errors the searched Λ must beat the better anchor by.
 MARGIN = 1.0
+#: The most rows the gate judges on: more rows are a stratified sample of this many (drawn with
+#: the search's seed). The gate fits each classifier 5 × 2 times per candidate; on all of 50,000
+#: rows that took longer than the search (the MLP ~12 min, the SVC and k-NN longer still), while
+#: 5,000 rows measure a difference of accuracy to a few tenths of a point.
+MAX_ROWS = 5_000
 #: The candidates, in the order a tie goes (first wins among equal anchors).
 CANDIDATES = ("searched", "mle", "ones")
 
@@ -145,6 +158,8 @@ class Decision:
     confirmation: dict[str, float] | None = None
     #: What the decision was made with (:func:`settings`), when a study records it.
     settings: dict[str, Any] | None = None
+    #: (rows judged on, rows given) when the gate judged a sample (:data:`MAX_ROWS`).
+    sample: tuple[int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         attr = self._to_dict()
@@ -175,6 +190,8 @@ class Decision:
         }
         if self.confirmation is not None:
             attr["confirmation"] = {k: float(v) for k, v in self.confirmation.items()}
+        if self.sample is not None:
+            attr["rows"] = {"judged": self.sample[0], "of": self.sample[1]}
         return attr
 
     def record(self, study: Any) -> None:
@@ -213,6 +230,7 @@ class Decision:
             rule=Rule.from_description(attr.get("criterion", CV), attr["rule"]),
             confirmation=attr.get("confirmation"),
             settings=attr.get("settings"),
+            sample=None if "rows" not in attr else (attr["rows"]["judged"], attr["rows"]["of"]),
         )
 
     def describe(self) -> str:
@@ -227,6 +245,8 @@ class Decision:
         )
         if self.confirmation is not None:
             line += f"; {CV} searched − {self.anchor} = {self._confirmed_difference():+.4f}, needed > 0"
+        if self.sample is not None:
+            line += f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
         return line
 
     def _confirmed_difference(self) -> float:
@@ -261,138 +281,11 @@ def fold_scores(
                 lambdas=lambdas, method=method, extrapolation=extrapolation
             ).fit(X[train])
             fitted, held = transform.transform(X[train]), transform.transform(X[test])
-            predicted = _neighbour_predictions(estimator, fitted, y[train], held)
+            predicted = neighbour_predictions(estimator, fitted, y[train], held)
             if predicted is None:
                 predicted = clone(estimator).fit(fitted, y[train]).predict(held)
             scores.append(metric(y[test], predicted))
     return np.asarray(scores, dtype=float)
-
-
-def _neighbour_predictions(
-    estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray
-) -> np.ndarray | None:
-    """``KNeighborsClassifier(...).fit(X, y).predict(X_test)`` by one NumPy distance matrix, for
-    the k-NN the fast evaluator scores (Euclidean, uniform votes); None for any other estimator
-    or when a row's k-th neighbour is not clear-cut (then scikit-learn answers).
-
-    scikit-learn's fit and predict cost ~25 ms of overhead each on a few hundred rows, the gate's
-    30 of them more than the search itself. The votes are scikit-learn's (:func:`_votes`).
-    """
-    k = _neighbours(estimator, y)
-    if k is None or k >= len(y) or not (np.all(np.isfinite(X)) and np.all(np.isfinite(X_test))):
-        return None
-    classes, codes = np.unique(y, return_inverse=True)
-    scale = _norms(X_test) + np.max(_norms(X))
-    predicted = np.empty(len(X_test), dtype=np.intp)
-    for rows in _blocks(len(X_test), len(X)):
-        votes, unsure = _votes(
-            _squared_distances(X_test[rows], X), codes, len(classes), k, scale[rows]
-        )
-        if len(unsure):
-            return None
-        predicted[rows] = np.argmax(votes, axis=1)
-    return classes[predicted]
-
-
-def leave_one_out_correct(estimator: Any, T: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per row of the transformed rows ``T``, 1.0 if the k-NN fitted on the other rows predicts
-    its class, else 0.0: exact leave-one-out, a row is not its own neighbour (resubstitution
-    counts it among them). Distances a block of rows at a time (:data:`BLOCK_BYTES`); a row whose k-th neighbour is not clear-cut is
-    answered by scikit-learn fitted without it."""
-    from sklearn.base import clone
-
-    k = _neighbours(estimator, y)
-    classes, codes = np.unique(y, return_inverse=True)
-    norms = _norms(T)
-    predicted = np.empty(len(T), dtype=np.intp)
-    unsure = []
-    for rows in _blocks(len(T), len(T)):
-        squared = _squared_distances(T[rows], T)
-        squared[np.arange(rows.stop - rows.start), np.arange(rows.start, rows.stop)] = np.inf
-        votes, block_unsure = _votes(squared, codes, len(classes), k, norms[rows] + np.max(norms))
-        predicted[rows] = np.argmax(votes, axis=1)
-        unsure.extend(rows.start + block_unsure)
-    others = np.ones(len(y), dtype=bool)
-    for i in unsure:
-        others[i] = False
-        model = clone(estimator).fit(T[others], y[others])
-        predicted[i] = np.searchsorted(classes, model.predict(T[i : i + 1])[0])
-        others[i] = True
-    return (predicted == codes).astype(float)
-
-
-def _neighbours(estimator: Any, y: np.ndarray) -> int | None:
-    """k of a k-NN the fast evaluator reproduces on labels ``y`` (its own test), else None."""
-    from sklearn.neighbors import KNeighborsClassifier
-
-    from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
-
-    if type(estimator) is not KNeighborsClassifier:
-        return None
-    scorer = BlockwiseKNeighborsScorer.from_estimator(estimator, y, _none)
-    if scorer is None:
-        return None
-    return scorer.n_neighbors
-
-
-def _none(*_: Any) -> float:
-    return 0.0
-
-
-def _norms(A: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", A, A)
-
-
-def _votes(
-    squared: np.ndarray, codes: np.ndarray, n_classes: int, k: int, scale: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ``squared`` (its squared distances to the training rows), the class votes of
-    its k nearest training rows, and the rows whose votes depend on rounding.
-
-    scikit-learn's k-NN: the k nearest rows vote, the most frequent class wins, ties to the
-    smallest class. Which rows are the k nearest is only up to rounding and tie order when the
-    k-th and (k+1)-th distances lie within a relative 1e-9 of each other (``scale``, the squared
-    norms involved, bounds every computation's rounding); such a row is answered when every row
-    in that band has one class (tied distances are common on lattice data such as iris), else it
-    is returned as unsure.
-    """
-    rows = np.arange(len(squared))
-    order = np.argpartition(squared, (k - 1, k), axis=1)
-    kth, following = squared[rows, order[:, k - 1]], squared[rows, order[:, k]]
-    margin = 1e-9 * (np.where(np.isfinite(following), following, 0.0) + scale)
-    votes = np.zeros((len(squared), n_classes), dtype=np.intp)
-    np.add.at(votes, (np.repeat(rows, k), codes[order[:, :k]].ravel()), 1)
-    unsure = []
-    for i in np.flatnonzero(following - kth <= margin):
-        certain = squared[i] < kth[i] - margin[i]
-        band = ~certain & (squared[i] <= kth[i] + margin[i])
-        band_classes = np.unique(codes[band])
-        if len(band_classes) > 1:
-            unsure.append(i)
-            continue
-        votes[i] = np.bincount(codes[certain], minlength=n_classes)
-        votes[i, band_classes[0]] += k - np.count_nonzero(certain)
-    return votes, np.asarray(unsure, dtype=np.intp)
-
-
-#: Bytes of one block of squared distances (and as much again for the votes' work arrays): the
-#: gate's memory does not grow with the square of the rows.
-BLOCK_BYTES = 32 << 20
-
-
-def _blocks(n_rows: int, n_columns: int) -> list[slice]:
-    """Row slices of at most ``BLOCK_BYTES`` of float64 distances to ``n_columns`` rows each."""
-    size = max(1, BLOCK_BYTES // (8 * max(1, n_columns)))
-    return [slice(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
-
-
-def _squared_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances between the rows of A and B, summed column by column (no
-    cancellation as in ‖a‖² − 2a·b + ‖b‖²)."""
-    squared = np.zeros((len(A), len(B)))
-    for j in range(A.shape[1]):
-        squared += np.square(A[:, j, None] - B[None, :, j])
-    return squared
 
 
 def _splits(y: np.ndarray) -> int:
@@ -408,7 +301,7 @@ def rule_of(estimator: Any, metric: Any, y: np.ndarray) -> Rule:
     from sklearn.metrics import accuracy_score
     from sklearn.svm import SVC
 
-    k = _neighbours(estimator, y)
+    k = neighbours(estimator, y)
     if metric is accuracy_score and k is not None and k + 1 < len(y):
         return KNN_RULE
     if type(estimator) is SVC:
@@ -564,16 +457,36 @@ def guard(
         "mle": np.asarray(objective.mle_lambdas, dtype=float),
         "ones": np.ones(len(objective.param_names)),
     }
-    return decide(
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    rows = sample_rows(y, seed)
+    decision = decide(
         estimator,
-        np.asarray(X, dtype=float),
-        np.asarray(y),
+        X if rows is None else X[rows],
+        y if rows is None else y[rows],
         candidates,
         metric_of(objective.scoring),
         seed=seed,
         method=objective.method,
         extrapolation=extrapolation,
     )
+    if rows is None:
+        return decision
+    return dataclasses.replace(decision, sample=(len(rows), len(y)))
+
+
+def sample_rows(y: np.ndarray, seed: int) -> np.ndarray | None:
+    """The rows the gate judges on: None for all of them (at most :data:`MAX_ROWS`), else a
+    stratified sample of :data:`MAX_ROWS` rows drawn with ``seed``, in their order."""
+    if len(y) <= MAX_ROWS:
+        return None
+    from sklearn.model_selection import train_test_split
+
+    _, counts = np.unique(y, return_counts=True)
+    stratify = y if counts.min() >= 2 else None
+    rows, _ = train_test_split(
+        np.arange(len(y)), train_size=MAX_ROWS, stratify=stratify, random_state=seed
+    )
+    return np.sort(rows)
 
 
 def settings(searched: np.ndarray, *, seed: int, extrapolation: str) -> dict[str, Any]:
@@ -586,6 +499,7 @@ def settings(searched: np.ndarray, *, seed: int, extrapolation: str) -> dict[str
         "splits": SPLITS,
         "repeats": REPEATS,
         "margin": MARGIN,
+        "max_rows": MAX_ROWS,
         "rules": [KNN_RULE.describe(), SVC_RULE.describe(), Rule().describe()],
     }
 

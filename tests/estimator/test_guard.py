@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from optuna_boxcox import BoxCoxClassifier
+from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox._study._guard import DECISION_ATTR
 from optuna_boxcox._study._guard import decide
 from optuna_boxcox.classifiers import make_classifier
@@ -155,19 +156,19 @@ def test_the_gates_k_nn_predicts_as_scikit_learn(load, k, block_rows, monkeypatc
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import StandardScaler
 
-    from optuna_boxcox._study import _guard
-    from optuna_boxcox._study._guard import _neighbour_predictions
-    from optuna_boxcox._study._guard import leave_one_out_correct
+    from optuna_boxcox._study import _knn
+    from optuna_boxcox._study._knn import leave_one_out_correct
+    from optuna_boxcox._study._knn import neighbour_predictions
 
     if block_rows is not None:
-        monkeypatch.setattr(_guard, "BLOCK_BYTES", 8 * block_rows * 178)
+        monkeypatch.setattr(_knn, "BLOCK_BYTES", 8 * block_rows * 178)
 
     X, y = getattr(datasets, f"load_{load}")(return_X_y=True)
     T = StandardScaler().fit_transform(X)
     knn = KNeighborsClassifier(k)
     rows = np.random.default_rng(0).permutation(len(y))
     train, test = rows[: len(y) * 4 // 5], rows[len(y) * 4 // 5 :]
-    predicted = _neighbour_predictions(knn, T[train], y[train], T[test])
+    predicted = neighbour_predictions(knn, T[train], y[train], T[test])
     np.testing.assert_array_equal(predicted, knn.fit(T[train], y[train]).predict(T[test]))
     expected = [
         knn.fit(np.delete(T, i, 0), np.delete(y, i)).predict(T[i : i + 1])[0] == y[i]
@@ -278,3 +279,42 @@ def test_k_nn_keeps_a_searched_lambda_that_wins_leave_one_out_and_the_folds():
     assert confirmation["searched"] > confirmation[decision["anchor"]]
     np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
     assert clf.study_.user_attrs[DECISION_ATTR] == decision
+
+
+def test_more_rows_than_the_gate_judges_are_a_stratified_sample(monkeypatch):
+    """Above MAX_ROWS the gate decides on a stratified sample drawn with the seed: the decision is
+    the one made on those rows alone, and says so (recorded, and in search's line)."""
+    from sklearn.datasets import load_breast_cancer
+
+    from optuna_boxcox._study import _guard
+    from optuna_boxcox._study._guard import guard
+    from optuna_boxcox._study._guard import metric_of
+    from optuna_boxcox._study._guard import sample_rows
+
+    X, y = load_breast_cancer(return_X_y=True)
+    knn = make_classifier("knn")
+    objective = BoxCoxObjective(X, y, knn)
+    params = objective.to_params(np.asarray(objective.mle_lambdas) + 0.5)
+    assert guard(objective, knn, X, y, params).sample is None  # 569 rows: all of them
+    monkeypatch.setattr(_guard, "MAX_ROWS", 200)
+    rows = sample_rows(y, 3)
+    assert len(rows) == 200 and np.all(np.diff(rows) > 0)
+    assert abs(y[rows].mean() - y.mean()) < 0.01  # stratified
+    decision = guard(objective, knn, X, y, params, seed=3)
+    alone = decide(
+        knn,
+        X[rows],
+        y[rows],
+        {
+            "searched": objective.to_lambdas(params),
+            "mle": objective.mle_lambdas,
+            "ones": np.ones(X.shape[1]),
+        },
+        metric_of("accuracy"),
+        seed=3,
+    )
+    assert decision.sample == (200, 569)
+    assert (decision.chosen, decision.scores) == (alone.chosen, alone.scores)
+    assert decision.to_dict()["rows"] == {"judged": 200, "of": 569}
+    assert _guard.Decision.from_dict(decision.to_dict()).sample == (200, 569)
+    assert "on a stratified sample of 200 of 569 rows" in decision.describe()
