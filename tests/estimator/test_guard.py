@@ -318,3 +318,21 @@ def test_more_rows_than_the_gate_judges_are_a_stratified_sample(monkeypatch):
     assert decision.to_dict()["rows"] == {"judged": 200, "of": 569}
     assert _guard.Decision.from_dict(decision.to_dict()).sample == (200, 569)
     assert "on a stratified sample of 200 of 569 rows" in decision.describe()
+
+
+def test_the_gates_distances_survive_values_whose_squares_overflow():
+    """Values near 1e155 overflow ‖a‖² (the matrix-product form gives inf − inf); their
+    differences do not, and the neighbours are those of the column-by-column sum."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from optuna_boxcox._study._knn import leave_one_out_correct
+
+    rng = np.random.default_rng(0)
+    T = 1e155 + rng.normal(size=(40, 3)) * 1e150
+    y = (T[:, 0] > 1e155).astype(int)
+    expected = [
+        KNeighborsClassifier(5).fit(np.delete(T, i, 0), np.delete(y, i)).predict(T[i : i + 1])[0]
+        == y[i]
+        for i in range(len(y))
+    ]
+    np.testing.assert_array_equal(leave_one_out_correct(KNeighborsClassifier(5), T, y), expected)
