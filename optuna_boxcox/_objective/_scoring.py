@@ -14,6 +14,8 @@ from sklearn.metrics import f1_score
 from sklearn.metrics import matthews_corrcoef
 from sklearn.model_selection import StratifiedKFold
 
+from optuna_boxcox._system import _stop
+
 
 def _f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     average = "binary" if len(np.unique(y_true)) <= 2 else "macro"
@@ -107,10 +109,12 @@ class Scoring:
         """scikit-learn's fit and predict of ``estimator`` on the scored rows' features."""
         if self.splits is None:
             model = clone(estimator).fit(features, self.y)
+            _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops the search
             return float(self.function(self.y, model.predict(features)))
         scores = []
         for train, test in self.splits:
             model = clone(estimator).fit(features[train], self.y[train])
+            _stop.check()
             scores.append(self.function(self.y[test], model.predict(features[test])))
         return float(np.mean(scores))
 

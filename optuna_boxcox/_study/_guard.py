@@ -63,6 +63,7 @@ import numpy as np
 from optuna_boxcox._study._knn import leave_one_out_correct
 from optuna_boxcox._study._knn import neighbour_predictions
 from optuna_boxcox._study._knn import neighbours
+from optuna_boxcox._system import _stop
 
 #: The name of the guarded default wherever a sampler is named (``BoxCoxClassifier(sampler=…)``,
 #: ``search --sampler``): the paper's coordinate search, then the gate.
@@ -283,7 +284,9 @@ def fold_scores(
             fitted, held = transform.transform(X[train]), transform.transform(X[test])
             predicted = neighbour_predictions(estimator, fitted, y[train], held)
             if predicted is None:
-                predicted = clone(estimator).fit(fitted, y[train]).predict(held)
+                model = clone(estimator).fit(fitted, y[train])
+                _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops
+                predicted = model.predict(held)
             scores.append(metric(y[test], predicted))
     return np.asarray(scores, dtype=float)
 

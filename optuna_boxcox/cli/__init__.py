@@ -13,6 +13,7 @@ import importlib
 import sys
 import warnings
 
+from optuna_boxcox._system import _stop
 from optuna_boxcox._version import __version__
 from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import attach_signed_values
@@ -66,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             if not args.debug:
                 warnings.showwarning = _show_warning
+                # scikit-learn's MLP says so when a Ctrl-C lands in its training, which it
+                # swallows; the command stops all the same and says so in its own line.
+                warnings.filterwarnings("ignore", message="Training interrupted by user")
             return args.func(args)
     except KeyboardInterrupt as interrupt:
         if args.debug:
@@ -216,6 +220,7 @@ def _second_interrupt_quits() -> None:
 
     def first(signum, _frame) -> None:
         received.append(signum)
+        _stop.request(signum)  # a classifier may swallow the KeyboardInterrupt (the MLP does)
         for handled_signal in handled:
             signal.signal(handled_signal, second)
         raise KeyboardInterrupt

@@ -404,3 +404,37 @@ def test_bench_cases_take_the_data_as_the_help_writes_it(capsys):
     assert main(["bench", "--sections", "end-to-end", "--cases", "nope:3:bayes:iterative"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("optuna-boxcox: error: --cases: unknown DATA 'nope:3'"), err
+
+
+def test_a_signal_during_a_fit_that_swallows_it_still_stops_the_search(tmp_path):
+    # scikit-learn's MLP catches the KeyboardInterrupt a signal raises while it trains, warns
+    # "Training interrupted by user" and returns: the search went on, and the next signal quit at
+    # once. Most of an MLP search's time is spent in its training loop, where the signal lands.
+    db = tmp_path / "s.db"
+    command = [sys.executable, "-m", "optuna_boxcox.cli", "search", "--dataset", "wine"]
+    command += ["--classifier", "nn", "--sampler", "iterative", "--storage", f"sqlite:///{db}"]
+    search = subprocess.Popen(
+        [*command, "--no-figures"],
+        cwd=tmp_path,
+        env=user_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _trials(db) == 0 and search.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # inside a fit
+        assert search.poll() is None, "the search ended before it could be stopped"
+        search.send_signal(signal.SIGTERM)
+        out, err = search.communicate(timeout=60)
+    finally:
+        if search.poll() is None:
+            search.kill()
+            search.wait()
+    assert search.returncode == 143, f"exit status {search.returncode}:\n{out}\n{err}"
+    lines = [line for line in err.splitlines() if not line.startswith("search: ")]
+    assert len(lines) == 1 and "stopped by SIGTERM after" in lines[0], err
+    found = re.search(r"after (\d+) trials", lines[0])
+    assert int(found[1]) == _trials(db) > 0
