@@ -94,7 +94,7 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         "than 3 rungs' floor of rows, or an exact search bounded under a minute by its cost "
         "class), else chosen from the classifier's cost measured on the data (exact when the "
         "exact search is estimated under a minute, halving when it saves at least half the "
-        "time, its top rung capped to fit 20 minutes); recorded in the study, and a resumed "
+        "time, its top rung capped to fit 12 minutes); recorded in the study, and a resumed "
         f"study keeps its own (default: {DEFAULT_FIDELITY} for a new study, printed before the "
         "search starts)",
     )

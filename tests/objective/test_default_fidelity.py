@@ -227,9 +227,9 @@ def test_search_prints_halving_with_the_exact_estimate(tmp_path, capsys, monkeyp
 
     X, y = make_classification(1500, 4, random_state=0)
     pd.DataFrame(np.exp(X / 2)).assign(y=y).to_csv(tmp_path / "data.csv", index=False)
-    # As if each fit took 10 s at 1,000 rows, growing as rows² (and no cost class to say small).
+    # As if each fit took 5 s at 1,000 rows, growing as rows² (and no cost class to say small).
     monkeypatch.setattr(
-        auto_module, "measure_cost", lambda *a, **k: CostModel(((500, 2.5), (1000, 10.0)))
+        auto_module, "measure_cost", lambda *a, **k: CostModel(((500, 1.25), (1000, 5.0)))
     )
     monkeypatch.setattr(auto_module, "VERIFY_UNDER_SECONDS", 0.0)
     monkeypatch.setattr(rungs_module, "evaluators_of", lambda estimator: Evaluators())
