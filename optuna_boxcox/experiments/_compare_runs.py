@@ -99,12 +99,15 @@ def run_problems(
             tasks += [("search", p, s, name, seed) for name in samplers for seed in seeds]
     objectives: OrderedDict[tuple[int, int], BoxCoxObjective] = OrderedDict()
 
+    def spec_of(p: int) -> SearchSpec:
+        # The experiment of problem p: its searches' objectives are built from it.
+        return SearchSpec(problems[p].estimator, scoring=scoring, cv=cv)
+
     def objective_of(p: int, s: int) -> BoxCoxObjective:
         # Tasks of one split are neighbours: a few objectives per process are enough.
         if (p, s) not in objectives:
             X_train, y_train = problems[p].rows(problems[p].splits[s].train)
-            spec = SearchSpec(problems[p].estimator, scoring=scoring, cv=cv)
-            objectives[(p, s)] = BoxCoxObjective.from_spec(spec, X_train, y_train)
+            objectives[(p, s)] = BoxCoxObjective.from_spec(spec_of(p), X_train, y_train)
             while len(objectives) > 4:
                 objectives.popitem(last=False)
         return objectives[(p, s)]
@@ -150,7 +153,7 @@ def run_problems(
             X_train, y_train = problem.rows(split.train)
             X_test, y_test = problem.rows(split.test)
             test = (X_train, y_train, X_test, y_test, problem.estimator, metric)
-        spec = SearchSpec(problem.estimator, scoring=scoring, cv=cv)
+        spec = spec_of(task[1])
         return _run_one(
             target,
             name,

@@ -100,15 +100,14 @@ def _trials(db: Path) -> int:
         return 0
 
 
-@pytest.mark.parametrize(("name", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
-def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_path, name, status):
-    # SIGTERM (timeout, a batch scheduler, docker stop) ended the search with no message and
-    # the scored trials not yet written lost.
+def _stopped_search(tmp_path, options, name, settle=0.0):
+    """A search command (``options``) sent signal ``name`` once it has written trials (and
+    ``settle`` seconds more); its exit status, stderr lines other than progress, and the study
+    file."""
     db = tmp_path / "s.db"
-    command = [sys.executable, "-m", "optuna_boxcox.cli", "search", "--dataset", "breast_cancer"]
-    command += ["--classifier", "knn", "--sampler", "combined2", "--storage", f"sqlite:///{db}"]
+    command = [sys.executable, "-m", "optuna_boxcox.cli", "search", *options]
     search = subprocess.Popen(
-        [*command, "--no-figures"],
+        [*command, "--storage", f"sqlite:///{db}", "--no-figures"],
         cwd=tmp_path,
         env=user_env(),
         stdout=subprocess.PIPE,
@@ -119,6 +118,7 @@ def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_pa
         deadline = time.monotonic() + 120
         while _trials(db) == 0 and search.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
+        time.sleep(settle)
         assert search.poll() is None, "the search ended before it could be stopped"
         search.send_signal(getattr(signal, name))
         out, err = search.communicate(timeout=60)
@@ -126,9 +126,18 @@ def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_pa
         if search.poll() is None:
             search.kill()
             search.wait()
-    assert search.returncode == status, f"exit status {search.returncode}:\n{out}\n{err}"
     lines = [line for line in err.splitlines() if not line.startswith("search: ")]  # progress
-    assert len(lines) == 1, err
+    return search.returncode, f"{out}\n{err}", lines, db
+
+
+@pytest.mark.parametrize(("name", "status"), [("SIGTERM", 143), ("SIGHUP", 129)])
+def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_path, name, status):
+    # SIGTERM (timeout, a batch scheduler, docker stop) ended the search with no message and
+    # the scored trials not yet written lost.
+    options = ["--dataset", "breast_cancer", "--classifier", "knn", "--sampler", "combined2"]
+    returncode, said, lines, db = _stopped_search(tmp_path, options, name)
+    assert returncode == status, f"exit status {returncode}:\n{said}"
+    assert len(lines) == 1, said
     found = re.fullmatch(
         rf"optuna-boxcox: stopped by {name} after (\d+) trials; run the same command to resume",
         lines[0],
@@ -410,31 +419,9 @@ def test_a_signal_during_a_fit_that_swallows_it_still_stops_the_search(tmp_path)
     # scikit-learn's MLP catches the KeyboardInterrupt a signal raises while it trains, warns
     # "Training interrupted by user" and returns: the search went on, and the next signal quit at
     # once. Most of an MLP search's time is spent in its training loop, where the signal lands.
-    db = tmp_path / "s.db"
-    command = [sys.executable, "-m", "optuna_boxcox.cli", "search", "--dataset", "wine"]
-    command += ["--classifier", "nn", "--sampler", "iterative", "--storage", f"sqlite:///{db}"]
-    search = subprocess.Popen(
-        [*command, "--no-figures"],
-        cwd=tmp_path,
-        env=user_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while _trials(db) == 0 and search.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5)  # inside a fit
-        assert search.poll() is None, "the search ended before it could be stopped"
-        search.send_signal(signal.SIGTERM)
-        out, err = search.communicate(timeout=60)
-    finally:
-        if search.poll() is None:
-            search.kill()
-            search.wait()
-    assert search.returncode == 143, f"exit status {search.returncode}:\n{out}\n{err}"
-    lines = [line for line in err.splitlines() if not line.startswith("search: ")]
-    assert len(lines) == 1 and "stopped by SIGTERM after" in lines[0], err
+    options = ["--dataset", "wine", "--classifier", "nn", "--sampler", "iterative"]
+    returncode, said, lines, db = _stopped_search(tmp_path, options, "SIGTERM", settle=0.5)
+    assert returncode == 143, f"exit status {returncode}:\n{said}"
+    assert len(lines) == 1 and "stopped by SIGTERM after" in lines[0], said
     found = re.search(r"after (\d+) trials", lines[0])
     assert int(found[1]) == _trials(db) > 0
