@@ -12,6 +12,7 @@ from optuna_boxcox._objective import _fidelity
 from optuna_boxcox._objective._fidelity import MEASURE_REPEATS
 from optuna_boxcox._objective._fidelity import MEASURE_ROWS
 from optuna_boxcox._objective._fidelity import MEASURE_UNTIL_SECONDS
+from optuna_boxcox._objective._fidelity import REPEAT_SECONDS
 from optuna_boxcox._objective._fidelity import TYPICAL_BATCH
 from optuna_boxcox._objective._fidelity import TYPICAL_POSITIONS_PER_FEATURE
 from optuna_boxcox._objective._fidelity import VERIFY_REPEATS
@@ -62,7 +63,7 @@ def measure_cost(
                 ratio = seconds / short if short > 0 else 1.0
             break
         rows *= 2
-    return CostModel(tuple(measured), ratio)
+    return CostModel(tuple(measured), ratio, batch)
 
 
 def time_evaluations(
@@ -75,9 +76,9 @@ def time_evaluations(
     An evaluator that scores a sweep's points together (k-NN: the distances over the other
     columns once a sweep) is timed the way the search runs it: a sweep of ``batch`` new points
     through ``evaluate_batch``, per point. Timed one by one, k-NN looks several times dearer
-    than it is, and ``auto`` chose halving where the exact search was faster. ``first``: the
-    first repeat's index (another timing of the same objective takes other points, not cached
-    ones).
+    than it is, and ``auto`` chose halving where the exact search was faster. The repeats stop
+    once they took :data:`REPEAT_SECONDS` together. ``first``: the first repeat's index
+    (another timing of the same objective takes other points, not cached ones).
     """
     start = dict(objective.initial_params)
     objective.evaluate(start)
@@ -92,6 +93,8 @@ def time_evaluations(
             began = time.perf_counter()
             objective.evaluate_batch(sweep)
             times.append((time.perf_counter() - began) / batch)
+            if sum(times) * batch >= REPEAT_SECONDS:
+                break
         return min(times)
     for repeat in range(first, first + repeats):
         point = dict(start)
@@ -100,6 +103,8 @@ def time_evaluations(
         began = time.perf_counter()
         objective.evaluate(point)
         times.append(time.perf_counter() - began)
+        if sum(times) >= REPEAT_SECONDS:
+            break
     return min(times)
 
 
@@ -135,7 +140,7 @@ def choose_auto(
 
     Nothing is timed — exact — where the rows are too few for two rungs, or where ``bound(n)``
     (an upper bound of the seconds a new point costs on ``n`` rows: the classifier's cost class)
-    puts the whole exact search under :data:`EXACT_SECONDS`, as the timing would have."""
+    puts the whole exact search, every position a new point, under :data:`SMALL_SECONDS`."""
     planned, grid = plan_size(sampler, n_params)
     positions = request.positions or planned or TYPICAL_POSITIONS_PER_FEATURE * n_params
     batch = request.batch or grid or TYPICAL_BATCH
@@ -145,8 +150,9 @@ def choose_auto(
         # Too few rows for two rungs: nothing to measure, exact is the only choice.
         floor = request.eta * rung_floor(n_classes)
         return FidelityChoice(None, "auto", f"fewer than {floor:,} rows, not timed", **sizes)
-    if bound is not None and new_points * bound(n_samples) <= _fidelity.EXACT_SECONDS:
-        most = new_points * bound(n_samples)
+    if bound is not None and positions * bound(n_samples) <= _fidelity.SMALL_SECONDS:
+        # Even were every position a new point: obviously small, nothing to time.
+        most = positions * bound(n_samples)
         return FidelityChoice(
             None,
             "auto",
@@ -180,5 +186,5 @@ def choose_auto(
             seconds = short * cost.sweep_ratio
         else:
             seconds = time_evaluations(objective, VERIFY_REPEATS, batch)
-        choice = choose(CostModel((*cost.measured, (rows, seconds)), cost.sweep_ratio))
+        choice = choose(dataclasses.replace(cost, measured=(*cost.measured, (rows, seconds))))
     return choice

@@ -11,7 +11,7 @@ the evaluator the search uses), a power law ``cost(n) = a·n^b`` is fitted throu
 search's time is estimated exact and with halving (:func:`choose_fidelity`), counting the new
 points the search will score (:func:`expected_new_points`), not its plan's positions. Where the
 data are obviously small for the classifier — its cost class in the evaluators' registry bounds
-the exact search under :data:`EXACT_SECONDS` — or too few for two rungs, ``auto`` is exact
+the exact search under :data:`SMALL_SECONDS` — or too few for two rungs, ``auto`` is exact
 without timing anything. What was chosen, and from which measurements, is a
 :class:`FidelityChoice`, recorded in the study so that a resumed search or another worker uses
 the same rungs without measuring again (timings differ from run to run; the rungs of one study
@@ -20,7 +20,6 @@ must not). ``auto`` is the default of a new study (decided in the lifecycle's ``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 import math
 from typing import TYPE_CHECKING
@@ -42,8 +41,14 @@ MIN_RUNG_ROWS = 200
 #: ... nor on fewer than this many rows per class (a rare class must still be learnable).
 MIN_RUNG_ROWS_PER_CLASS = 10
 #: ``auto`` searches exactly when the exact search is estimated to take at most this long: the
-#: halving search would save seconds and cost the fidelity of the scores.
-EXACT_SECONDS = 60.0
+#: halving search would save seconds and cost the fidelity of the scores. Not a minute: SVC's
+#: exact search on 3,500 rows of ring, estimated 25 s and measured 50, ran exact where halving
+#: takes a fifth of its time.
+EXACT_SECONDS = 20.0
+#: ``auto`` times nothing, and searches exactly, when the classifier's cost class bounds the
+#: exact search, every position a new point, under this: a search of at most a minute is not
+#: worth the seconds its timing costs (naive Bayes on 50,000 × 30 rows, k-NN on digits).
+SMALL_SECONDS = 60.0
 #: ``auto`` chooses halving only when it is estimated at most this share of the exact time; with
 #: a cost that hardly grows with the rows, the rungs below the top would add more than they save.
 HALVING_SHARE = 0.5
@@ -60,14 +65,16 @@ CONFIRMED_POINTS = 2
 TYPICAL_POSITIONS_PER_FEATURE = 30
 #: Candidates per batch assumed when the sampler does not say: the paper's sweeps of 11 points.
 TYPICAL_BATCH = 11
-#: Of the plan's positions after its first pass over the parameters (one batch each, all new),
-#: the share that are new points: a later sweep repeats the current point, and repeats all of
-#: its points when no λ moved since the parameter's last sweep (a cached score, no fit). The
-#: paper's iterative search on sonar scored 15–48 % new points after its first epoch (perceptron
-#: and SVC 15 %, k-NN 36 %, naive Bayes 48 %), on breast cancer's 8 features 60 %; a batch of
-#: known points only is not scored at all. The estimate was the plan's positions before, and
-#: overestimated a 50,000-row SVC search 4.2× (20 min planned, 4.8 measured), the MLP's 2×.
-LATER_NEW_SHARE = 0.5
+#: How many of the plan's positions after its first pass over the parameters (one batch each, all
+#: new) are new points is not known before the search: a later sweep repeats the current point,
+#: and repeats all of its points when no λ moved since the parameter's last sweep (a cached score,
+#: no fit). Measured on 50,000 × 30 rows with halving, the share of later positions that were new
+#: points: SVC 9 %, perceptron 19 %, k-NN 65 %, the MLP 99.5 % (its small rungs rank noisily, so
+#: a λ moves in nearly every sweep); with the exact search on sonar 15–48 %. So the search is
+#: *planned* for the worst case, every position a new point (:func:`choose_fidelity` caps the top
+#: rung so that it fits the time budget: a search must not overrun it twofold), and its time is
+#: *estimated* for the geometric middle of the fewest and the most new points
+#: (:func:`expected_new_points`): for the paper's four epochs that is within 2× of either end.
 #: Rows of the first timing; each next timing doubles them ...
 MEASURE_ROWS = 500
 #: ... until one evaluation takes this long, after two timings at least, or half the rows are
@@ -77,7 +84,14 @@ MEASURE_ROWS = 500
 #: single timings either way, and an exponent too low lets a search overrun its time budget by
 #: hours (an RBF SVC grows faster at 50,000 rows than its timings up to 8,000 rows suggest),
 #: where one too high only caps the top rung lower (and the result is confirmed on all rows).
-MEASURE_UNTIL_SECONDS = 0.25
+#: Two seconds, not a quarter: the MLP's cost steps with its iterations (0.58 s at 618 rows, 0.48
+#: at 1,000, 1.4 at 1,854), and timings stopped at 1,000 rows extrapolated its fit on 50,000
+#: rows to 629 s (its confirmation alone "25 min") where timings up to 5,562 rows said 44.
+MEASURE_UNTIL_SECONDS = 2.0
+#: A timing stops repeating once its evaluations took this long together (one evaluation of a
+#: second or more is little disturbed by the rest of the machine, and three would triple the
+#: time spent deciding on large data).
+REPEAT_SECONDS = 1.0
 FIT_POINTS = 3
 #: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
 #: of the machine).
@@ -182,17 +196,27 @@ class AutoFidelity:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds per evaluation on n rows, ``a·n^b`` through the last of measured ``(rows,
-    seconds)``, b the larger of the least-squares slope in log-log of the last
-    :data:`FIT_POINTS` and the slope of the last two (see :data:`MEASURE_UNTIL_SECONDS`), kept in
-    :data:`EXPONENT_RANGE` (a single timing: linear).
+    """Seconds per evaluation on n rows, from measured ``(rows, seconds)``.
+
+    Between the rows timed, the timings interpolated in log-log; below the fewest rows timed,
+    the cost of those (a fit has a floor — the MLP's iterations cost ~0.4 s at 500 rows and
+    barely less at 200 — and a power law through larger rows priced its small rungs 3× too
+    cheap); above the most rows timed, ``a·n^b`` through the last timing, b the larger of the
+    least-squares slope in log-log of the last :data:`FIT_POINTS` and the slope of the last two
+    (see :data:`MEASURE_UNTIL_SECONDS`), kept in :data:`EXPONENT_RANGE` (a single timing:
+    linear). The cost never falls as the rows grow (a timing disturbed upwards is capped by the
+    cost of more rows).
 
     ``sweep_ratio``: for an evaluator that shares a sweep's work, the seconds per point of a
-    sweep of :data:`TYPICAL_BATCH` over those of one of :data:`VERIFY_SWEEP_POINTS`, at the
-    largest rows timed (how a shorter sweep timed on more rows converts); None otherwise."""
+    sweep of ``batch`` over those of one of :data:`VERIFY_SWEEP_POINTS` at the largest rows
+    timed; None otherwise. Such a sweep costs a fixed part (k-NN: the distances over the other
+    columns, quadratic in the rows) plus a part per point: :meth:`batch_seconds`. A halving
+    search scores one or three candidates on its larger rungs, and priced per point k-NN's
+    search on 50,000 rows was estimated at 1.2 min and took 10."""
 
     measured: tuple[tuple[int, float], ...]
     sweep_ratio: float | None = None
+    batch: int = TYPICAL_BATCH
 
     @property
     def exponent(self) -> float:
@@ -204,9 +228,35 @@ class CostModel:
         slope = max(np.polyfit(x, y, 1)[0], (y[-1] - y[-2]) / (x[-1] - x[-2]))
         return float(min(max(slope, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
 
-    def seconds(self, n: int) -> float:
-        rows, seconds = self.measured[-1]
-        return seconds * (n / rows) ** self.exponent
+    def seconds(self, n: float) -> float:
+        """Seconds per new point on ``n`` rows (in a sweep of ``batch`` for a sweep evaluator)."""
+        timed = sorted(self.measured)
+        rows = [r for r, _ in timed]
+        # Timings are the fastest of a few; one still disturbed upwards is capped by the cost
+        # of more rows, so the cost never falls as the rows grow.
+        floor = np.minimum.accumulate([max(s, 1e-9) for _, s in timed][::-1])[::-1]
+        if n >= rows[-1]:
+            return float(floor[-1] * (n / rows[-1]) ** self.exponent)
+        if n <= rows[0]:
+            return float(floor[0])
+        return float(np.exp(np.interp(np.log(n), np.log(rows), np.log(floor))))
+
+    def batch_seconds(self, n: float, m: float) -> float:
+        """Seconds to score ``m`` new points together on ``n`` rows: ``m`` times
+        :meth:`seconds`, or, for a sweep evaluator, the sweep's fixed part plus ``m`` times its
+        part per point, both read off the sweeps of ``batch`` and of
+        :data:`VERIFY_SWEEP_POINTS` points timed."""
+        if m <= 0:
+            return 0.0
+        per_point = self.seconds(n)
+        short = VERIFY_SWEEP_POINTS
+        if self.sweep_ratio is None or self.batch <= short or self.sweep_ratio <= 0:
+            return m * per_point
+        whole = self.batch  # a sweep of ``batch`` costs batch·per_point
+        few = short / self.sweep_ratio  # ... and one of ``short`` costs few·per_point
+        point = max(0.0, (whole - few) / (whole - short))
+        fixed = max(0.0, few - short * point)
+        return per_point * (fixed + m * point)
 
 
 @dataclass(frozen=True)
@@ -222,6 +272,8 @@ class FidelityChoice:
         positions, batch: What the estimates assumed.
         new_points: The new points the estimates counted (:func:`expected_new_points`).
         exact_minutes, search_minutes: Estimated time of the exact search and of the one chosen.
+        most_minutes: The chosen search's time were every position a new point: what the
+            budget was planned for.
         default: ``auto`` was not asked for: it is the default of a new study.
     """
 
@@ -236,6 +288,7 @@ class FidelityChoice:
     search_minutes: float | None = None
     new_points: int | None = None
     default: bool = False
+    most_minutes: float | None = None
 
     def to_attrs(self) -> dict[str, Any]:
         attrs = {
@@ -254,6 +307,8 @@ class FidelityChoice:
             attrs["new_points"] = int(self.new_points)
         if self.default:
             attrs["default"] = True
+        if self.most_minutes is not None:
+            attrs["most_minutes"] = self.most_minutes
         return attrs
 
     @classmethod
@@ -271,6 +326,7 @@ class FidelityChoice:
             search_minutes=attrs.get("search_minutes"),
             new_points=attrs.get("new_points"),
             default=bool(attrs.get("default", False)),
+            most_minutes=attrs.get("most_minutes"),
         )
 
     def summary(self, n_samples: int, classifier: str) -> str:
@@ -290,6 +346,8 @@ class FidelityChoice:
         estimate = f"exact search ~{minutes_text(self.exact_minutes)} estimated"
         if self.fidelity is not None:
             estimate += f", this one ~{minutes_text(self.search_minutes)}"
+        if self.most_minutes is not None:
+            estimate += f" (at most ~{minutes_text(self.most_minutes)})"
         return (
             f"{what} ({classifier} ~{_seconds(cost.seconds(n_samples))} a fit at "
             f"{n_samples:,} rows, {estimate}; {reason})"
@@ -357,25 +415,33 @@ def rung_floor(n_classes: int) -> int:
 
 
 def halving_seconds(
-    cost: Callable[[int], float], rungs: tuple[int, ...], points: float, batch: int, eta: int
+    cost: CostModel, rungs: tuple[int, ...], points: float, batch: int, eta: int
 ) -> float:
     """Estimated time of a halving search of ``points`` new points: per batch of ``batch``
     candidates, all scored at the first rung and ``max(1, alive // eta)`` promoted to each next
-    one (a batch of points scored before costs nothing, so only the new ones count)."""
+    one, scored together (a batch of points scored before costs nothing, so only the new ones
+    count: ``points / batch`` batches)."""
     per_batch, alive = 0.0, max(1, batch)
     for rows in rungs:
-        per_batch += alive * cost(rows)
+        per_batch += cost.batch_seconds(rows, alive)
         alive = max(1, alive // eta)
     return per_batch * points / max(1, batch)
 
 
+def exact_seconds(cost: CostModel, n_samples: int, points: float, batch: int) -> float:
+    """Estimated time of the exact search of ``points`` new points in batches of ``batch``."""
+    return cost.batch_seconds(n_samples, max(1, batch)) * points / max(1, batch)
+
+
 def expected_new_points(positions: int, n_params: int, batch: int) -> int:
-    """The new points (fits) of a search of ``positions`` plan positions over ``n_params``
-    parameters in batches of ``batch``: the first pass (a batch per parameter) all new, then
-    :data:`LATER_NEW_SHARE` of the rest. A search whose positions fit one pass (Optuna's
-    samplers: one batch of all their trials) counts every position."""
+    """The new points (fits) a search of ``positions`` plan positions over ``n_params``
+    parameters in batches of ``batch`` is estimated to score: the geometric middle of the fewest
+    (its first pass, a batch per parameter, all new) and the most (every position new), so that
+    the estimate is within ``sqrt(positions / first pass)`` of what any search scores — 2× for
+    the paper's four epochs. A search whose positions fit one pass (Optuna's samplers: one
+    batch of all their trials) counts every position."""
     first = min(positions, max(1, n_params) * max(1, batch))
-    return math.ceil(first + LATER_NEW_SHARE * (positions - first))
+    return math.ceil(math.sqrt(first * positions))
 
 
 def choose_fidelity(
@@ -391,18 +457,21 @@ def choose_fidelity(
 ) -> FidelityChoice:
     """What ``auto`` chooses from a cost model (pure: the measuring is :func:`measure_cost`).
 
-    The search scores ``new_points`` new points (default: every one of ``positions``); its
-    time is estimated from them, not from the plan's positions.
+    Times are *estimated* for ``new_points`` new points (default: every one of ``positions``)
+    and *planned* for the most, every position a new point (see :func:`expected_new_points`):
+    the budget holds whatever share of the later sweeps turns out new.
 
     Exact when the exact search is estimated at most :data:`EXACT_SECONDS` (halving does not
-    pay), when the data are too few for two rungs above :func:`rung_floor`, or when halving would
-    not save at least half the time. Otherwise halving over as many rungs as the floor allows
-    (``min_rows = ceil(n / eta^k)``, so the rungs grow to all rows), its top rung capped to the
-    most rows whose search, and the confirmation of its result on all rows, is estimated within
-    ``budget_seconds``.
+    pay) or the data are too few for two rungs above :func:`rung_floor`. Otherwise halving over
+    as many rungs as the floor allows (``min_rows = ceil(n / eta^k)``, so the rungs grow to all
+    rows) when it saves at least half the time; exact when it does not and the exact search fits
+    ``budget_seconds``. A search that would not fit the budget gets its top rung capped to the
+    most rows whose search, and the confirmation of its result on all rows, fits it (where even
+    the capped search is no shorter than the exact one: exact).
     """
     points = positions if new_points is None else new_points
-    exact = points * cost.seconds(n_samples)
+    exact = exact_seconds(cost, n_samples, points, batch)
+    exact_most = exact_seconds(cost, n_samples, positions, batch)
     floor = rung_floor(n_classes)
     made = dict(
         measured=cost.measured,
@@ -420,19 +489,36 @@ def choose_fidelity(
     while math.ceil(n_samples / eta ** (k + 1)) >= floor:
         k += 1
     fidelity = Fidelity(math.ceil(n_samples / eta**k), eta)
-    halving = halving_seconds(cost.seconds, fidelity.rungs(n_samples), points, batch, eta)
-    if halving > HALVING_SHARE * exact:
-        return FidelityChoice(None, "auto", "halving would not save half the time", **made)
+    rungs = fidelity.rungs(n_samples)
+    halving = halving_seconds(cost, rungs, points, batch, eta)
+    halving_most = halving_seconds(cost, rungs, positions, batch, eta)
+    exact_choice = FidelityChoice(
+        None,
+        "auto",
+        "halving would not save half the time",
+        search_minutes=made["exact_minutes"],
+        most_minutes=round(exact_most / 60, 2),
+        **made,
+    )
+    pays = halving <= HALVING_SHARE * exact
+    if not pays and exact_most <= budget_seconds:
+        return exact_choice
     reason = "halving pays"
-    if halving > budget_seconds:
+    if halving_most > budget_seconds:
         # The search's result and start point are then scored on all rows too (confirmed).
         confirming = CONFIRMED_POINTS * cost.seconds(n_samples)
         search_budget = budget_seconds - confirming
-        fidelity, halving = _capped(fidelity, n_samples, cost, points, batch, search_budget)
-        halving += confirming
-        fits = "to fit" if halving <= budget_seconds else "as far as it goes, still over"
+        fidelity = _capped(fidelity, n_samples, cost, positions, batch, search_budget)
+        rungs = fidelity.rungs(n_samples)
+        halving = halving_seconds(cost, rungs, points, batch, eta) + confirming
+        halving_most = halving_seconds(cost, rungs, positions, batch, eta) + confirming
+        fits = "to fit" if halving_most <= budget_seconds else "as far as it goes, still over"
         reason = f"top rung capped {fits} {budget_seconds / 60:.0f} min; confirmed on all rows"
+    if not pays and halving_most >= exact_most:
+        # Over the budget either way, and the rungs below a capped top would not shorten it.
+        return exact_choice
     made["search_minutes"] = round(halving / 60, 2)
+    made["most_minutes"] = round(halving_most / 60, 2)
     return FidelityChoice(fidelity, "auto", reason, **made)
 
 
@@ -443,21 +529,22 @@ def _capped(
     points: float,
     batch: int,
     budget_seconds: float,
-) -> tuple[Fidelity, float]:
-    """The fidelity with the most top rows (at least two rungs) whose search fits the budget, by
-    bisection (the estimate grows with the top rows); the smallest when none fits."""
+) -> Fidelity:
+    """The fidelity with the most top rows (at least two rungs) whose search of ``points`` fits
+    the budget, by bisection (the estimate grows with the top rows); the smallest when none
+    fits."""
 
     def estimate(top: int) -> float:
         capped = Fidelity(fidelity.min_rows, fidelity.eta, top)
-        return halving_seconds(cost.seconds, capped.rungs(n_samples), points, batch, capped.eta)
+        return halving_seconds(cost, capped.rungs(n_samples), points, batch, capped.eta)
 
     low, high = fidelity.min_rows * fidelity.eta, n_samples - 1
     if estimate(low) > budget_seconds:
-        return Fidelity(fidelity.min_rows, fidelity.eta, low), estimate(low)
+        return Fidelity(fidelity.min_rows, fidelity.eta, low)
     while low < high:
         middle = (low + high + 1) // 2
         low, high = (middle, high) if estimate(middle) <= budget_seconds else (low, middle - 1)
-    return Fidelity(fidelity.min_rows, fidelity.eta, low), estimate(low)
+    return Fidelity(fidelity.min_rows, fidelity.eta, low)
 
 
 def score_folds(cv: Any) -> int:

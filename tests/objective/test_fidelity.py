@@ -17,6 +17,7 @@ from optuna_boxcox._objective import _auto as auto_module
 from optuna_boxcox._objective import _fidelity as fidelity_module
 from optuna_boxcox._objective import _rungs as rungs_module
 from optuna_boxcox._objective._evaluators import Evaluators
+from optuna_boxcox._objective._fidelity import DEFAULT_BUDGET_SECONDS
 from optuna_boxcox._objective._fidelity import EXACT_SECONDS
 from optuna_boxcox._objective._fidelity import AutoFidelity
 from optuna_boxcox._objective._fidelity import CostModel
@@ -97,16 +98,16 @@ def test_auto_caps_the_top_rung_to_fit_the_budget():
     choice = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320, budget_seconds=1200)
     rungs = choice.fidelity.rungs(50_000)
     assert choice.fidelity.top_rows is not None and rungs[-1] < 50_000
-    assert choice.search_minutes * 60 <= 1200
+    assert choice.most_minutes * 60 <= 1200
     uncapped = halving_seconds(
-        cost(0.05, 2.0).seconds, Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
+        cost(0.05, 2.0), Fidelity(choice.fidelity.min_rows).rungs(50_000), 1320, 11, 3
     )
     assert uncapped > 1200  # the cap was needed
     # The largest top that fits, with two points confirmed on all rows (2 × 125 s here).
     confirming = 2 * cost(0.05, 2.0).seconds(50_000)
     assert choice.search_minutes * 60 > confirming
     one_more = Fidelity(choice.fidelity.min_rows, 3, choice.fidelity.top_rows + 1)
-    over = halving_seconds(cost(0.05, 2.0).seconds, one_more.rungs(50_000), 1320, 11, 3)
+    over = halving_seconds(cost(0.05, 2.0), one_more.rungs(50_000), 1320, 11, 3)
     assert over + confirming > 1200
 
 
@@ -119,17 +120,19 @@ def test_auto_stays_exact_when_the_cost_does_not_grow_with_rows():
 
 def test_auto_measures_through_the_objective_and_records_why():
     X, y = skewed(3000)
-    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=AutoFidelity(positions=10**6))
+    request = AutoFidelity(positions=10**6, batch=10**5)
+    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=request)
     described = objective.describe()["fidelity"]
     assert described["requested"] == "auto"
     *doubling, (top, _) = described["measured"]
     rows = [r for r, _ in doubling]
     assert rows == [500, 1000]  # doubling up to half the rows ...
-    assert top == objective.rungs[-1]  # ... and the top rung timed too
+    # ... and the rows the search spends most on timed too: its top rung, or all rows.
+    assert top == (3000 if objective.fidelity is None else objective.rungs[-1])
     assert all(s > 0 for _, s in described["measured"])
     assert described["exact_minutes"] > 0
-    # A million positions make even naive Bayes worth halving.
-    assert objective.fidelity is not None and objective.rungs[-1] <= 3000
+    # A million positions: over a minute whichever way, and the choice says how long at most.
+    assert described["most_minutes"] >= described["search_minutes"] > 1
 
 
 def test_choice_summary_is_one_line():
@@ -261,12 +264,13 @@ def test_a_halving_study_is_not_continued_with_other_rungs():
 def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypatch):
     X, y = skewed(3000)
     first = BoxCoxObjective.from_spec(
-        SearchSpec("bayes", fidelity=AutoFidelity(positions=10**6)), X, y
+        SearchSpec("bayes", fidelity=AutoFidelity(positions=10**6, batch=10**5)), X, y
     )
     study = _study(first)
     record = study.user_attrs[SPEC_ATTR]
     assert record["fidelity"] == "auto"
-    assert record["fidelity_choice"]["fidelity"] == first.fidelity.to_attrs()
+    chosen = None if first.fidelity is None else first.fidelity.to_attrs()
+    assert record["fidelity_choice"]["fidelity"] == chosen
     # Pretend the study recorded other rungs: a resumed auto uses them, it does not re-measure.
     recorded = dict(record["fidelity_choice"], fidelity=Fidelity(250, 2).to_attrs())
     study.set_user_attr(SPEC_ATTR, dict(record, fidelity_choice=recorded))
@@ -415,21 +419,55 @@ def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatc
 
 
 # -- the cost model counts new points; k-NN is timed without whole sweeps on all rows --------------
-def test_new_points_are_the_first_pass_and_half_the_rest():
-    # The iterative search on 30 features: 4 epochs × 30 sweeps of 11 points.
-    assert fidelity_module.expected_new_points(1320, 30, 11) == 330 + 495
+def test_new_points_are_the_middle_of_the_fewest_and_the_most():
+    # The iterative search on 30 features: 4 epochs × 30 sweeps of 11 points; at least the first
+    # pass (330) is new, at most all 1,320: the geometric middle is 2× from either.
+    assert fidelity_module.expected_new_points(1320, 30, 11) == 660
     # Optuna's samplers (one batch of all their trials) and a plan within one pass: all new.
     assert fidelity_module.expected_new_points(100, 30, 100) == 100
     assert fidelity_module.expected_new_points(200, 30, 11) == 200
 
 
-def test_the_estimates_count_new_points_not_positions():
+def test_the_estimates_count_new_points_and_the_budget_holds_for_all_positions():
     by_positions = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320)
-    by_points = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320, new_points=825)
-    assert by_points.exact_minutes == pytest.approx(by_positions.exact_minutes * 825 / 1320)
-    # The budget then holds more rows in the top rung.
-    assert by_points.fidelity.rungs(50_000)[-1] > by_positions.fidelity.rungs(50_000)[-1]
-    assert by_points.new_points == 825 and by_points.to_attrs()["new_points"] == 825
+    by_points = choose_fidelity(50_000, 2, cost(0.05, 2.0), positions=1320, new_points=660)
+    assert by_points.exact_minutes == pytest.approx(by_positions.exact_minutes * 660 / 1320)
+    assert by_points.search_minutes < by_positions.search_minutes
+    # The top rung is planned for every position new (the MLP's search scored 99.5 % new
+    # points), so the budget holds whatever the estimate counted.
+    assert by_points.fidelity == by_positions.fidelity
+    assert by_points.most_minutes == by_positions.most_minutes <= DEFAULT_BUDGET_SECONDS / 60
+    assert by_points.new_points == 660 and by_points.to_attrs()["new_points"] == 660
+
+
+def test_a_fit_costs_at_least_what_the_fewest_rows_timed_cost():
+    # The MLP: 0.42 s at 500 rows, 0.62 at 1,000, 4.0 at 5,562 (measured on 50,000 × 30).
+    mlp = CostModel(((500, 0.42), (1000, 0.62), (5562, 4.03)))
+    assert mlp.seconds(206) == pytest.approx(0.42)  # not 0.11 from the power law
+    assert 0.42 < mlp.seconds(700) < 0.62  # interpolated between the timings
+    assert mlp.seconds(5562) == pytest.approx(4.03)
+    assert mlp.seconds(50_000) == pytest.approx(4.03 * (50_000 / 5562) ** mlp.exponent)
+    # A disturbed timing does not make more rows cheaper.
+    bumpy = CostModel(((500, 0.5), (1000, 0.3), (2000, 1.0)))
+    costs = [bumpy.seconds(n) for n in (200, 500, 700, 1000, 1500, 2000, 4000)]
+    assert costs == sorted(costs)
+
+
+def test_a_sweep_evaluator_pays_its_fixed_part_for_one_point_too():
+    # k-NN on 50,000 rows: a sweep of 11 points 6.8 s, one of 2 points 6.5 s (measured).
+    knn = CostModel(((16_000, 0.07), (50_000, 6.8 / 11)), sweep_ratio=(6.8 / 11) / (6.5 / 2))
+    assert knn.batch_seconds(50_000, 11) == pytest.approx(6.8)
+    assert knn.batch_seconds(50_000, 2) == pytest.approx(6.5)
+    assert knn.batch_seconds(50_000, 1) == pytest.approx(6.5 - 0.3 / 9)
+    # Per point, one candidate on the top rung would have been 0.62 s: halving does not pay, and
+    # a search whose exact time is over the budget gets a capped top rung instead.
+    choice = choose_fidelity(50_000, 2, knn, positions=1320, new_points=660)
+    assert choice.fidelity is not None and choice.fidelity.top_rows < 50_000
+    assert choice.most_minutes * 60 <= DEFAULT_BUDGET_SECONDS
+    per_point = CostModel(knn.measured)
+    assert halving_seconds(knn, (206, 618, 1854, 5562, 16686, 50_000), 660, 11, 3) > 5 * (
+        halving_seconds(per_point, (206, 618, 1854, 5562, 16686, 50_000), 660, 11, 3)
+    )
 
 
 class _SweptCounting(_Swept):
@@ -451,7 +489,7 @@ def test_a_sweep_sharing_evaluator_stops_doubling_on_a_sweeps_time_and_checks_al
     monkeypatch.setattr(auto_module, "time", clock)
     log = []
 
-    def cost(rows):  # quadratic: an 11-point sweep costs 2.1 × this (0.34 s at 4,000 rows)
+    def cost(rows):  # quadratic: an 11-point sweep costs 2.1 × this (5.4 s at 16,000 rows)
         return 1e-8 * rows**2
 
     request = AutoFidelity(positions=1320, batch=11)
@@ -459,13 +497,14 @@ def test_a_sweep_sharing_evaluator_stops_doubling_on_a_sweeps_time_and_checks_al
         request, lambda rows: _SweptCounting(rows, clock, cost, log), 50_000, 2, 30
     )
     timed = [rows for rows, _ in choice.measured]
-    # Doubling stopped once a sweep (not a point) took 0.25 s: at 4,000 rows, where a point's
-    # share (0.03 s) would have doubled the rows on to 16,000.
-    assert timed[:-1] == [500, 1000, 2000, 4000]
+    # Doubling stopped once a sweep (not a point) took 2 s: at 16,000 rows, where a point's
+    # share (0.5 s) would have doubled the rows on to 25,000.
+    assert fidelity_module.MEASURE_UNTIL_SECONDS == 2.0
+    assert timed[:-1] == [500, 1000, 2000, 4000, 8000, 16_000]
     # The rows the search relies on were timed on one short sweep, none of 11 points there.
     top = timed[-1]
-    assert top > 4000 and [n for rows, n in log if rows == top] == [2]
-    # ... converted with the ratio measured at 4,000 rows: the per-point cost of an 11-point
+    assert top > 16_000 and [n for rows, n in log if rows == top] == [2]
+    # ... converted with the ratio measured at 16,000 rows: the per-point cost of an 11-point
     # sweep, as the timings below it.
     per_point = cost(top) * (1 + 0.1 * 11) / 11
     assert choice.measured[-1][1] == pytest.approx(per_point)
