@@ -77,7 +77,7 @@ def other_workers(study: optuna.Study, identity: str) -> list[str]:
     worker killed on this host a moment ago is no partner: a search resumed after it would share
     its batches with nobody — and, with rows as the fidelity, halve them in pieces)."""
     now = time.time()
-    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    attrs = _announcements(study)
     return [
         key[len(WORKER_PREFIX) :]
         for key, value in attrs.items()
@@ -88,6 +88,21 @@ def other_workers(study: optuna.Study, identity: str) -> list[str]:
         and now - float(value.get("seen", 0.0)) < ACTIVE_SECONDS
         and not owner_is_dead(key[len(WORKER_PREFIX) :])
     ]
+
+
+def _announcements(study: optuna.Study) -> dict[str, Any]:
+    """The study system attributes of the workers' announcements (not the board of scores
+    ahead, which can hold thousands)."""
+    backend = rdb_backend(storage_of(study))
+    if backend is None:
+        attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+        return {k: v for k, v in attrs.items() if k.startswith(WORKER_PREFIX)}
+    with backend.engine.connect() as connection:
+        rows = Sql(connection)(
+            "SELECT key, value_json FROM study_system_attributes WHERE study_id = ? AND key LIKE ?",
+            (study_id_of(study), WORKER_PREFIX + "%"),
+        )
+    return {key: json.loads(value_json) for key, value_json in rows}
 
 
 def _stored_moment(moment: datetime.datetime, sqlite: bool) -> Any:
@@ -446,3 +461,95 @@ def _reap_rows(sql: Sql, trial_ids: Sequence[int]) -> None:
             if trial_id not in marked
         ],
     )
+
+
+# -- scores ahead of the plan: a board of Λ scored past the sweep barrier ---------------------------
+#: Prefix of the study system attributes that hold scores of Λ taken or scored ahead of the plan
+#: (``{"owner": ..., "value": ...}``, the value once scored): workers that would wait at a
+#: sweep's end score the next sweeps' likely points, and every worker reads them back.
+AHEAD_PREFIX = "boxcox:ahead:"
+
+
+def ahead_key(point: Any) -> str:
+    """A Λ's key on the board: a digest of its float64 values (the plan computes the same bits
+    in every worker)."""
+    import hashlib
+
+    import numpy as np
+
+    data = np.ascontiguousarray(point, dtype=np.float64).tobytes()
+    return AHEAD_PREFIX + hashlib.blake2b(data, digest_size=12).hexdigest()
+
+
+def read_ahead(
+    study: optuna.Study, keys: Sequence[str]
+) -> dict[str, tuple[float | None, str | None]]:
+    """The board's entries among ``keys``: (the value where scored, else None; the worker that
+    took it)."""
+    if not keys:
+        return {}
+    backend = rdb_backend(storage_of(study))
+    found: dict[str, tuple[float | None, str | None]] = {}
+    with backend.engine.connect() as connection:
+        sql = Sql(connection)
+        marks = ", ".join("?" for _ in keys)
+        rows = sql(
+            "SELECT key, value_json FROM study_system_attributes"
+            f" WHERE study_id = ? AND key IN ({marks})",
+            (study_id_of(study), *keys),
+        )
+    for key, value_json in rows:
+        entry = json.loads(value_json)
+        value = entry.get("value")
+        found[key] = (None if value is None else float(value), entry.get("owner"))
+    return found
+
+
+def take_ahead(study: optuna.Study, keys: Sequence[str], owner: str) -> list[str]:
+    """Take the ``keys`` no worker took yet (one transaction under the study's write lock, as
+    :func:`claim`): the taken ones are this worker's to score. Returns them."""
+    if not keys:
+        return []
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        marks = ", ".join("?" for _ in keys)
+        rows = sql(
+            f"SELECT key FROM study_system_attributes WHERE study_id = ? AND key IN ({marks})",
+            (study_id, *keys),
+        )
+        held = {key for (key,) in rows}
+        free = list(dict.fromkeys(k for k in keys if k not in held))
+        sql.insert(
+            "study_system_attributes",
+            ("study_id", "key", "value_json"),
+            [(study_id, key, json.dumps({"owner": owner})) for key in free],
+        )
+    return free
+
+
+def put_ahead(study: optuna.Study, values: Mapping[str, float], owner: str) -> None:
+    """The scores of keys this worker took, on the board (one transaction)."""
+    if not values:
+        return
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        for key, value in values.items():
+            sql(
+                "UPDATE study_system_attributes SET value_json = ? WHERE study_id = ? AND key = ?",
+                (json.dumps({"owner": owner, "value": float(value)}), study_id, key),
+            )
+
+
+def clear_ahead(study: optuna.Study) -> None:
+    """Remove the board (the plan is finished: its scores are in the trials)."""
+    backend = rdb_backend(storage_of(study))
+    with backend.engine.begin() as connection:
+        Sql(connection)(
+            "DELETE FROM study_system_attributes WHERE study_id = ? AND key LIKE ?",
+            (study_id_of(study), AHEAD_PREFIX + "%"),
+        )

@@ -265,6 +265,8 @@ class BatchedRun:
                 finally:
                     if self.cooperation is not None:
                         self.cooperation.leave()
+                        if self.cooperation.ahead is not None:
+                            self.stats.ahead = self.cooperation.ahead.scored
                     self.stats.written_seconds = time.perf_counter() - started
                     self.trials.cache()
 

@@ -19,6 +19,7 @@ from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._runner._ahead import Ahead
 from optuna_boxcox._runner._halving import Scored
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ThreadWriter
@@ -96,6 +97,28 @@ class Cooperation:
         self.seconds_per_point: float | None = None
         self.others = _claims.other_workers(study, self.identity)
         self.shared = bool(self.others)
+        #: Scoring the next batches' likely points while waiting for others' (exact search
+        #: only: with rows as the fidelity a worker halves among the points it claimed).
+        self.ahead = (
+            None
+            if objective.rungs
+            else Ahead(
+                study,
+                run,
+                self.top,
+                score,
+                self.identity,
+                processes,
+                lambda: self.seconds_per_point,
+            )
+        )
+
+    def _refresh(self) -> None:
+        """Count the other workers again, at most once a second (a share is sized by them)."""
+        now = time.perf_counter()
+        if now - self.checked >= self.CHECK_EVERY:
+            self.checked = now
+            self.others = _claims.other_workers(self.study, self.identity)
 
     def check(self) -> bool:
         """Look for other workers now and then; True when this worker must start sharing.
@@ -119,6 +142,8 @@ class Cooperation:
     def leave(self) -> None:
         try:
             _claims.announce(self.study, self.identity, ended=True)
+            if self.ahead is not None and self.run.finished:
+                _claims.clear_ahead(self.study)  # its scores are the trials' now
         except Exception:  # the storage went away: nothing left to tell the others
             pass
 
@@ -130,7 +155,12 @@ class Cooperation:
         meanwhile()
         n = len(points.positions)
         now = time.time()
-        values: list[float | None] = [self.top.cached_score(x) for x in points.points]
+        # Scored before here, or ahead by any worker; being scored ahead by one (``ahead``).
+        values, ahead = (
+            self.ahead.known(points.points)
+            if self.ahead is not None
+            else ([self.top.cached_score(x) for x in points.points], {})
+        )
         scored: list[Scored | None] = [
             None if v is None else Scored(TrialState.COMPLETE, v, now, now) for v in values
         ]
@@ -138,10 +168,13 @@ class Cooperation:
         index = {p: k for k, p in enumerate(points.positions)}
         # The positions not known to be held by another worker, claimed a chunk at a time: those
         # a claim did not get are held, and only reading them back finds them free again.
-        free = [k for k in range(n) if how[k] == ""]
+        free = [k for k in range(n) if how[k] == "" and k not in ahead]
         fresh, delay = True, 0.001  # fresh: this worker just scored, so it reads back at once
         while any(h == "" for h in how):
+            if free and self.ahead is not None:
+                free = self._known_since(points, free, scored, how)
             if free:
+                self._refresh()
                 size = self._chunk(len(free), self.processes)
                 chunk, free = free[:size], free[size:]
                 try:
@@ -161,11 +194,44 @@ class Cooperation:
             # after scoring, else after a wait; claim again what a failed (or dead) claim gives
             # back.
             if not fresh:
-                time.sleep(delay)
-                delay = min(2 * delay, self._longest_wait())
+                if self.ahead is not None and self.ahead.step():
+                    delay = 0.001  # busy ahead: the batch may have finished meanwhile
+                else:
+                    time.sleep(delay)
+                    delay = min(2 * delay, self._longest_wait())
             fresh = False
             free = self._poll(points, index, scored, how)
+            if ahead:
+                free = self._poll_ahead(points, ahead, free, scored, how)
         return scored, how  # type: ignore[return-value]
+
+    def _known_since(self, points, free, scored, how) -> list[int]:
+        """``free`` less the points whose values this worker learned since the batch began (read
+        back while scoring ahead: a sweep's current point recurs in the sweeps after it); those
+        are written as known."""
+        now = time.time()
+        left = []
+        for k in free:
+            value = self.top.cached_score(points.points[k])
+            if value is None:
+                left.append(k)
+            else:
+                scored[k], how[k] = Scored(TrialState.COMPLETE, value, now, now), "write"
+        return left
+
+    def _poll_ahead(self, points, ahead, free, scored, how) -> list[int]:
+        """Read back the points of the batch another worker is scoring ahead (``ahead``: index
+        → when it gave up on them): those scored are written as known; those whose worker died
+        or is late are claimed as any free position; the others stay out of ``free``."""
+        waiting = [k for k in ahead if how[k] == ""]
+        values, dead = self.ahead.read(points.points, waiting)
+        now = time.time()
+        for k in waiting:
+            if values.get(k) is not None:
+                scored[k], how[k] = Scored(TrialState.COMPLETE, values[k], now, now), "write"
+            if how[k] != "" or k in dead or now > ahead[k]:
+                del ahead[k]
+        return [k for k in free if k not in ahead]
 
     def _claim(self, points: PendingPoints, chunk: list[int]) -> list[_claims.Claimed]:
         names = self.run.space.names
@@ -199,9 +265,10 @@ class Cooperation:
         cost = self.seconds_per_point
         if cost is None:  # one point per process first: its time sizes the next chunks
             return min(free, processes)
-        if cost * (free - share) < self.COORDINATION:
+        chunk = max(1, min(share, max(processes, int(self.HOLD_SECONDS / cost))))
+        if cost * (free - chunk) < self.COORDINATION:
             return free
-        return max(1, min(share, max(processes, int(self.HOLD_SECONDS / cost))))
+        return chunk
 
     def _longest_wait(self) -> float:
         """Seconds between two reads of the positions other workers hold, at most: a small part
@@ -214,12 +281,16 @@ class Cooperation:
         ks = [index[c.position] for c in claimed]
         tick = time.perf_counter()
         mine = self.score_points([points.points[k] for k in ks])
-        # A running mean of what a point costs this worker, for the next batches' chunks.
-        spent = (time.perf_counter() - tick) / len(ks)
-        if self.seconds_per_point is None:
-            self.seconds_per_point = spent
-        else:
-            self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
+        # A running mean of what a point costs this worker, for the next batches' chunks: of the
+        # points fitted (one found in the cache took no time, and counted it would let the next
+        # chunk hold all the batch's free points — scored one after another by one worker).
+        fitted = sum(s.end > s.start for s in mine)
+        if fitted:
+            spent = (time.perf_counter() - tick) / fitted
+            if self.seconds_per_point is None:
+                self.seconds_per_point = spent
+            else:
+                self.seconds_per_point += 0.2 * (spent - self.seconds_per_point)
         for k, outcome in zip(ks, mine):
             scored[k], how[k] = outcome, "claimed"
         # ``improved`` as far as the batch's earlier candidates are known now.

@@ -44,6 +44,8 @@ class RunStats:
     scoring_seconds: float = 0.0
     #: Seconds from the start of the run until the last trial was written.
     written_seconds: float = 0.0
+    #: Points scored ahead of the plan while waiting for other workers (see ``_ahead``).
+    ahead: int = 0
 
 
 #: One scored trial waiting to be written: (Λ, objective value, user attributes, plan position,

@@ -220,6 +220,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             owner=self._identity,
             budget=budget,
             record=self._finish,
+            replay=lambda: self.plan(space, max_trials=bound),
         )
 
     # -- the λ space --------------------------------------------------------------------------

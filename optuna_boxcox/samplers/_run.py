@@ -74,11 +74,14 @@ class PlanRun:
         owner: str,
         budget: int | None,
         record: Callable[[Study, SearchResult], None],
+        replay: Callable[[], Plan] | None = None,
     ) -> None:
         self.study, self.space, self.owner, self.trials = study, space, owner, trials
         self.budget = budget
         self._plan, self._ranking, self._record = plan, ranking, record
         self._scores = dict(scores)  # plan scores (higher is better) of the finished positions
+        #: A fresh plan of the same algorithm (for :meth:`ahead`), None where there is none.
+        self._replay = replay
 
     @property
     def finished(self) -> bool:
@@ -147,6 +150,38 @@ class PlanRun:
         for position in positions:
             self._scores[position] = -np.inf
         self._plan.advance(self._scores)
+
+    def ahead(
+        self, known: Callable[[np.ndarray], float | None], depth: int
+    ) -> list[tuple[int, np.ndarray]]:
+        """The points of the next ``depth`` batches under the most likely outcome of the current
+        one, in plan order: the points not scored yet — of the current batch and of those
+        ahead — taken for no better than Λopt (in the coordinate search's later epochs most
+        sweeps do not move λ), each with its position. ``known(point)`` is a point's value
+        where known (scored before, here or ahead by another worker), else None; a point known
+        is not returned, and its value steers the plan as it will. A fresh plan is replayed from its start (the
+        algorithm is deterministic given the scores): empty where there is no replay, or the
+        plan has ended."""
+        if self._replay is None or self._plan.finished or depth < 1:
+            return []
+        plan = self._replay()
+        scores = dict(self._scores)
+        last = self._plan.current + depth
+        points: list[tuple[int, np.ndarray]] = []
+        while not plan.finished and plan.current <= last:
+            batch, span = plan.batches[plan.current], plan.positions(plan.current)
+            for position, point in zip(span, batch.points):
+                if position in scores:
+                    continue
+                value = known(point)
+                if value is None:
+                    if plan.current > self._plan.current:
+                        points.append((position, point))
+                    scores[position] = -np.inf
+                else:
+                    scores[position] = self._ranking.score(value)
+            plan.advance(scores)
+        return points
 
     def result(self) -> SearchResult:
         """What the plan has chosen so far (from this run's state: no study read)."""
