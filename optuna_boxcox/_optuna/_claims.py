@@ -468,6 +468,8 @@ def _reap_rows(sql: Sql, trial_ids: Sequence[int]) -> None:
 #: (``{"owner": ..., "value": ...}``, the value once scored): workers that would wait at a
 #: sweep's end score the next sweeps' likely points, and every worker reads them back.
 AHEAD_PREFIX = "boxcox:ahead:"
+#: Keys in one query's IN list (SQLite allows 999 parameters in older builds).
+KEYS_PER_QUERY = 500
 
 
 def ahead_key(point: Any) -> str:
@@ -490,14 +492,17 @@ def read_ahead(
         return {}
     backend = rdb_backend(storage_of(study))
     found: dict[str, tuple[float | None, str | None]] = {}
+    rows: list[tuple] = []
     with backend.engine.connect() as connection:
         sql = Sql(connection)
-        marks = ", ".join("?" for _ in keys)
-        rows = sql(
-            "SELECT key, value_json FROM study_system_attributes"
-            f" WHERE study_id = ? AND key IN ({marks})",
-            (study_id_of(study), *keys),
-        )
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            chunk = keys[start : start + KEYS_PER_QUERY]
+            marks = ", ".join("?" for _ in chunk)
+            rows += sql(
+                "SELECT key, value_json FROM study_system_attributes"
+                f" WHERE study_id = ? AND key IN ({marks})",
+                (study_id_of(study), *chunk),
+            )
     for key, value_json in rows:
         entry = json.loads(value_json)
         value = entry.get("value")
@@ -507,9 +512,11 @@ def read_ahead(
 
 def take_ahead(study: optuna.Study, keys: Sequence[str], owner: str) -> list[str]:
     """Take the ``keys`` no worker took yet (one transaction under the study's write lock, as
-    :func:`claim`): the taken ones are this worker's to score. Returns them."""
+    :func:`claim`; at most :data:`KEYS_PER_QUERY`): the taken ones are this worker's to score.
+    Returns them."""
     if not keys:
         return []
+    keys = list(keys)[:KEYS_PER_QUERY]
     backend = rdb_backend(storage_of(study))
     study_id = study_id_of(study)
     with backend.engine.begin() as connection:

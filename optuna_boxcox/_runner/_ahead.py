@@ -26,6 +26,8 @@ import time
 from typing import TYPE_CHECKING
 from typing import Any
 
+from optuna.trial import TrialState
+
 from optuna_boxcox._optuna import _claims
 
 if TYPE_CHECKING:
@@ -47,6 +49,9 @@ DEPTH = 4
 #: Plans longer than this many positions are not replayed to score ahead (a replay runs the
 #: algorithm from its start: on wide data that would cost more than the waits it fills).
 MAX_POSITIONS = 50_000
+#: Points ahead looked at in one step (the next ones in plan order): a large batch (a grid's)
+#: would otherwise be read from the board, and replayed, point by point.
+MAX_POINTS = 64
 #: Seconds a batch waits at least for a point another worker took ahead before claiming it.
 PATIENCE_SECONDS = 5.0
 
@@ -121,7 +126,7 @@ class Ahead:
         still scoring it)."""
         if self.run.n_done > MAX_POSITIONS:
             return False
-        likely = self.run.ahead(self.top.cached_score, DEPTH)
+        likely = self.run.ahead(self.top.cached_score, DEPTH)[:MAX_POINTS]
         if not likely:
             return False
         # A position a trial holds already is being scored by workers that are a batch further
@@ -131,7 +136,7 @@ class Ahead:
         )
         by_key: dict[str, np.ndarray] = {}
         for position, point in likely:
-            if not held.get(position):
+            if not any(state != TrialState.FAIL for state, *_ in held.get(position, ())):
                 by_key.setdefault(_claims.ahead_key(point), point)
         if not by_key:
             return False
