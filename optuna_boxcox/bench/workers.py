@@ -16,10 +16,13 @@ A fraction of 1 means the workers lose nothing to coordination.
 Two classifiers: :class:`SleepClassifier`, whose fit sleeps (no CPU, so 8 processes on 2 cores
 stand in for 8 machines), and the paper's SVC (CPU-bound: its ceiling is the machine's cores).
 
-The coordinate search scores one sweep (one feature's grid) at a time and every sweep waits for
-its last point, so k workers gain at most the new fits of a sweep over the rounds k workers need
-for them: 10 new fits over 8 workers take 2 rounds, 5×. The table's ``sweeps`` column is that
-bound for the plan measured (from the one worker's trials).
+The coordinate search scores one sweep (one feature's grid) at a time, and a sweep's points
+depend on where the sweeps before it left Λopt: were every sweep to wait for its last point, k
+workers would gain at most the new fits of a sweep over the rounds k workers need for them (10
+new fits over 8 workers take 2 rounds, 5×). The table's ``sweeps`` column is that bound for the
+plan measured (from the one worker's trials); workers that score ahead past the sweep barrier
+(:mod:`optuna_boxcox._runner._ahead`) can pass it, and the ``fits`` column counts what they
+scored for an outcome that did not come.
 """
 
 from __future__ import annotations
