@@ -470,8 +470,11 @@ def choose_fidelity(
     the capped search is no shorter than the exact one: exact).
     """
     points = positions if new_points is None else new_points
-    exact = exact_seconds(cost, n_samples, points, batch)
+    # Both estimates are linear in the points scored: the most (every position new) times the
+    # share of new points is the estimate.
+    share = points / max(1, positions)
     exact_most = exact_seconds(cost, n_samples, positions, batch)
+    exact = exact_most * share
     floor = rung_floor(n_classes)
     made = dict(
         measured=cost.measured,
@@ -490,8 +493,8 @@ def choose_fidelity(
         k += 1
     fidelity = Fidelity(math.ceil(n_samples / eta**k), eta)
     rungs = fidelity.rungs(n_samples)
-    halving = halving_seconds(cost, rungs, points, batch, eta)
     halving_most = halving_seconds(cost, rungs, positions, batch, eta)
+    halving = halving_most * share
     exact_choice = FidelityChoice(
         None,
         "auto",
@@ -510,8 +513,8 @@ def choose_fidelity(
         search_budget = budget_seconds - confirming
         fidelity = _capped(fidelity, n_samples, cost, positions, batch, search_budget)
         rungs = fidelity.rungs(n_samples)
-        halving = halving_seconds(cost, rungs, points, batch, eta) + confirming
-        halving_most = halving_seconds(cost, rungs, positions, batch, eta) + confirming
+        searched = halving_seconds(cost, rungs, positions, batch, eta)
+        halving, halving_most = searched * share + confirming, searched + confirming
         fits = "to fit" if halving_most <= budget_seconds else "as far as it goes, still over"
         reason = f"top rung capped {fits} {budget_seconds / 60:.0f} min; confirmed on all rows"
     if not pays and halving_most >= exact_most:
