@@ -118,9 +118,11 @@ def claim(
     position_key: str,
     owner: str,
     heartbeat: bool = False,
+    at_most: int | None = None,
 ) -> list[Claimed]:
-    """Claim the free ones of ``claims`` (those no trial of the study holds, unless it failed):
-    RUNNING trials with their λ and attributes, created in one transaction. Returns the claimed."""
+    """Claim the free ones of ``claims`` (those no trial of the study holds, unless it failed),
+    the first ``at_most`` of them when given: RUNNING trials with their λ and attributes, created
+    in one transaction. Returns the claimed, in the order of ``claims``."""
     backend = rdb_backend(storage_of(study))
     study_id = study_id_of(study)
     sqlite = backend.engine.dialect.name == "sqlite"
@@ -129,7 +131,7 @@ def claim(
         sql = Sql(connection)
         sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
         taken = held_positions(sql, study_id, position_key, positions=[c.position for c in claims])
-        free = [c for c in claims if json.dumps(int(c.position)) not in taken]
+        free = [c for c in claims if json.dumps(int(c.position)) not in taken][:at_most]
         if not free:
             return []
         ((count,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))

@@ -120,8 +120,9 @@ class Cooperation:
             self.checked = now
             self.others = _claims.other_workers(self.study, self.identity)
 
-    def check(self) -> bool:
-        """Look for other workers now and then; True when this worker must start sharing.
+    def check(self, *, at_once: bool = False) -> bool:
+        """Look for other workers now and then (``at_once``: now, whenever it looked last); True
+        when this worker must start sharing.
 
         A sharing worker keeps counting them too: its shares of a batch are sized by that count,
         which workers joining or leaving change (and which workers started together see only
@@ -130,7 +131,7 @@ class Cooperation:
         if now - self.announced > self.ANNOUNCE_EVERY:
             _claims.announce(self.study, self.identity)
             self.announced = now
-        if now - self.checked < self.CHECK_EVERY:
+        if now - self.checked < self.CHECK_EVERY and not at_once:
             return False
         self.checked = now
         self.others = _claims.other_workers(self.study, self.identity)
@@ -170,15 +171,24 @@ class Cooperation:
         # a claim did not get are held, and only reading them back finds them free again.
         free = [k for k in range(n) if how[k] == "" and k not in ahead]
         fresh, delay = True, 0.001  # fresh: this worker just scored, so it reads back at once
+        if free:
+            # Read first which of them other workers hold or finished (a read, no lock): a claim
+            # takes the study's write lock, and every worker that reaches a batch after the one
+            # that claimed its points would otherwise queue for it in vain (measured with 16
+            # workers: 470 of 501 claims got nothing).
+            unheld = set(self._poll(points, index, scored, how))
+            free = [k for k in free if k in unheld]
+            fresh = False
         while any(h == "" for h in how):
             if free and self.ahead is not None:
                 free = self._known_since(points, free, scored, how)
             if free:
                 self._refresh()
                 size = self._chunk(len(free), self.processes)
-                chunk, free = free[:size], free[size:]
                 try:
-                    claimed = self._claim(points, chunk)
+                    # The first ``size`` of them that nobody claimed since they were read: one
+                    # transaction, also where other workers took the first ones meanwhile.
+                    claimed = self._claim(points, free, size)
                     if claimed:
                         self._score_claimed(points, claimed, index, scored, how)
                 except BaseException:
@@ -187,6 +197,10 @@ class Cooperation:
                     with contextlib.suppress(Exception):
                         _claims.release(self.study, self.identity)
                     raise
+                # Those before the last one claimed, or all when fewer than ``size`` were, are
+                # held by others now.
+                last = free.index(index[claimed[-1].position]) if len(claimed) == size else None
+                free = [] if last is None else free[last + 1 :]
                 if claimed:
                     fresh, delay = True, 0.001
                 continue
@@ -233,7 +247,9 @@ class Cooperation:
                 del ahead[k]
         return [k for k in free if k not in ahead]
 
-    def _claim(self, points: PendingPoints, chunk: list[int]) -> list[_claims.Claimed]:
+    def _claim(
+        self, points: PendingPoints, chunk: list[int], at_most: int | None = None
+    ) -> list[_claims.Claimed]:
         names = self.run.space.names
         claims = [
             _claims.Claim(
@@ -248,6 +264,7 @@ class Cooperation:
             position_key=self.run.position_key,
             owner=self.identity,
             heartbeat=self.heartbeat,
+            at_most=at_most,
         )
 
     def _chunk(self, free: int, processes: int) -> int:
