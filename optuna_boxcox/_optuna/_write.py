@@ -400,6 +400,34 @@ def write_encoded(
     return write_prepared(study, TrialRows(study)(trials), after_trial_id=after_trial_id)
 
 
+def _finished_elsewhere(
+    storage: Any, study_id: int, positions: Sequence[Any], after_trial_id: int
+) -> bool:
+    """Whether trials after ``after_trial_id`` that finished (COMPLETE or PRUNED: they hold
+    their positions for good) hold every one of ``positions`` ((key, value JSON) each) — read
+    without the write lock. False when a trial to write has no position."""
+    if not positions or any(p is None for p in positions):
+        return False
+    wanted: dict[str, set[str]] = {}
+    for key, value_json in positions:
+        wanted.setdefault(key, set()).add(value_json)
+    finished = (TrialState.COMPLETE.name, TrialState.PRUNED.name)
+    with storage.engine.connect() as connection:
+        sql = _Sql(connection)
+        for key, values in wanted.items():
+            marks = ", ".join("?" for _ in values)
+            rows = sql(
+                "SELECT DISTINCT a.value_json FROM trial_system_attributes a"
+                " JOIN trials t ON a.trial_id = t.trial_id"
+                " WHERE t.study_id = ? AND t.trial_id > ? AND t.state IN (?, ?) AND a.key = ?"
+                f" AND a.value_json IN ({marks})",
+                (study_id, after_trial_id, *finished, key, *values),
+            )
+            if len(rows) < len(values):
+                return False
+    return True
+
+
 def write_prepared(
     study: optuna.Study, prepared: PreparedTrials, *, after_trial_id: int = -1
 ) -> Written:
@@ -408,6 +436,11 @@ def write_prepared(
     if storage is None or not bulk_supported(storage_of(study)):
         raise TypeError("write_prepared needs an RDB storage of a supported Optuna version")
     study_id = study_id_of(study)
+    if _finished_elsewhere(storage, study_id, prepared.positions, after_trial_id):
+        # Other workers finished every one of these positions: nothing to write, and no need
+        # to queue for the lock to find that out (workers that end a shared plan together each
+        # hold the same last trials).
+        return Written([], [], [], after_trial_id)
     with storage.engine.begin() as connection:
         sql = _Sql(connection)
         # A no-op write on the study row takes the write lock first (row lock on PostgreSQL, the

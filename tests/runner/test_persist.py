@@ -238,3 +238,33 @@ def test_a_prepared_batch_drops_the_positions_another_writer_took(tmp_path):
     assert [t.params for t in loaded.trials[2:]] == [
         dict(zip(NAMES, encoded[i].param_values)) for i in (0, 2, 3, 5)
     ]
+
+
+def test_a_batch_whose_positions_others_finished_is_dropped_without_the_write_lock(tmp_path):
+    url = f"sqlite:///{tmp_path / 'p.db'}?timeout=1"  # a write that waits for the lock fails
+    study = optuna.create_study(storage=open_storage(url), study_name="s", direction="maximize")
+    encoder = FloatTrialEncoder(DISTRIBUTIONS, "optuna_boxcox:position")
+    encoded = [encoder(v.tolist(), x, u, s, a, b) for v, x, u, s, a, b in some_trials(4)]
+    mine = TrialRows(study)(encoded[1:3])
+    write_encoded(study, encoded)  # another writer finished every position, these two too
+    # A third process holds the write lock: a write that needed it would wait (and time out).
+    holder = sqlite3.connect(tmp_path / "p.db", timeout=0)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        written = write_prepared(study, mine)
+    finally:
+        holder.rollback()
+        holder.close()
+    assert written.indices == [] and written.trial_ids == []
+    loaded = optuna.load_study(study_name="s", storage=url)
+    assert [t.system_attrs["optuna_boxcox:position"] for t in loaded.trials] == [0, 1, 2, 3]
+    # One position still free: the write takes the lock, and drops only the finished one.
+    rest = TrialRows(study)(
+        [encoded[3], encoder([0.0, 0.0, 0.0], 0.25, {}, {"optuna_boxcox:position": 9}, *_times())]
+    )
+    assert write_prepared(study, rest).indices == [1]
+
+
+def _times():
+    start = datetime.datetime(2026, 11, 26, 1, 0, 0)
+    return start, start + datetime.timedelta(seconds=1)
