@@ -40,11 +40,13 @@ class Cooperation:
     """Sharing a plan with other batched workers on the same study.
 
     Alone, a worker scores and writes as fast as it can, and once a second says it announces
-    itself and looks for others (one small query). When another batched worker runs on the study,
-    each batch is shared: the positions whose Λ this worker has scored before are written as
-    usual (the bulk writer drops those another worker holds); the others are claimed a chunk at
-    a time through the storage (:func:`~optuna_boxcox._optuna._claims.claim`: RUNNING trials,
-    one transaction), scored and completed; the positions other workers claimed are read back
+    itself and looks for others (one small query; also between the pieces of its first batch
+    when that batch's points are expensive, see ``BatchedRun._score_alone``). When another
+    batched worker runs on the study, each batch is shared: the positions whose Λ this worker
+    has scored before are written as usual (the bulk writer drops those another worker holds);
+    the others, once read as held by nobody, are claimed a chunk at a time through the storage
+    (:func:`~optuna_boxcox._optuna._claims.claim`: RUNNING trials, one transaction), scored and
+    completed; the positions other workers claimed are read back
     from the storage when they finish (their scores go into this worker's cache). So every
     position is completed once, and the workers split each batch's new fits between them. A
     claim whose owner died is reaped and claimed again (the one reaping rule of ``_claims``): on
