@@ -187,10 +187,12 @@ class Cooperation:
             if free:
                 self._refresh()
                 size = self._chunk(len(free), self.processes)
+                # The first ``size`` of them that nobody claimed since they were read, looked
+                # for among the next few chunks' worth (a grid's batch can hold thousands): one
+                # transaction, also where other workers took the first ones meanwhile.
+                window = free[: CLAIM_WINDOW * size]
                 try:
-                    # The first ``size`` of them that nobody claimed since they were read: one
-                    # transaction, also where other workers took the first ones meanwhile.
-                    claimed = self._claim(points, free, size)
+                    claimed = self._claim(points, window, size)
                     if claimed:
                         self._score_claimed(points, claimed, index, scored, how)
                 except BaseException:
@@ -199,10 +201,12 @@ class Cooperation:
                     with contextlib.suppress(Exception):
                         _claims.release(self.study, self.identity)
                     raise
-                # Those before the last one claimed, or all when fewer than ``size`` were, are
-                # held by others now.
-                last = free.index(index[claimed[-1].position]) if len(claimed) == size else None
-                free = [] if last is None else free[last + 1 :]
+                # Those before the last one claimed, or the whole window when fewer than
+                # ``size`` were, are held by others now.
+                if len(claimed) == size:
+                    free = free[free.index(index[claimed[-1].position]) + 1 :]
+                else:
+                    free = free[len(window) :]
                 if claimed:
                     fresh, delay = True, 0.001
                 continue
@@ -388,6 +392,9 @@ class Cooperation:
                 optuna.storages.fail_stale_trials(self.study)
         return free
 
+
+#: A claim looks for its chunk among this many chunks' worth of the positions read as free.
+CLAIM_WINDOW = 4
 
 #: States of a trial that finished its position for good.
 _DONE = (TrialState.COMPLETE, TrialState.PRUNED)
