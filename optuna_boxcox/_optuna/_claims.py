@@ -371,9 +371,11 @@ def held_positions(
     *,
     positions: Sequence[int] | None = None,
     after_trial_id: int = -1,
+    finished: bool = False,
 ) -> set[str]:
     """The positions (as stored, JSON) that trials of the study after ``after_trial_id`` hold under
-    system attribute ``key``: finished ones that did not fail, and running ones whose owner lives.
+    system attribute ``key``: finished ones that did not fail, and running ones whose owner lives
+    (``finished``: the finished ones only, which hold their positions for good).
 
     A running trial whose owner died on this host holds nothing: it is reaped here, in the
     caller's transaction (see :func:`reap`), so that whoever has the position's score writes it
@@ -382,17 +384,22 @@ def held_positions(
     if positions is not None and not positions:
         return set()
     marks = "" if positions is None else ", ".join("?" for _ in positions)
+    states = (
+        (TrialState.COMPLETE.name, TrialState.PRUNED.name)
+        if finished
+        else tuple(s.name for s in TrialState if s != TrialState.FAIL)
+    )
     rows = sql(
         "SELECT a.value_json, t.trial_id, t.state, o.value_json FROM trial_system_attributes a"
         " JOIN trials t ON a.trial_id = t.trial_id"
         " LEFT JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
-        " WHERE t.study_id = ? AND t.trial_id > ? AND t.state != ? AND a.key = ?"
-        + ("" if positions is None else f" AND a.value_json IN ({marks})"),
+        f" WHERE t.study_id = ? AND t.trial_id > ? AND t.state IN ({', '.join('?' for _ in states)})"
+        " AND a.key = ?" + ("" if positions is None else f" AND a.value_json IN ({marks})"),
         (
             OWNER_KEY,
             study_id,
             after_trial_id,
-            TrialState.FAIL.name,
+            *states,
             key,
             *(() if positions is None else (json.dumps(int(p)) for p in positions)),
         ),

@@ -403,29 +403,28 @@ def write_encoded(
 def _finished_elsewhere(
     storage: Any, study_id: int, positions: Sequence[Any], after_trial_id: int
 ) -> bool:
-    """Whether trials after ``after_trial_id`` that finished (COMPLETE or PRUNED: they hold
-    their positions for good) hold every one of ``positions`` ((key, value JSON) each) — read
-    without the write lock. False when a trial to write has no position."""
+    """Whether trials after ``after_trial_id`` that finished (they hold their positions for
+    good) hold every one of ``positions`` ((key, value JSON) each) — read without the write
+    lock. False when a trial to write has no position."""
     if not positions or any(p is None for p in positions):
         return False
     wanted: dict[str, set[str]] = {}
     for key, value_json in positions:
         wanted.setdefault(key, set()).add(value_json)
-    finished = (TrialState.COMPLETE.name, TrialState.PRUNED.name)
     with storage.engine.connect() as connection:
         sql = _Sql(connection)
-        for key, values in wanted.items():
-            marks = ", ".join("?" for _ in values)
-            rows = sql(
-                "SELECT DISTINCT a.value_json FROM trial_system_attributes a"
-                " JOIN trials t ON a.trial_id = t.trial_id"
-                " WHERE t.study_id = ? AND t.trial_id > ? AND t.state IN (?, ?) AND a.key = ?"
-                f" AND a.value_json IN ({marks})",
-                (study_id, after_trial_id, *finished, key, *values),
+        return all(
+            values
+            <= held_positions(
+                sql,
+                study_id,
+                key,
+                positions=[json.loads(v) for v in values],
+                after_trial_id=after_trial_id,
+                finished=True,
             )
-            if len(rows) < len(values):
-                return False
-    return True
+            for key, values in wanted.items()
+        )
 
 
 def write_prepared(

@@ -254,7 +254,7 @@ class Cooperation:
         return [k for k in free if k not in ahead]
 
     def _claim(
-        self, points: PendingPoints, chunk: list[int], at_most: int | None = None
+        self, points: PendingPoints, chunk: list[int], at_most: int
     ) -> list[_claims.Claimed]:
         names = self.run.space.names
         claims = [
