@@ -129,7 +129,7 @@ def claim(
     json_of = {name: distribution_to_json(d) for name, d in distributions.items()}
     with backend.engine.begin() as connection:
         sql = Sql(connection)
-        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        sql.lock_study(study_id)
         taken = held_positions(sql, study_id, position_key, positions=[c.position for c in claims])
         free = [c for c in claims if json.dumps(int(c.position)) not in taken][:at_most]
         if not free:
@@ -208,7 +208,7 @@ def claim_trial(
     study_id = study_id_of(study)
     with backend.engine.begin() as connection:
         sql = Sql(connection)
-        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        sql.lock_study(study_id)
         held = held_positions(
             sql, study_id, position_key, positions=[position], after_trial_id=after_trial_id
         )
@@ -530,7 +530,7 @@ def take_ahead(study: optuna.Study, keys: Sequence[str], owner: str) -> list[str
     study_id = study_id_of(study)
     with backend.engine.begin() as connection:
         sql = Sql(connection)
-        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        sql.lock_study(study_id)
         marks = ", ".join("?" for _ in keys)
         rows = sql(
             f"SELECT key FROM study_system_attributes WHERE study_id = ? AND key IN ({marks})",

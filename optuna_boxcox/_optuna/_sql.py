@@ -22,6 +22,7 @@ class Sql:
     def __init__(self, connection: Any) -> None:
         self.mark = self.mark_of(connection.dialect.paramstyle)
         self.sqlite = connection.dialect.name == "sqlite"
+        self.postgresql = connection.dialect.name == "postgresql"
         self.cursor = connection.connection.cursor()
 
     @staticmethod
@@ -37,6 +38,33 @@ class Sql:
     def insert(self, table: str, columns: Sequence[str], rows: list[tuple]) -> None:
         if rows:
             self.cursor.executemany(insert_statement(table, columns, self.mark), rows)
+
+    def lock_study(self, study_id: int, *, wait: bool = True) -> bool:
+        """Take the study's write lock until the transaction ends: every writer that counts or
+        numbers the study's trials takes it first (a row lock on the study on PostgreSQL and
+        MySQL, as Optuna's own trial creation takes; SQLite's one writer lock).
+
+        Without ``wait``, where the database can tell without waiting (PostgreSQL), returns False
+        at once when another transaction holds it; elsewhere it waits, as with ``wait``.
+        """
+        if not wait and self.postgresql:
+            # The lock an UPDATE of the row takes (and which Optuna's FOR UPDATE waits for); not
+            # held by a transaction that only inserted rows referring to the study.
+            return bool(
+                self(
+                    "SELECT study_id FROM studies WHERE study_id = ? FOR NO KEY UPDATE SKIP LOCKED",
+                    (study_id,),
+                )
+            )
+        self("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
+        return True
+
+    def await_study_lock(self, study_id: int) -> None:
+        """Wait, without taking it, until the transaction that holds the study's write lock
+        ends (PostgreSQL: a shared lock on the study's row, which many waiters hold at once and
+        which ends with this transaction); nothing elsewhere."""
+        if self.postgresql:
+            self("SELECT study_id FROM studies WHERE study_id = ? FOR SHARE", (study_id,))
 
 
 def insert_statement(table: str, columns: Sequence[str], mark: str) -> str:

@@ -435,75 +435,85 @@ def write_prepared(
     if storage is None or not bulk_supported(storage_of(study)):
         raise TypeError("write_prepared needs an RDB storage of a supported Optuna version")
     study_id = study_id_of(study)
-    if _finished_elsewhere(storage, study_id, prepared.positions, after_trial_id):
-        # Other workers finished every one of these positions: nothing to write, and no need
-        # to queue for the lock to find that out (workers that end a shared plan together each
-        # hold the same last trials).
-        return Written([], [], [], after_trial_id)
-    with storage.engine.begin() as connection:
-        sql = _Sql(connection)
-        # A no-op write on the study row takes the write lock first (row lock on PostgreSQL, the
-        # database lock on SQLite), so counting trials and inserting them cannot interleave with
-        # another writer's trial creation: numbers stay unique and consecutive.
-        sql("UPDATE studies SET study_name = study_name WHERE study_id = ?", (study_id,))
-        taken = {
-            (key, value_json)
-            for key in {p[0] for p in prepared.positions if p is not None}
-            for value_json in held_positions(sql, study_id, key, after_trial_id=after_trial_id)
-        }
-        keep = [i for i, p in enumerate(prepared.positions) if p not in taken] if taken else None
-        if keep is not None and len(keep) == len(prepared.positions):
-            keep = None
-        # Trials another writer added since after_trial_id were checked for this write's positions
-        # only: the mark moves past them only while there are none (one writer alone), else a
-        # later write would miss the positions they hold.
-        ((foreign,),) = sql(
-            "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id > ?",
-            (study_id, after_trial_id),
-        )
-        if keep is not None and not keep:
+    while True:
+        if _finished_elsewhere(storage, study_id, prepared.positions, after_trial_id):
+            # Other workers finished every one of these positions: nothing to write, and no
+            # need to queue for the lock to find that out (workers that end a shared plan
+            # together each hold the same last trials).
             return Written([], [], [], after_trial_id)
-        ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
-        ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
-        trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
-        if first_number != prepared.first_number or keep is not None:
-            trials = [(first_number + k, *row[1:]) for k, row in enumerate(trials)]
-        sql.insert(
-            "trials",
-            ("number", "study_id", "state", "datetime_start", "datetime_complete"),
-            trials,
-        )
-        # Under the study's write lock our rows are the only new ones of this study.
-        new = sql(
-            "SELECT trial_id, number FROM trials WHERE trial_id > ? AND study_id = ? ORDER BY number",
-            (before or 0, study_id),
-        )
-        trial_ids = [row[0] for row in new]
-        if len(trial_ids) != len(trials):
-            raise RuntimeError(
-                f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}"
-            )
-        # Ids are increasing: they are the forecast ones when the first and last are.
-        first = prepared.first_trial_id
-        forecast = (
-            keep is None and trial_ids[0] == first and trial_ids[-1] == first + len(trials) - 1
-        )
-        renumber = (
-            None
-            if forecast
-            else {
-                first + i: trial_id
-                for i, trial_id in zip(range(len(trials)) if keep is None else keep, trial_ids)
-            }
-        )
-        for statement, rows in prepared.tables:
-            if renumber is not None:
-                rows = [(renumber[row[0]], *row[1:]) for row in rows if row[0] in renumber]
-            if rows:
-                sql.cursor.executemany(statement, rows)
-        return Written(
-            list(range(len(prepared.trials))) if keep is None else keep,
-            trial_ids,
-            [row[1] for row in new],
-            after_trial_id if foreign else max(trial_ids),
-        )
+        with storage.engine.begin() as connection:
+            sql = _Sql(connection)
+            # The study's write lock first, so counting trials and inserting them cannot
+            # interleave with another writer's trial creation: numbers stay unique and
+            # consecutive. Where another writer holds it, this one does not queue for it (each
+            # in the queue would take it in turn only to find its trials written): it waits
+            # for that writer to end and reads again what is left to write.
+            # (Trials without a position are written whatever others wrote: they queue.)
+            wait = not prepared.positions or None in prepared.positions
+            if sql.lock_study(study_id, wait=wait):
+                return _write_locked(sql, study_id, prepared, after_trial_id)
+        with storage.engine.begin() as connection:
+            _Sql(connection).await_study_lock(study_id)
+
+
+def _write_locked(
+    sql: _Sql, study_id: int, prepared: PreparedTrials, after_trial_id: int
+) -> Written:
+    """:func:`write_prepared`'s write, in the transaction that holds the study's write lock."""
+    taken = {
+        (key, value_json)
+        for key in {p[0] for p in prepared.positions if p is not None}
+        for value_json in held_positions(sql, study_id, key, after_trial_id=after_trial_id)
+    }
+    keep = [i for i, p in enumerate(prepared.positions) if p not in taken] if taken else None
+    if keep is not None and len(keep) == len(prepared.positions):
+        keep = None
+    # Trials another writer added since after_trial_id were checked for this write's positions
+    # only: the mark moves past them only while there are none (one writer alone), else a
+    # later write would miss the positions they hold.
+    ((foreign,),) = sql(
+        "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id > ?",
+        (study_id, after_trial_id),
+    )
+    if keep is not None and not keep:
+        return Written([], [], [], after_trial_id)
+    ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
+    ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
+    trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
+    if first_number != prepared.first_number or keep is not None:
+        trials = [(first_number + k, *row[1:]) for k, row in enumerate(trials)]
+    sql.insert(
+        "trials",
+        ("number", "study_id", "state", "datetime_start", "datetime_complete"),
+        trials,
+    )
+    # Under the study's write lock our rows are the only new ones of this study.
+    new = sql(
+        "SELECT trial_id, number FROM trials WHERE trial_id > ? AND study_id = ? ORDER BY number",
+        (before or 0, study_id),
+    )
+    trial_ids = [row[0] for row in new]
+    if len(trial_ids) != len(trials):
+        raise RuntimeError(f"bulk write expected {len(trials)} new trials, found {len(trial_ids)}")
+    # Ids are increasing: they are the forecast ones when the first and last are.
+    first = prepared.first_trial_id
+    forecast = keep is None and trial_ids[0] == first and trial_ids[-1] == first + len(trials) - 1
+    renumber = (
+        None
+        if forecast
+        else {
+            first + i: trial_id
+            for i, trial_id in zip(range(len(trials)) if keep is None else keep, trial_ids)
+        }
+    )
+    for statement, rows in prepared.tables:
+        if renumber is not None:
+            rows = [(renumber[row[0]], *row[1:]) for row in rows if row[0] in renumber]
+        if rows:
+            sql.cursor.executemany(statement, rows)
+    return Written(
+        list(range(len(prepared.trials))) if keep is None else keep,
+        trial_ids,
+        [row[1] for row in new],
+        after_trial_id if foreign else max(trial_ids),
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 import sqlite3
+import threading
+import time
 
 import numpy as np
 import optuna
@@ -12,6 +14,7 @@ from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
+from optuna_boxcox._optuna import _write as _write_module
 from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._encode import FloatTrialEncoder
@@ -268,3 +271,79 @@ def test_a_batch_whose_positions_others_finished_is_dropped_without_the_write_lo
 def _times():
     start = datetime.datetime(2026, 11, 26, 1, 0, 0)
     return start, start + datetime.timedelta(seconds=1)
+
+
+def _hold_study_lock_and_finish(url, study_id, positions, seconds, ready):
+    """Another writer on PostgreSQL: takes the study's write lock, writes finished trials holding
+    ``positions``, keeps the lock ``seconds`` and commits. ``ready`` is set once it holds it."""
+    import psycopg
+
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(plain) as connection:
+        cursor = connection.cursor()
+        cursor.execute(
+            "UPDATE studies SET study_name = study_name WHERE study_id = %s", (study_id,)
+        )
+        (count,) = cursor.execute(
+            "SELECT COUNT(*) FROM trials WHERE study_id = %s", (study_id,)
+        ).fetchone()
+        now = datetime.datetime.now()
+        for k, position in enumerate(positions):
+            (trial_id,) = cursor.execute(
+                "INSERT INTO trials (number, study_id, state, datetime_start, datetime_complete)"
+                " VALUES (%s, %s, 'COMPLETE', %s, %s) RETURNING trial_id",
+                (count + k, study_id, now, now),
+            ).fetchone()
+            cursor.execute(
+                "INSERT INTO trial_system_attributes (trial_id, key, value_json) VALUES (%s, %s, %s)",
+                (trial_id, "optuna_boxcox:position", str(position)),
+            )
+        ready.set()
+        time.sleep(seconds)
+        connection.commit()
+
+
+@pytest.mark.parametrize("theirs", [[1, 2], [1]], ids=["all-theirs", "one-left"])
+def test_on_postgresql_a_write_waits_for_the_writer_holding_the_lock_then_reads_again(
+    postgres_url, monkeypatch, theirs
+):
+    # Sixteen workers that end a plan together each hold its last trials: each queued for the
+    # lock in turn only to find them written. Now a write that finds the lock taken waits for
+    # its holder to end and reads again, taking the lock only for what is still unwritten.
+    study = optuna.create_study(
+        storage=open_storage(postgres_url), study_name="s", direction="maximize"
+    )
+    encoder = FloatTrialEncoder(DISTRIBUTIONS, "optuna_boxcox:position")
+    encoded = [encoder(v.tolist(), x, u, s, a, b) for v, x, u, s, a, b in some_trials(3)]
+    mine = TrialRows(study)(encoded[1:3])
+    locked = []
+    original = _write_module._write_locked
+    monkeypatch.setattr(
+        _write_module,
+        "_write_locked",
+        lambda *args: locked.append(time.perf_counter()) or original(*args),
+    )
+    ready = threading.Event()
+    holder = threading.Thread(
+        target=_hold_study_lock_and_finish,
+        args=(postgres_url, study._study_id, theirs, 1.0, ready),
+    )
+    holder.start()
+    try:
+        assert ready.wait(30)
+        tick = time.perf_counter()
+        written = write_prepared(study, mine)
+        waited = time.perf_counter() - tick
+    finally:
+        holder.join()
+    assert waited > 0.5  # it waited for the holder ...
+    loaded = optuna.load_study(study_name="s", storage=postgres_url)
+    positions = [t.system_attrs["optuna_boxcox:position"] for t in loaded.trials]
+    if theirs == [1, 2]:
+        # ... and, finding its trials written, took no lock and wrote nothing.
+        assert locked == [] and written.indices == []
+        assert positions == [1, 2]
+    else:
+        # ... and wrote, under the lock, only the position still unwritten.
+        assert len(locked) == 1 and written.indices == [1]
+        assert positions == [1, 2] and [t.number for t in loaded.trials] == [0, 1]
