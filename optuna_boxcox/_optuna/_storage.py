@@ -34,7 +34,9 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import heartbeat_stale_trial_callback
+from optuna_boxcox._optuna._read import read_study_attrs
 from optuna_boxcox._optuna._read import read_trials
+from optuna_boxcox._optuna._write import set_study_attr
 from optuna_boxcox._optuna._write import write_running_trial_params
 from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox._system._process import process_identity
@@ -160,11 +162,13 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
                     self._trial_index.pop(trial._trial_id, None)
         self._backend.delete_study(study_id)
 
+    # A study's attributes are read and written in a statement or two rather than Optuna's ORM
+    # round trips: every worker reads and writes several when it starts and stops.
     def set_study_user_attr(self, study_id: int, key: str, value: Any) -> None:
-        self._backend.set_study_user_attr(study_id, key, value)
+        set_study_attr(self._backend, study_id, "user", key, value)
 
     def set_study_system_attr(self, study_id: int, key: str, value: Any) -> None:
-        self._backend.set_study_system_attr(study_id, key, value)
+        set_study_attr(self._backend, study_id, "system", key, value)
 
     def get_study_id_from_name(self, study_name: str) -> int:
         return self._backend.get_study_id_from_name(study_name)
@@ -184,10 +188,12 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
             return study.directions
 
     def get_study_user_attrs(self, study_id: int) -> dict[str, Any]:
-        return self._backend.get_study_user_attrs(study_id)
+        with self._backend.engine.connect() as connection:
+            return read_study_attrs(connection, study_id, "user")
 
     def get_study_system_attrs(self, study_id: int) -> dict[str, Any]:
-        return self._backend.get_study_system_attrs(study_id)
+        with self._backend.engine.connect() as connection:
+            return read_study_attrs(connection, study_id, "system")
 
     def get_all_studies(self) -> list[FrozenStudy]:
         return self._backend.get_all_studies()

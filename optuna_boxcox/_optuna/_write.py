@@ -223,6 +223,39 @@ def write_running_trial_params(
                 continue  # the name is there already: the first value stays, as for Optuna
 
 
+def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, value: Any) -> None:
+    """Optuna's ``set_study_user_attr`` / ``set_study_system_attr`` (``kind``: ``"user"`` or
+    ``"system"``) in one transaction of one statement where the key exists — an announcement
+    refreshed, a record rewritten — instead of Optuna's three; KeyError for no such study."""
+    from sqlalchemy.exc import IntegrityError
+
+    from optuna_boxcox._optuna._read import STUDY_ATTR_TABLES
+
+    table, text = STUDY_ATTR_TABLES[kind], json.dumps(value)
+    duplicate = (IntegrityError, storage.engine.dialect.dbapi.IntegrityError)
+    for attempt in range(2):
+        try:
+            with storage.engine.begin() as connection:
+                sql = _Sql(connection)
+                sql(
+                    f"UPDATE {table} SET value_json = ? WHERE study_id = ? AND key = ?",
+                    (text, study_id, key),
+                )
+                if sql.cursor.rowcount:
+                    return
+                if not sql("SELECT study_id FROM studies WHERE study_id = ?", (study_id,)):
+                    raise KeyError(f"No study with study_id {study_id} exists.")
+                sql(
+                    f"INSERT INTO {table} (study_id, key, value_json) VALUES (?, ?, ?)",
+                    (study_id, key, text),
+                )
+                return
+        except duplicate:
+            if attempt:  # pragma: no cover - the key existed, then vanished before the update
+                raise
+            # Another process inserted the key meanwhile: it exists now, so update it.
+
+
 def _check_updatable(sql: _Sql, trial_id: int, *, raise_finished: bool = True) -> bool:
     """Whether the trial is still running (KeyError if there is no such trial); a finished one
     raises Optuna's UpdateFinishedTrialError unless ``raise_finished`` is False."""

@@ -159,3 +159,60 @@ def test_a_sqlite_file_another_process_is_writing_is_waited_for_not_reported(tmp
         holder.close()
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_study_attributes_read_and_written_in_few_statements_are_optunas(url):
+    # Every worker reads and writes several study attributes as it starts and stops (the
+    # experiment's record, its announcement): they go through one or two statements each,
+    # and Optuna's own storage on the same database is the oracle.
+    ours = open_storage(url)
+    plain = optuna.storages.RDBStorage(url)
+    study = optuna.create_study(storage=ours, study_name="attrs")
+    study_id = study_id_of(study)
+    assert ours.get_study_user_attrs(study_id) == {} == ours.get_study_system_attrs(study_id)
+    values = {"a": 1, "b": [1.5, "λ"], "c": {"nested": None}, "d": "text"}
+    for key, value in values.items():
+        study.set_user_attr(key, value)
+        ours.set_study_system_attr(study_id, key, {"system": value})
+    study.set_user_attr("a", 2)  # rewritten
+    plain.set_study_user_attr(study_id, "e", True)  # written by Optuna itself
+    expected = {**values, "a": 2, "e": True}
+    assert ours.get_study_user_attrs(study_id) == expected == plain.get_study_user_attrs(study_id)
+    assert (
+        ours.get_study_system_attrs(study_id)
+        == {k: {"system": v} for k, v in values.items()}
+        == plain.get_study_system_attrs(study_id)
+    )
+    other = optuna.create_study(storage=ours, study_name="other")
+    assert ours.get_study_user_attrs(study_id_of(other)) == {}  # nothing leaks between studies
+    missing = study_id + 100
+    for call in (
+        lambda: ours.get_study_user_attrs(missing),
+        lambda: ours.get_study_system_attrs(missing),
+        lambda: ours.set_study_user_attr(missing, "a", 1),
+        lambda: ours.set_study_system_attr(missing, "a", 1),
+    ):
+        with pytest.raises(KeyError, match="No study"):
+            call()
+
+
+def test_a_study_attribute_another_process_creates_meanwhile_is_updated(postgres_url, monkeypatch):
+    # Two workers announcing a new key at once: the second one's insert finds the first one's
+    # row and updates it instead of failing.
+    from optuna_boxcox._optuna import _sql
+
+    ours = open_storage(postgres_url)
+    plain = optuna.storages.RDBStorage(postgres_url)
+    study_id = study_id_of(optuna.create_study(storage=ours, study_name="race"))
+    original = _sql.Sql.__call__
+    raced = []
+
+    def call(self, statement, parameters=()):
+        if statement.startswith("INSERT INTO study_system_attributes") and not raced:
+            raced.append(True)
+            plain.set_study_system_attr(study_id, "worker:x", "theirs")
+        return original(self, statement, parameters)
+
+    monkeypatch.setattr(_sql.Sql, "__call__", call)
+    ours.set_study_system_attr(study_id, "worker:x", "mine")
+    assert raced and plain.get_study_system_attrs(study_id) == {"worker:x": "mine"}
