@@ -381,7 +381,8 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
     def register(self, study: optuna.Study) -> None:
         """Record the experiment (:attr:`spec`, user attribute ``boxcox_spec``) and the search space
         in the study, so samplers in every worker can find them, and what the objective chose
-        (:meth:`describe`, user attribute ``boxcox_evaluator``).
+        (:meth:`describe`, user attribute ``boxcox_evaluator``; rewritten when another worker's
+        choices differ, not when only the memory it had does).
 
         Called automatically on the first trial. Refuses (:class:`~optuna_boxcox.StudyMismatch`) a
         study that holds another experiment — other data, classifier or parameters, scoring, cv,

@@ -371,8 +371,20 @@ def record_search(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names(metric_names)
-    if recorded.get(DESCRIPTION_ATTR) != described:
+    if _choices(recorded.get(DESCRIPTION_ATTR)) != _choices(described):
         study.set_user_attr(DESCRIPTION_ATTR, described)
+
+
+#: What an objective's description says of the memory its process had (its limit, and what the
+#: limit sized): workers started together each have their own, and each rewriting the record
+#: would only queue them on its row. The record is rewritten when the choices differ.
+_MEMORY_FIELDS = ("memory_limit", "estimated_peak_bytes", "memory", "cache_capacity")
+
+
+def _choices(described: Any) -> Any:
+    if not isinstance(described, dict):
+        return described
+    return {key: value for key, value in described.items() if key not in _MEMORY_FIELDS}
 
 
 def _check_space(study_name: str, theirs: dict[str, Any], mine: dict[str, Any]) -> None:

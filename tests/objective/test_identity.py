@@ -207,3 +207,21 @@ def test_a_spec_recorded_before_the_bounds_were_part_of_it_continues():
     record = objective.spec.to_dict()
     del record["bounds"]  # as an older optuna-boxcox wrote it: its λ space record guards them
     assert objective.spec.difference(SearchSpec.from_dict(record)) is None
+
+
+def test_the_record_of_the_objectives_choices_is_rewritten_for_other_choices_not_other_memory():
+    # Workers started together each have their own memory limit (and what it sizes): each
+    # rewriting the record only queued them on its row. Other choices are recorded.
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    X = X.iloc[:, :3]
+    study = optuna.create_study(direction="maximize")
+    first = BoxCoxObjective(X, y, GaussianNB(), memory_limit="1GiB")
+    first.register(study)
+    assert study.user_attrs["boxcox_evaluator"] == first.describe()
+    less = BoxCoxObjective(X, y, GaussianNB(), memory_limit="512MiB")
+    assert less.describe()["memory_limit"] != first.describe()["memory_limit"]
+    less.register(study)
+    assert study.user_attrs["boxcox_evaluator"] == first.describe()
+    threads = BoxCoxObjective(X, y, GaussianNB(), memory_limit="512MiB", n_threads=2)
+    threads.register(study)
+    assert study.user_attrs["boxcox_evaluator"] == threads.describe()
