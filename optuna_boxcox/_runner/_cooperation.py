@@ -87,7 +87,11 @@ class Cooperation:
         self.top = objective.at_rows(objective.rungs[-1]) if objective.rungs else objective
         self.identity = run.owner
         backend = rdb_backend(storage_of(study))
-        self.heartbeat = backend is not None and backend.get_heartbeat_interval() is not None
+        interval = None if backend is None else backend.get_heartbeat_interval()
+        self.heartbeat = interval is not None
+        #: Seconds between two looks for claims whose heartbeat stopped: a claim is stale only
+        #: after the grace period (several heartbeats), so looking more often finds nothing more.
+        self.reap_every = max(self.CHECK_EVERY, float(interval or 0.0))
         _claims.announce(study, self.identity)
         self.announced = self.reaped = time.perf_counter()
         # The first batch looks again: workers started together announce themselves within
@@ -384,7 +388,7 @@ class Cooperation:
             if not live:
                 free.append(index[position])
         now = time.perf_counter()
-        if self.heartbeat and now - self.reaped > self.CHECK_EVERY:
+        if self.heartbeat and now - self.reaped > self.reap_every:
             # On a database server, a machine that vanished stops its claims' heartbeats.
             self.reaped = now
             with warnings.catch_warnings():
