@@ -87,12 +87,15 @@ class TrialRecord:
 class Written(NamedTuple):
     """What a bulk write wrote: for each trial kept (``indices`` into the batch, in order), its id
     and number; ``last_trial_id`` is what the next write of the same writer takes as its
-    ``after_trial_id`` (past its own trials, but never past another writer's)."""
+    ``after_trial_id`` (past its own trials, but never past another writer's). ``unsettled``:
+    the trials dropped whose position a running trial held (another worker may yet fail to
+    finish it), or None where the write does not tell them from those a finished trial holds."""
 
     indices: list[int]
     trial_ids: list[int]
     numbers: list[int]
     last_trial_id: int
+    unsettled: list[int] | None = None
 
 
 def bulk_supported(storage: Any) -> bool:
@@ -473,7 +476,7 @@ def write_prepared(
             # Other workers finished every one of these positions: nothing to write, and no
             # need to queue for the lock to find that out (workers that end a shared plan
             # together each hold the same last trials).
-            return Written([], [], [], after_trial_id)
+            return Written([], [], [], after_trial_id, [])
         with storage.engine.begin() as connection:
             sql = _Sql(connection)
             # The study's write lock first, so counting trials and inserting them cannot
@@ -508,8 +511,9 @@ def _write_locked(
         "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id > ?",
         (study_id, after_trial_id),
     )
+    unsettled = _held_by_running(sql, study_id, prepared, keep, after_trial_id)
     if keep is not None and not keep:
-        return Written([], [], [], after_trial_id)
+        return Written([], [], [], after_trial_id, unsettled)
     ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
     ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
     trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
@@ -543,10 +547,36 @@ def _write_locked(
         if renumber is not None:
             rows = [(renumber[row[0]], *row[1:]) for row in rows if row[0] in renumber]
         if rows:
-            sql.cursor.executemany(statement, rows)
+            sql.executemany(statement, rows)
     return Written(
         list(range(len(prepared.trials))) if keep is None else keep,
         trial_ids,
         [row[1] for row in new],
         after_trial_id if foreign else max(trial_ids),
+        unsettled,
     )
+
+
+def _held_by_running(
+    sql: _Sql, study_id: int, prepared: PreparedTrials, keep: list[int] | None, after: int
+) -> list[int]:
+    """The trials a write drops (those not in ``keep``) whose position no finished trial holds:
+    a running one does, which its worker may yet fail to finish."""
+    if keep is None:
+        return []
+    kept = set(keep)
+    dropped = [i for i in range(len(prepared.positions)) if i not in kept]
+    done: set[tuple[str, str]] = set()
+    for key in {prepared.positions[i][0] for i in dropped}:
+        wanted = [
+            json.loads(prepared.positions[i][1])
+            for i in dropped
+            if prepared.positions[i][0] == key
+        ]
+        done |= {
+            (key, value_json)
+            for value_json in held_positions(
+                sql, study_id, key, positions=wanted, after_trial_id=after, finished=True
+            )
+        }
+    return [i for i in dropped if prepared.positions[i] not in done]

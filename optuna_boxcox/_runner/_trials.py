@@ -112,7 +112,7 @@ class RunTrials:
         )
         self._trial_rows: TrialRows | None = None  # made at the first write: it reads the database
         self.stored: list[FrozenTrial] = []  # written, with their ids and numbers
-        #: Rows a writer dropped because another worker's trial held their position.
+        #: Rows a writer dropped because another worker's running trial held their position.
         self.dropped: list[Row] = []
         self._handed: collections.deque[list[Row]] = collections.deque()
         self._called_back = 0
@@ -168,7 +168,11 @@ class RunTrials:
                 written.indices, written.trial_ids, written.numbers
             ):
                 self.stored.append(self.frozen(*rows[index], trial_id, number))
-            if len(written.indices) != len(rows):
+            if written.unsettled is not None:
+                # Only those a running trial held wait to be settled: a finished one holds its
+                # position for good.
+                self.dropped.extend(rows[i] for i in written.unsettled)
+            elif len(written.indices) != len(rows):
                 kept = set(written.indices)
                 self.dropped.extend(row for i, row in enumerate(rows) if i not in kept)
             self._bound()
