@@ -375,3 +375,62 @@ def test_only_the_trials_a_running_trial_held_are_left_to_settle(tmp_path):
     # Every position finished elsewhere (read without the lock): nothing to settle.
     assert write_prepared(study, TrialRows(study)([encoded[0], encoded[1]])).unsettled == []
 
+
+def test_trials_written_in_bulk_read_back_as_the_ones_optuna_writes(url):
+    # On PostgreSQL the rows go in by COPY: every kind of value and text (tabs, newlines,
+    # backslashes, quotes, non-ASCII) must come back as Optuna's own writes of the same trials.
+    start = datetime.datetime(2026, 11, 26, 4, 0, 0, 654321)
+    odd = "tab\there\nnew line \\ back\\slash 'quote' \"double\" λ ∞ \\N"
+    records = [
+        TrialRecord(
+            params=dict(zip(NAMES, (0.5 * k, -1.25, 3.0))),
+            distributions=DISTRIBUTIONS,
+            value=value,
+            user_attrs={"text": odd, "k": k, "list": [odd, None, 1.5]},
+            system_attrs={"optuna_boxcox:position": k, odd: odd},
+            datetime_start=start,
+            datetime_complete=start + datetime.timedelta(seconds=k),
+            state=state,
+            intermediate_values=intermediate,
+        )
+        for k, (value, state, intermediate) in enumerate(
+            8  # enough rows for every table to go by COPY
+            * [
+                (0.75, optuna.trial.TrialState.COMPLETE, None),
+                (float("inf"), optuna.trial.TrialState.COMPLETE, {0: 0.5}),
+                (float("-inf"), optuna.trial.TrialState.COMPLETE, None),
+                (
+                    0.25,
+                    optuna.trial.TrialState.PRUNED,
+                    {0: float("nan"), 1: float("-inf"), 2: 0.25},
+                ),
+                (float("nan"), optuna.trial.TrialState.PRUNED, {3: float("nan")}),
+            ]
+        )
+    ]
+    storage = optuna.storages.RDBStorage(url)
+    bulk = optuna.create_study(storage=open_storage(url), study_name="bulk")
+    written = write_trials(bulk, records, position_key="optuna_boxcox:position")
+    assert len(written.indices) == len(records)
+    theirs = optuna.create_study(storage=storage, study_name="optuna")
+    for record in records:
+        storage.create_new_trial(theirs._study_id, template_trial=record.frozen())
+
+    def read(name):
+        return [
+            (
+                t.number,
+                t.state,
+                t.value,
+                t.params,
+                t.user_attrs,
+                t.system_attrs,
+                t.datetime_start,
+                t.datetime_complete,
+                {step: repr(v) for step, v in t.intermediate_values.items()},
+            )
+            for t in optuna.load_study(study_name=name, storage=storage).trials
+        ]
+
+    assert read("bulk") == read("optuna")
+    assert len(read("bulk")) == 40
