@@ -134,8 +134,7 @@ def claim(
         free = [c for c in claims if json.dumps(int(c.position)) not in taken][:at_most]
         if not free:
             return []
-        ((count,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
-        ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
+        count, before = sql.numbering(study_id)
         now = _stored_moment(datetime.datetime.now(), sqlite)
         sql.insert(
             "trials",

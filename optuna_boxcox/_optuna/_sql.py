@@ -57,6 +57,22 @@ class Sql:
             return
         self.cursor.executemany(statement, rows)
 
+    def numbering(self, study_id: int, *, after_trial_id: int | None = None) -> tuple[int, ...]:
+        """In one query (a round trip less under the study's write lock): the study's trial
+        count, which is the next trial's number and stays so while the lock is held; the newest
+        trial id of any study (the ids of trials inserted next are higher); and, given
+        ``after_trial_id``, how many of the study's trials come after it."""
+        statement = (
+            "SELECT (SELECT COUNT(*) FROM trials WHERE study_id = ?),"
+            " (SELECT MAX(trial_id) FROM trials)"
+        )
+        parameters: tuple = (study_id,)
+        if after_trial_id is not None:
+            statement += ", (SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id > ?)"
+            parameters += (study_id, after_trial_id)
+        ((*counts,),) = self(statement, parameters)
+        return tuple(counts)
+
     def lock_study(self, study_id: int, *, wait: bool = True) -> bool:
         """Take the study's write lock until the transaction ends: every writer that counts or
         numbers the study's trials takes it first (a row lock on the study on PostgreSQL and

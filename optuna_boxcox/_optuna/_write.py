@@ -507,15 +507,10 @@ def _write_locked(
     # Trials another writer added since after_trial_id were checked for this write's positions
     # only: the mark moves past them only while there are none (one writer alone), else a
     # later write would miss the positions they hold.
-    ((foreign,),) = sql(
-        "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id > ?",
-        (study_id, after_trial_id),
-    )
+    first_number, before, foreign = sql.numbering(study_id, after_trial_id=after_trial_id)
     unsettled = _held_by_running(sql, study_id, prepared, keep, after_trial_id)
     if keep is not None and not keep:
         return Written([], [], [], after_trial_id, unsettled)
-    ((first_number,),) = sql("SELECT COUNT(*) FROM trials WHERE study_id = ?", (study_id,))
-    ((before,),) = sql("SELECT MAX(trial_id) FROM trials")
     trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
     if first_number != prepared.first_number or keep is not None:
         trials = [(first_number + k, *row[1:]) for k, row in enumerate(trials)]
