@@ -39,6 +39,7 @@ import os
 from pathlib import Path
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -355,9 +356,17 @@ def sweep_bound(sweep_fits: Sequence[int], k: int) -> float:
 
 
 def measure(
-    case: WorkersCase, ks: Sequence[int], url: str, workdir: Path, *, report: Any = None
+    case: WorkersCase,
+    ks: Sequence[int],
+    url: str,
+    workdir: Path,
+    *,
+    repeats: int = 1,
+    report: Any = None,
 ) -> list[dict[str, Any]]:
-    """One worker, then for each k: the ceiling and k workers. ``report(row)`` sees each row."""
+    """One worker, then for each k: the ceiling and k workers, ``repeats`` times alternating
+    (the figures are medians, a fraction is the median speed-up over the median ceiling;
+    ``working_range`` and ``per_k`` give the runs' spread). ``report(row)`` sees each row."""
     cwd = workdir / "workers"
     cwd.mkdir(parents=True, exist_ok=True)
     one, name = run_workers(case, 1, url, cwd)
@@ -367,32 +376,41 @@ def measure(
     rows = []
     for k in [1, *ks]:
         if k == 1:
-            run, checked, side_by_side = one, reference, alone
+            runs, checks, ceilings = [one], [reference], [alone]
         else:
-            side_by_side = run_ceiling(case, k, evaluations, url, cwd)
-            run, name = run_workers(case, k, url, cwd)
-            checked = check_study(case, url, name)
-        speedup = one.seconds / run.seconds
-        machine = alone.seconds / side_by_side.seconds
-        working_speedup = one.working / run.working
-        working_machine = alone.working / side_by_side.working
+            runs, checks, ceilings = [], [], []
+            for _ in range(repeats):
+                ceilings.append(run_ceiling(case, k, evaluations, url, cwd))
+                run, name = run_workers(case, k, url, cwd)
+                runs.append(run)
+                checks.append(check_study(case, url, name))
+        whole = [one.seconds / r.seconds for r in runs]
+        machine = [alone.seconds / c.seconds for c in ceilings]
+        working = [one.working / r.working for r in runs]
+        working_machine = [alone.working / c.working for c in ceilings]
+        run = runs[int(np.argsort([r.working for r in runs])[len(runs) // 2])]  # the median run
         row = {
             "case": case.label,
             "k": k,
-            "startup": run.startup,
-            "seconds": run.seconds,
-            "speedup": speedup,
-            "ceiling": machine,
-            "fraction": speedup / machine,
-            "working": run.working,
-            "working_speedup": working_speedup,
-            "working_ceiling": working_machine,
-            "working_fraction": working_speedup / working_machine,
+            "runs": len(runs),
+            "startup": statistics.median(r.startup for r in runs),
+            "seconds": statistics.median(r.seconds for r in runs),
+            "speedup": statistics.median(whole),
+            "ceiling": statistics.median(machine),
+            "fraction": statistics.median(whole) / statistics.median(machine),
+            "working": statistics.median(r.working for r in runs),
+            "working_range": (min(r.working for r in runs), max(r.working for r in runs)),
+            "working_speedup": statistics.median(working),
+            "working_ceiling": statistics.median(working_machine),
+            "working_fraction": statistics.median(working) / statistics.median(working_machine),
+            "per_k": [w / k for w in working],
             "sweeps": sweep_bound(reference.sweep_fits, k),
             "fits": run.evaluations,
             "plan_fits": evaluations,
-            "once": checked.once,
-            "same": (checked.params, checked.value) == (reference.params, reference.value),
+            "once": all(c.once for c in checks),
+            "same": all(
+                (c.params, c.value) == (reference.params, reference.value) for c in checks
+            ),
         }
         rows.append(row)
         if report is not None:
@@ -417,6 +435,13 @@ def format_workers_rows(rows: Sequence[dict[str, Any]], *, header: bool = True) 
             f"{r['working_fraction']:>8.2f} | {r['sweeps']:>6.2f} {fits:>9} {r['once']!s:>5} "
             f"{r['same']!s:>6}"
         )
+        if r.get("runs", 1) > 1:
+            low, high = r["working_range"]
+            per_k = ", ".join(f"{x:.2f}" for x in r["per_k"])
+            lines.append(
+                f"{'':>2} ({r['runs']} runs: once all are ready {low:.1f}-{high:.1f} s, "
+                f"speed-up/k {per_k})"
+            )
     return "\n".join(lines)
 
 

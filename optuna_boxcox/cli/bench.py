@@ -100,6 +100,13 @@ def register(subparsers: Any) -> None:
         "search (default 0.5:300:8:iterative, 352 trials)",
     )
     parser.add_argument(
+        "--workers-repeats",
+        type=int,
+        default=1,
+        help="workers: alternating runs of the ceiling and the k workers for each k (medians; "
+        "default 1)",
+    )
+    parser.add_argument(
         "--workers-svc",
         default="2,3",
         help="workers: numbers of workers against one, with SVC ('' skips)",
@@ -287,6 +294,8 @@ def _workers(args: argparse.Namespace, workdir: Path) -> bool:
             settings=settings,
         )
 
+    if args.workers_repeats < 1:
+        raise UsageError(f"--workers-repeats must be at least 1, got {args.workers_repeats}")
     plans = []
     ks = counts(args.workers_sleep, "--workers-sleep")
     if ks:
@@ -308,7 +317,12 @@ def _workers(args: argparse.Namespace, workdir: Path) -> bool:
         "start-up, no plan, no claims); 'fraction' = speed-up / ceiling; 'sweeps': the most k "
         "workers can gain when each sweep waits for its last fit; 'fits': fits made by all "
         "workers / by the one; 'once': every plan position COMPLETE exactly once; 'same Λ': "
-        "Λopt and value as the one worker's",
+        "Λopt and value as the one worker's"
+        + (
+            f"; medians of {args.workers_repeats} alternating runs of the ceiling and the workers"
+            if args.workers_repeats > 1
+            else ""
+        ),
         flush=True,
     )
     ok = True
@@ -321,6 +335,7 @@ def _workers(args: argparse.Namespace, workdir: Path) -> bool:
                 ks,
                 url,
                 workdir,
+                repeats=args.workers_repeats,
                 report=lambda row: print(
                     workers.format_workers_rows([row], header=False), flush=True
                 ),

@@ -188,11 +188,16 @@ def test_workers_bench_times_k_workers_beside_the_ceiling_and_checks_each_positi
             "0.05:100:2:iterative",
             "--workers-svc",
             "",
+            "--workers-repeats",
+            "2",
         ]
     )
     out = capsys.readouterr().out
     assert status == 0, out
     assert "sleep 0.05 s, 100×2, iterative" in out and "ceiling" in out
+    assert "medians of 2 alternating runs" in out
+    (spread,) = [line for line in out.splitlines() if line.strip().startswith("(2 runs:")]
+    assert len(spread.split("speed-up/k")[1].split(",")) == 2, spread  # each run's speed-up
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["1"], ["2"])]
     assert [row[0] for row in rows] == ["1", "2"], out
     for row in rows:
