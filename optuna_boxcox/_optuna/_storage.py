@@ -177,8 +177,20 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
         with self._lock:
             study = self._study(study_id)
             if study.name is None:
-                study.name = self._backend.get_study_name_from_id(study_id)
+                study.name = self._read_study_name(study_id)
             return study.name
+
+    def _read_study_name(self, study_id: int) -> str:
+        """The study's name (KeyError for no such study) in one query, not Optuna's ORM."""
+        from optuna_boxcox._optuna._sql import Sql
+
+        with self._backend.engine.connect() as connection:
+            rows = Sql(connection)(
+                "SELECT study_name FROM studies WHERE study_id = ?", (study_id,)
+            )
+        if not rows:
+            raise KeyError(f"No study with study_id {study_id} exists.")
+        return rows[0][0]
 
     def get_study_directions(self, study_id: int) -> list[StudyDirection]:
         with self._lock:
@@ -325,7 +337,7 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
 
     def _check_study_exists(self, study_id: int, study: _StudyCache) -> None:
         if not study.trials and study.name is None:
-            study.name = self._backend.get_study_name_from_id(study_id)  # KeyError if none
+            study.name = self._read_study_name(study_id)  # KeyError if none
 
     def _read_ids(self, study_id: int, trial_ids: Sequence[int]) -> list[FrozenTrial]:
         with self._backend.engine.connect() as connection:

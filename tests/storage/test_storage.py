@@ -161,7 +161,7 @@ def test_a_sqlite_file_another_process_is_writing_is_waited_for_not_reported(tmp
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def test_study_attributes_read_and_written_in_few_statements_are_optunas(url):
+def test_study_names_and_attributes_read_and_written_in_few_statements_are_optunas(url):
     # Every worker reads and writes several study attributes as it starts and stops (the
     # experiment's record, its announcement): they go through one or two statements each,
     # and Optuna's own storage on the same database is the oracle.
@@ -185,8 +185,12 @@ def test_study_attributes_read_and_written_in_few_statements_are_optunas(url):
     )
     other = optuna.create_study(storage=ours, study_name="other")
     assert ours.get_study_user_attrs(study_id_of(other)) == {}  # nothing leaks between studies
+    assert open_storage(url).get_study_name_from_id(study_id) == "attrs"  # a fresh cache
+    assert plain.get_study_name_from_id(study_id) == "attrs"
     missing = study_id + 100
     for call in (
+        lambda: open_storage(url).get_study_name_from_id(missing),
+        lambda: open_storage(url).get_all_trials(missing),
         lambda: ours.get_study_user_attrs(missing),
         lambda: ours.get_study_system_attrs(missing),
         lambda: ours.set_study_user_attr(missing, "a", 1),
