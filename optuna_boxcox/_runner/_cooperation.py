@@ -158,8 +158,11 @@ class Cooperation:
         self, points: PendingPoints, *, meanwhile: Callable[[], None]
     ) -> tuple[list[Scored], list[str]]:
         """The batch's points scored, and how each trial is stored: ``"write"`` (by the
-        writer), ``"claimed"`` (completed here), ``"others"`` (by another)."""
-        meanwhile()
+        writer), ``"claimed"`` (completed here), ``"others"`` (by another).
+
+        ``meanwhile`` (handing trials to the writer) is called when there is something to wait
+        for: a batch of points all known goes by at once, and the trials of several such
+        batches go to the writer together."""
         n = len(points.positions)
         now = time.time()
         # Scored before here, or ahead by any worker; being scored ahead by one (``ahead``).
@@ -168,6 +171,8 @@ class Cooperation:
             if self.ahead is not None
             else ([self.top.cached_score(x) for x in points.points], {})
         )
+        if any(v is None for v in values):
+            meanwhile()
         scored: list[Scored | None] = [
             None if v is None else Scored(TrialState.COMPLETE, v, now, now) for v in values
         ]

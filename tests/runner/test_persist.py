@@ -434,3 +434,32 @@ def test_trials_written_in_bulk_read_back_as_the_ones_optuna_writes(url):
 
     assert read("bulk") == read("optuna")
     assert len(read("bulk")) == 40
+
+
+def test_lists_that_piled_up_are_handed_to_the_writer_together_up_to_a_bound():
+    # Batches of points all known go by without scoring, so nothing hands their trials over
+    # meanwhile: the lists that piled up go as one write (one transaction), never more than
+    # max_rows at once, in order.
+    from optuna_boxcox._runner._batched import Handover
+
+    class Writer:
+        def __init__(self):
+            self.lists = []
+
+        def put(self, rows):
+            self.lists.append(list(rows))
+
+    for max_rows, expected in [
+        (250, [250]),
+        (200, [200, 50]),
+        (150, [100, 150]),
+        (50, [100, 100, 50]),
+    ]:
+        writer = Writer()
+        handover = Handover(writer, max_rows)
+        handover.ready = [list(range(0, 100)), list(range(100, 200)), list(range(200, 250))]
+        assert handover.rows == 250
+        handover()
+        assert [len(rows) for rows in writer.lists] == expected
+        assert [row for rows in writer.lists for row in rows] == list(range(250))
+        assert handover.ready == [] and handover.rows == 0
