@@ -163,3 +163,41 @@ def test_workers_that_score_ahead_write_one_workers_trials(tmp_path):
     assert {w["best"] for w in together} == {alone["best"]}
     # The board is gone once the plan has ended: its scores are the trials'.
     assert not [k for k in _system_attrs(url, "together") if k.startswith(_claims.AHEAD_PREFIX)]
+
+
+@pytest.mark.timeout(120)  # a take that waited for the lock would wait for ever here
+def test_on_postgresql_the_board_is_taken_once_without_the_study_lock(postgres_url):
+    # One insert that skips the keys another worker has (the table's unique study and key):
+    # no study lock, so taking points ahead does not queue behind claims and writes.
+    import threading
+
+    study = optuna.create_study(storage=open_storage(postgres_url), study_name="board")
+    keys = [_claims.ahead_key(np.array([float(k)])) for k in range(40)]
+    assert _claims.take_ahead(study, [keys[0], keys[1], keys[0]], "a:1:1") == keys[:2]
+    assert _claims.take_ahead(study, keys[:3], "b:2:2") == [keys[2]]
+    # A claim or a write holds the study's write lock meanwhile: taking does not wait for it.
+    import psycopg
+
+    with psycopg.connect(postgres_url.replace("postgresql+psycopg://", "postgresql://")) as c:
+        c.execute(
+            "UPDATE studies SET study_name = study_name WHERE study_id = %s", (study._study_id,)
+        )
+        assert _claims.take_ahead(study, keys[3:4], "a:1:1") == [keys[3]]
+        c.rollback()
+    # Workers taking the same keys at once: each key goes to exactly one of them.
+    got, start = {}, threading.Barrier(4)
+
+    def take(owner):
+        start.wait()
+        got[owner] = _claims.take_ahead(study, keys[4:], owner)
+
+    takers = [threading.Thread(target=take, args=(f"w:{i}:1",)) for i in range(4)]
+    for t in takers:
+        t.start()
+    for t in takers:
+        t.join()
+    taken = [key for keys_taken in got.values() for key in keys_taken]
+    assert sorted(taken) == sorted(keys[4:])
+    entries = _claims.read_ahead(study, keys)
+    assert {entries[key][1] for key in keys[4:]} <= set(got) and len(entries) == 40
+    assert all(entries[key][1] == owner for owner, ks in got.items() for key in ks)
