@@ -226,6 +226,11 @@ def write_running_trial_params(
                 continue  # the name is there already: the first value stays, as for Optuna
 
 
+#: Databases where a study attribute is written by one insert-or-update statement (elsewhere an
+#: update, then an insert where there was nothing to update).
+UPSERT_DIALECTS = ("postgresql",)
+
+
 def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, value: Any) -> None:
     """Optuna's ``set_study_user_attr`` / ``set_study_system_attr`` (``kind``: ``"user"`` or
     ``"system"``) in one transaction of one statement where the key exists — an announcement
@@ -236,6 +241,19 @@ def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, valu
 
     table, text = STUDY_ATTR_TABLES[kind], json.dumps(value)
     duplicate = (IntegrityError, storage.engine.dialect.dbapi.IntegrityError)
+    if storage.engine.dialect.name in UPSERT_DIALECTS:
+        # One statement: the key is unique per study (a worker's announcement is new the
+        # first time, then updated).
+        try:
+            with storage.engine.begin() as connection:
+                _Sql(connection)(
+                    f"INSERT INTO {table} (study_id, key, value_json) VALUES (?, ?, ?)"
+                    " ON CONFLICT (study_id, key) DO UPDATE SET value_json = EXCLUDED.value_json",
+                    (study_id, key, text),
+                )
+            return
+        except duplicate:  # no such study (its foreign key)
+            raise KeyError(f"No study with study_id {study_id} exists.") from None
     for attempt in range(2):
         try:
             with storage.engine.begin() as connection:

@@ -200,10 +200,18 @@ def test_study_names_and_attributes_read_and_written_in_few_statements_are_optun
             call()
 
 
-def test_a_study_attribute_another_process_creates_meanwhile_is_updated(postgres_url, monkeypatch):
+@pytest.mark.parametrize("upsert", [True, False], ids=["upsert", "update-then-insert"])
+def test_a_study_attribute_another_process_creates_meanwhile_is_updated(
+    postgres_url, monkeypatch, upsert
+):
     # Two workers announcing a new key at once: the second one's insert finds the first one's
-    # row and updates it instead of failing.
+    # row and updates it instead of failing (one statement on PostgreSQL; the update-then-insert
+    # of other databases retries).
     from optuna_boxcox._optuna import _sql
+    from optuna_boxcox._optuna import _write
+
+    if not upsert:
+        monkeypatch.setattr(_write, "UPSERT_DIALECTS", ())
 
     ours = open_storage(postgres_url)
     plain = optuna.storages.RDBStorage(postgres_url)
