@@ -233,8 +233,9 @@ UPSERT_DIALECTS = ("postgresql",)
 
 def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, value: Any) -> None:
     """Optuna's ``set_study_user_attr`` / ``set_study_system_attr`` (``kind``: ``"user"`` or
-    ``"system"``) in one transaction of one statement where the key exists — an announcement
-    refreshed, a record rewritten — instead of Optuna's three; KeyError for no such study."""
+    ``"system"``) without its ORM round trips: one insert-or-update statement on PostgreSQL;
+    elsewhere one transaction of an update, and where the key is new, a check that the study
+    exists and an insert. KeyError for no such study."""
     from sqlalchemy.exc import IntegrityError
 
     from optuna_boxcox._optuna._read import STUDY_ATTR_TABLES
@@ -489,7 +490,7 @@ def write_prepared(
     if storage is None or not bulk_supported(storage_of(study)):
         raise TypeError("write_prepared needs an RDB storage of a supported Optuna version")
     study_id = study_id_of(study)
-    while True:
+    for attempt in range(WAITS_FOR_WRITERS + 1):
         if _finished_elsewhere(storage, study_id, prepared.positions, after_trial_id):
             # Other workers finished every one of these positions: nothing to write, and no
             # need to queue for the lock to find that out (workers that end a shared plan
@@ -502,12 +503,22 @@ def write_prepared(
             # consecutive. Where another writer holds it, this one does not queue for it (each
             # in the queue would take it in turn only to find its trials written): it waits
             # for that writer to end and reads again what is left to write.
-            # (Trials without a position are written whatever others wrote: they queue.)
-            wait = not prepared.positions or None in prepared.positions
+            # (Trials without a position are written whatever others wrote: they queue; and
+            # so does a write that found the lock taken this many times.)
+            wait = (
+                not prepared.positions
+                or None in prepared.positions
+                or attempt == WAITS_FOR_WRITERS
+            )
             if sql.lock_study(study_id, wait=wait):
                 return _write_locked(sql, study_id, prepared, after_trial_id)
         with storage.engine.begin() as connection:
             _Sql(connection).await_study_lock(study_id)
+    raise AssertionError("unreachable: the last attempt waits for the lock")
+
+
+#: Times a bulk write waits for another writer and reads again before it queues for the lock.
+WAITS_FOR_WRITERS = 4
 
 
 def _write_locked(

@@ -303,9 +303,13 @@ def _hold_study_lock_and_finish(url, study_id, positions, seconds, ready):
         connection.commit()
 
 
-@pytest.mark.parametrize("theirs", [[1, 2], [1]], ids=["all-theirs", "one-left"])
+@pytest.mark.parametrize(
+    ("theirs", "waits"),
+    [([1, 2], 4), ([1], 4), ([1, 2], 0)],
+    ids=["all-theirs", "one-left", "queues-after-waiting"],
+)
 def test_on_postgresql_a_write_waits_for_the_writer_holding_the_lock_then_reads_again(
-    postgres_url, monkeypatch, theirs
+    postgres_url, monkeypatch, theirs, waits
 ):
     # Sixteen workers that end a plan together each hold its last trials: each queued for the
     # lock in turn only to find them written. Now a write that finds the lock taken waits for
@@ -318,6 +322,8 @@ def test_on_postgresql_a_write_waits_for_the_writer_holding_the_lock_then_reads_
     mine = TrialRows(study)(encoded[1:3])
     locked = []
     original = _write_module._write_locked
+    # A write that found the lock taken this many times queues for it (as every write did).
+    monkeypatch.setattr(_write_module, "WAITS_FOR_WRITERS", waits)
     monkeypatch.setattr(
         _write_module,
         "_write_locked",
@@ -339,7 +345,11 @@ def test_on_postgresql_a_write_waits_for_the_writer_holding_the_lock_then_reads_
     assert waited > 0.5  # it waited for the holder ...
     loaded = optuna.load_study(study_name="s", storage=postgres_url)
     positions = [t.system_attrs["optuna_boxcox:position"] for t in loaded.trials]
-    if theirs == [1, 2]:
+    if waits == 0:
+        # ... in the queue: its turn came once the holder was done, and it wrote nothing.
+        assert len(locked) == 1 and written.indices == [] and written.unsettled == []
+        assert positions == [1, 2]
+    elif theirs == [1, 2]:
         # ... and, finding its trials written, took no lock and wrote nothing.
         assert locked == [] and written.indices == []
         assert positions == [1, 2]
