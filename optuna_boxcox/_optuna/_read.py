@@ -141,23 +141,6 @@ def read_trials(
     return trials
 
 
-#: The tables of a study's attributes, by kind.
-STUDY_ATTR_TABLES = {"user": "study_user_attributes", "system": "study_system_attributes"}
-
-
-def read_study_attrs(connection: Connection, study_id: int, kind: str) -> dict[str, Any]:
-    """A study's user or system attributes (``kind``), as Optuna's getters return them, in one
-    query (Optuna's reads the study's row, then its attributes); KeyError for no such study."""
-    rows = Sql(connection)(
-        f"SELECT s.study_id, a.key, a.value_json FROM studies s LEFT JOIN {STUDY_ATTR_TABLES[kind]}"
-        " a ON a.study_id = s.study_id WHERE s.study_id = ?",
-        (study_id,),
-    )
-    if not rows:
-        raise KeyError(f"No study with study_id {study_id} exists.")
-    return {key: json.loads(value_json) for _, key, value_json in rows if key is not None}
-
-
 def _selection(
     study_id: int, after: int, including: Collection[int], only: Collection[int] | None
 ) -> tuple[str, tuple]:

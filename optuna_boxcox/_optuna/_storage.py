@@ -34,9 +34,9 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import heartbeat_stale_trial_callback
-from optuna_boxcox._optuna._read import read_study_attrs
 from optuna_boxcox._optuna._read import read_trials
-from optuna_boxcox._optuna._write import set_study_attr
+from optuna_boxcox._optuna._study_attrs import read_study_attrs
+from optuna_boxcox._optuna._study_attrs import set_study_attr
 from optuna_boxcox._optuna._write import write_running_trial_params
 from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox._system._process import process_identity

@@ -226,58 +226,6 @@ def write_running_trial_params(
                 continue  # the name is there already: the first value stays, as for Optuna
 
 
-#: Databases where a study attribute is written by one insert-or-update statement (elsewhere an
-#: update, then an insert where there was nothing to update).
-UPSERT_DIALECTS = ("postgresql",)
-
-
-def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, value: Any) -> None:
-    """Optuna's ``set_study_user_attr`` / ``set_study_system_attr`` (``kind``: ``"user"`` or
-    ``"system"``) without its ORM round trips: one insert-or-update statement on PostgreSQL;
-    elsewhere one transaction of an update, and where the key is new, a check that the study
-    exists and an insert. KeyError for no such study."""
-    from sqlalchemy.exc import IntegrityError
-
-    from optuna_boxcox._optuna._read import STUDY_ATTR_TABLES
-
-    table, text = STUDY_ATTR_TABLES[kind], json.dumps(value)
-    duplicate = (IntegrityError, storage.engine.dialect.dbapi.IntegrityError)
-    if storage.engine.dialect.name in UPSERT_DIALECTS:
-        # One statement: the key is unique per study (a worker's announcement is new the
-        # first time, then updated).
-        try:
-            with storage.engine.begin() as connection:
-                _Sql(connection)(
-                    f"INSERT INTO {table} (study_id, key, value_json) VALUES (?, ?, ?)"
-                    " ON CONFLICT (study_id, key) DO UPDATE SET value_json = EXCLUDED.value_json",
-                    (study_id, key, text),
-                )
-            return
-        except duplicate:  # no such study (its foreign key)
-            raise KeyError(f"No study with study_id {study_id} exists.") from None
-    for attempt in range(2):
-        try:
-            with storage.engine.begin() as connection:
-                sql = _Sql(connection)
-                sql(
-                    f"UPDATE {table} SET value_json = ? WHERE study_id = ? AND key = ?",
-                    (text, study_id, key),
-                )
-                if sql.cursor.rowcount:
-                    return
-                if not sql("SELECT study_id FROM studies WHERE study_id = ?", (study_id,)):
-                    raise KeyError(f"No study with study_id {study_id} exists.")
-                sql(
-                    f"INSERT INTO {table} (study_id, key, value_json) VALUES (?, ?, ?)",
-                    (study_id, key, text),
-                )
-                return
-        except duplicate:
-            if attempt:  # pragma: no cover - the key existed, then vanished before the update
-                raise
-            # Another process inserted the key meanwhile: it exists now, so update it.
-
-
 def _check_updatable(sql: _Sql, trial_id: int, *, raise_finished: bool = True) -> bool:
     """Whether the trial is still running (KeyError if there is no such trial); a finished one
     raises Optuna's UpdateFinishedTrialError unless ``raise_finished`` is False."""

@@ -208,10 +208,10 @@ def test_a_study_attribute_another_process_creates_meanwhile_is_updated(
     # row and updates it instead of failing (one statement on PostgreSQL; the update-then-insert
     # of other databases retries).
     from optuna_boxcox._optuna import _sql
-    from optuna_boxcox._optuna import _write
+    from optuna_boxcox._optuna import _study_attrs
 
     if not upsert:
-        monkeypatch.setattr(_write, "UPSERT_DIALECTS", ())
+        monkeypatch.setattr(_study_attrs, "UPSERT_DIALECTS", ())
 
     ours = open_storage(postgres_url)
     plain = optuna.storages.RDBStorage(postgres_url)
