@@ -371,10 +371,12 @@ def held_positions(
     positions: Sequence[int] | None = None,
     after_trial_id: int = -1,
     finished: bool = False,
+    done: set[str] | None = None,
 ) -> set[str]:
     """The positions (as stored, JSON) that trials of the study after ``after_trial_id`` hold under
     system attribute ``key``: finished ones that did not fail, and running ones whose owner lives
-    (``finished``: the finished ones only, which hold their positions for good).
+    (``finished``: the finished ones only, which hold their positions for good). ``done``, if
+    given, gets those of them that a finished trial holds, from the same query.
 
     A running trial whose owner died on this host holds nothing: it is reaped here, in the
     caller's transaction (see :func:`reap`), so that whoever has the position's score writes it
@@ -409,6 +411,8 @@ def held_positions(
             dead.append(trial_id)
         else:
             held.add(value_json)
+            if done is not None and state in (TrialState.COMPLETE.name, TrialState.PRUNED.name):
+                done.add(value_json)
     if dead:
         _reap_rows(sql, dead)
     return held

@@ -473,11 +473,13 @@ def _write_locked(
     sql: _Sql, study_id: int, prepared: PreparedTrials, after_trial_id: int
 ) -> Written:
     """:func:`write_prepared`'s write, in the transaction that holds the study's write lock."""
-    taken = {
-        (key, value_json)
-        for key in {p[0] for p in prepared.positions if p is not None}
-        for value_json in held_positions(sql, study_id, key, after_trial_id=after_trial_id)
-    }
+    taken: set[tuple[str, str]] = set()
+    finished: set[tuple[str, str]] = set()  # of those, the ones a finished trial holds
+    for key in {p[0] for p in prepared.positions if p is not None}:
+        done: set[str] = set()
+        held = held_positions(sql, study_id, key, after_trial_id=after_trial_id, done=done)
+        taken |= {(key, value_json) for value_json in held}
+        finished |= {(key, value_json) for value_json in done}
     keep = [i for i, p in enumerate(prepared.positions) if p not in taken] if taken else None
     if keep is not None and len(keep) == len(prepared.positions):
         keep = None
@@ -485,7 +487,8 @@ def _write_locked(
     # only: the mark moves past them only while there are none (one writer alone), else a
     # later write would miss the positions they hold.
     first_number, before, foreign = sql.numbering(study_id, after_trial_id=after_trial_id)
-    unsettled = _held_by_running(sql, study_id, prepared, keep, after_trial_id)
+    # The trials dropped whose position a running trial holds (its worker may yet fail).
+    unsettled = [i for i, p in enumerate(prepared.positions) if p in taken and p not in finished]
     if keep is not None and not keep:
         return Written([], [], [], after_trial_id, unsettled)
     trials = prepared.trials if keep is None else [prepared.trials[i] for i in keep]
@@ -527,28 +530,3 @@ def _write_locked(
         after_trial_id if foreign else max(trial_ids),
         unsettled,
     )
-
-
-def _held_by_running(
-    sql: _Sql, study_id: int, prepared: PreparedTrials, keep: list[int] | None, after: int
-) -> list[int]:
-    """The trials a write drops (those not in ``keep``) whose position no finished trial holds:
-    a running one does, which its worker may yet fail to finish."""
-    if keep is None:
-        return []
-    kept = set(keep)
-    dropped = [i for i in range(len(prepared.positions)) if i not in kept]
-    done: set[tuple[str, str]] = set()
-    for key in {prepared.positions[i][0] for i in dropped}:
-        wanted = [
-            json.loads(prepared.positions[i][1])
-            for i in dropped
-            if prepared.positions[i][0] == key
-        ]
-        done |= {
-            (key, value_json)
-            for value_json in held_positions(
-                sql, study_id, key, positions=wanted, after_trial_id=after, finished=True
-            )
-        }
-    return [i for i in dropped if prepared.positions[i] not in done]
