@@ -36,6 +36,7 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import heartbeat_stale_trial_callback
 from optuna_boxcox._optuna._read import read_trials
 from optuna_boxcox._optuna._study_attrs import read_study_attrs
+from optuna_boxcox._optuna._study_attrs import read_study_name
 from optuna_boxcox._optuna._study_attrs import set_study_attr
 from optuna_boxcox._optuna._write import write_running_trial_params
 from optuna_boxcox._system._process import OWNER_KEY
@@ -181,16 +182,8 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
             return study.name
 
     def _read_study_name(self, study_id: int) -> str:
-        """The study's name (KeyError for no such study) in one query, not Optuna's ORM."""
-        from optuna_boxcox._optuna._sql import Sql
-
         with self._backend.engine.connect() as connection:
-            rows = Sql(connection)(
-                "SELECT study_name FROM studies WHERE study_id = ?", (study_id,)
-            )
-        if not rows:
-            raise KeyError(f"No study with study_id {study_id} exists.")
-        return rows[0][0]
+            return read_study_name(connection, study_id)  # KeyError for no such study
 
     def get_study_directions(self, study_id: int) -> list[StudyDirection]:
         with self._lock:

@@ -1,4 +1,4 @@
-"""A study's user and system attributes read and written in a statement or two.
+"""A study's name, user and system attributes read and written in a statement or two.
 
 Optuna's RDB storage reads the study's row and then its attributes, and writes one by reading
 both and then updating or inserting: three or four round trips and its ORM's objects for each.
@@ -33,6 +33,15 @@ def read_study_attrs(connection: Connection, study_id: int, kind: str) -> dict[s
     if not rows:
         raise KeyError(f"No study with study_id {study_id} exists.")
     return {key: json.loads(value_json) for _, key, value_json in rows if key is not None}
+
+
+def read_study_name(connection: Connection, study_id: int) -> str:
+    """The study's name in one query (Optuna's ORM builds the study's object for it); KeyError
+    for no such study."""
+    rows = Sql(connection)("SELECT study_name FROM studies WHERE study_id = ?", (study_id,))
+    if not rows:
+        raise KeyError(f"No study with study_id {study_id} exists.")
+    return rows[0][0]
 
 
 #: Databases where a study attribute is written by one insert-or-update statement (elsewhere an
