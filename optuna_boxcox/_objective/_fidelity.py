@@ -5,30 +5,24 @@ best ``1/eta`` of them to ``eta`` times more rows, and so on up to the top rung 
 capped). The rows of every rung are a stratified subset drawn once; the transform's [1, 2] scaling
 and the MLE start point come from all rows, so a λ means the same transform at every rung.
 
-``fidelity="auto"`` (:class:`AutoFidelity`) chooses from measurements instead of a guess: the
-classifier's seconds per evaluation are timed on small stratified subsets of the data (through
-the evaluator the search uses), a power law ``cost(n) = a·n^b`` is fitted through them, and the
-search's time is estimated exact and with halving (:func:`choose_fidelity`), counting the new
-points the search will score (:func:`expected_new_points`), not its plan's positions. Where the
-data are obviously small for the classifier — its cost class in the evaluators' registry bounds
-the exact search under :data:`SMALL_SECONDS` — or too few for two rungs, ``auto`` is exact
-without timing anything. What was chosen, and from which measurements, is a
-:class:`FidelityChoice`, recorded in the study so that a resumed search or another worker uses
-the same rungs without measuring again (timings differ from run to run; the rungs of one study
-must not). ``auto`` is the default of a new study (decided in the lifecycle's ``plan_search``).
+``fidelity="auto"`` (:class:`AutoFidelity`) chooses from a price instead of a guess: the
+classifier's cost class (seconds a new point costs on the reference machine, by rows, features and
+classes, in the evaluators' registry) is the cost model, and the search's time is estimated exact
+and with halving (:func:`choose_fidelity`), counting the new points the search will score
+(:func:`expected_new_points`), not its plan's positions. Nothing is timed, so the choice is a
+function of the data's shape, the classifier and the settings alone (``_auto``). What was chosen,
+and from which inputs, is a :class:`FidelityChoice`, recorded in the study so that a resumed search
+or another worker uses the same rungs. ``auto`` is the default of a new study (decided in the
+lifecycle's ``plan_search``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-from typing import TYPE_CHECKING
 from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    pass
 
 #: A spec's fidelity when none was asked for: the lifecycle's ``plan_search`` decides it (the
 #: fidelity a resumed study was made with, else ``auto``).
@@ -45,10 +39,6 @@ MIN_RUNG_ROWS_PER_CLASS = 10
 #: exact search on 3,500 rows of ring, estimated 25 s and measured 50, ran exact where halving
 #: takes a fifth of its time.
 EXACT_SECONDS = 20.0
-#: ``auto`` times nothing, and searches exactly, when the classifier's cost class bounds the
-#: exact search, every position a new point, under this: a search of at most a minute is not
-#: worth the seconds its timing costs (naive Bayes on 50,000 × 30 rows, k-NN on digits).
-SMALL_SECONDS = 60.0
 #: ``auto`` chooses halving only when it is estimated at most this share of the exact time; with
 #: a cost that hardly grows with the rows, the rungs below the top would add more than they save.
 HALVING_SHARE = 0.5
@@ -75,42 +65,12 @@ TYPICAL_BATCH = 11
 #: rung so that it fits the time budget: a search must not overrun it twofold), and its time is
 #: *estimated* for the geometric middle of the fewest and the most new points
 #: (:func:`expected_new_points`): for the paper's four epochs that is within 2× of either end.
-#: Rows of the first timing; each next timing doubles them ...
-MEASURE_ROWS = 500
-#: ... until one evaluation takes this long, after two timings at least, or half the rows are
-#: reached. The power law is fitted through the last :data:`FIT_POINTS` timings (at larger rows
-#: the fixed per-fit overhead no longer hides how the cost grows), its exponent the larger of
-#: their least-squares slope in log-log and the slope of the last two: a busy machine disturbs
-#: single timings either way, and an exponent too low lets a search overrun its time budget by
-#: hours (an RBF SVC grows faster at 50,000 rows than its timings up to 8,000 rows suggest),
-#: where one too high only caps the top rung lower (and the result is confirmed on all rows).
-#: Two seconds, not a quarter: the MLP's cost steps with its iterations (0.58 s at 618 rows, 0.48
-#: at 1,000, 1.4 at 1,854), and timings stopped at 1,000 rows extrapolated its fit on 50,000
-#: rows to 629 s (its confirmation alone "25 min") where timings up to 5,562 rows said 44.
-MEASURE_UNTIL_SECONDS = 2.0
-#: A timing stops repeating once its evaluations took this long together (one evaluation of a
-#: second or more is little disturbed by the rest of the machine, and three would triple the
-#: time spent deciding on large data).
-REPEAT_SECONDS = 1.0
+#: Seconds beyond the rows priced grow as a power law through the last FIT_POINTS of them.
 FIT_POINTS = 3
-#: Timed evaluations per row count (the fastest is the cost: the others lost time to the rest
-#: of the machine).
-MEASURE_REPEATS = 3
-#: The rows a search spends most on (its top rung, or all rows when exact) are timed too, and
-#: the choice made again with that timing, when the cost model says an evaluation there takes at
-#: most this long: an evaluator chosen for larger data (block-wise where an n × n matrix no longer
-#: fits the memory) can cost several times what timings on small subsets predict (the MLP: 5.9 s
-#: at 5,562 rows where 1,000 rows predicted 3.3 s).
-VERIFY_UNDER_SECONDS = 30.0
-#: Timed evaluations there (the first new point after the start can pay a one-off cost: k-NN's
-#: took 0.97 s at 5,000 rows, the next ones 0.11 s).
-VERIFY_REPEATS = 2
-#: An evaluator that shares a sweep's work (k-NN) is timed there on one sweep of this many points,
-#: scaled by what a sweep of :data:`TYPICAL_BATCH` costs per point against one of this many at
-#: the largest rows timed before: whole sweeps on all rows took up to 2.4 minutes at 50,000 rows.
-VERIFY_SWEEP_POINTS = 2
-#: The fitted exponent is kept in this range: a fit reads every row (at least linear), and no
-#: paper classifier grows faster than cubic; timings of a few milliseconds can suggest either.
+#: The short sweep a sweep evaluator's ``sweep_ratio`` compares a whole one with.
+SHORT_SWEEP_POINTS = 2
+#: The exponent beyond the rows priced is kept in this range: a fit reads every row (at least
+#: linear), and no paper classifier grows faster than cubic.
 EXPONENT_RANGE = (1.0, 3.0)
 
 
@@ -175,7 +135,8 @@ class Fidelity:
 
 @dataclass(frozen=True)
 class AutoFidelity:
-    """Ask for the fidelity to be chosen from a measured cost (see :func:`choose_fidelity`).
+    """Ask for the fidelity to be chosen from the classifier's priced cost (see
+    :func:`choose_fidelity`).
 
     Args:
         positions: Candidates the search will score; None: the sampler's plan when it knows it,
@@ -196,60 +157,61 @@ class AutoFidelity:
 
 @dataclass(frozen=True)
 class CostModel:
-    """Seconds per evaluation on n rows, from measured ``(rows, seconds)``.
+    """Seconds per evaluation on n rows, from priced ``(rows, seconds)`` (a cost class's).
 
-    Between the rows timed, the timings interpolated in log-log; below the fewest rows timed,
-    the cost of those (a fit has a floor — the MLP's iterations cost ~0.4 s at 500 rows and
-    barely less at 200 — and a power law through larger rows priced its small rungs 3× too
-    cheap); above the most rows timed, ``a·n^b`` through the last timing, b the larger of the
-    least-squares slope in log-log of the last :data:`FIT_POINTS` and the slope of the last two
-    (see :data:`MEASURE_UNTIL_SECONDS`), kept in :data:`EXPONENT_RANGE` (a single timing:
-    linear). The cost never falls as the rows grow (a timing disturbed upwards is capped by the
-    cost of more rows).
+    Between the rows priced, interpolated in log-log; below the fewest, the cost of those (a fit
+    has a floor: the MLP's iterations); above the most, ``a·n^b`` through the last, b the larger
+    of the least-squares slope in log-log of the last :data:`FIT_POINTS` and the slope of the
+    last two, kept in :data:`EXPONENT_RANGE` (a single point: linear). The cost never falls as
+    the rows grow. Scalar ``math`` only: the choice must not move with a CPU's vector units.
 
     ``sweep_ratio``: for an evaluator that shares a sweep's work, the seconds per point of a
-    sweep of ``batch`` over those of one of :data:`VERIFY_SWEEP_POINTS` at the largest rows
-    timed; None otherwise. Such a sweep costs a fixed part (k-NN: the distances over the other
-    columns, quadratic in the rows) plus a part per point: :meth:`batch_seconds`. A halving
-    search scores one or three candidates on its larger rungs, and priced per point k-NN's
-    search on 50,000 rows was estimated at 1.2 min and took 10."""
+    sweep of ``batch`` over those of one of :data:`SHORT_SWEEP_POINTS`; None otherwise. Such a
+    sweep costs a fixed part (k-NN: the distances over the other columns, quadratic in the rows)
+    plus a part per point: :meth:`batch_seconds`. A halving search scores one or three
+    candidates on its larger rungs: priced per point, a k-NN search is priced far too cheap."""
 
-    measured: tuple[tuple[int, float], ...]
+    priced: tuple[tuple[int, float], ...]
     sweep_ratio: float | None = None
     batch: int = TYPICAL_BATCH
 
     @property
     def exponent(self) -> float:
-        points = self.measured[-FIT_POINTS:]
+        points = self.priced[-FIT_POINTS:]
         if len(points) < 2:
             return EXPONENT_RANGE[0]
-        x = np.log([rows for rows, _ in points])
-        y = np.log([max(seconds, 1e-9) for _, seconds in points])
-        slope = max(np.polyfit(x, y, 1)[0], (y[-1] - y[-2]) / (x[-1] - x[-2]))
+        x = [math.log(rows) for rows, _ in points]
+        y = [math.log(max(seconds, 1e-9)) for _, seconds in points]
+        mx, my = sum(x) / len(x), sum(y) / len(y)
+        fitted = sum((a - mx) * (b - my) for a, b in zip(x, y)) / sum((a - mx) ** 2 for a in x)
+        slope = max(fitted, (y[-1] - y[-2]) / (x[-1] - x[-2]))
         return float(min(max(slope, EXPONENT_RANGE[0]), EXPONENT_RANGE[1]))
 
     def seconds(self, n: float) -> float:
         """Seconds per new point on ``n`` rows (in a sweep of ``batch`` for a sweep evaluator)."""
-        timed = sorted(self.measured)
-        rows = [r for r, _ in timed]
-        # Timings are the fastest of a few; one still disturbed upwards is capped by the cost
-        # of more rows, so the cost never falls as the rows grow.
-        floor = np.minimum.accumulate([max(s, 1e-9) for _, s in timed][::-1])[::-1]
+        priced = sorted(self.priced)
+        rows = [r for r, _ in priced]
+        # The cost never falls as the rows grow: each is capped by the cost of more rows.
+        floor = [max(s, 1e-9) for _, s in priced]
+        for k in range(len(floor) - 2, -1, -1):
+            floor[k] = min(floor[k], floor[k + 1])
         if n >= rows[-1]:
             return float(floor[-1] * (n / rows[-1]) ** self.exponent)
         if n <= rows[0]:
             return float(floor[0])
-        return float(np.exp(np.interp(np.log(n), np.log(rows), np.log(floor))))
+        k = next(k for k in range(1, len(rows)) if n <= rows[k])
+        t = (math.log(n) - math.log(rows[k - 1])) / (math.log(rows[k]) - math.log(rows[k - 1]))
+        return math.exp((1 - t) * math.log(floor[k - 1]) + t * math.log(floor[k]))
 
     def batch_seconds(self, n: float, m: float) -> float:
         """Seconds to score ``m`` new points together on ``n`` rows: ``m`` times
         :meth:`seconds`, or, for a sweep evaluator, the sweep's fixed part plus ``m`` times its
         part per point, both read off the sweeps of ``batch`` and of
-        :data:`VERIFY_SWEEP_POINTS` points timed."""
+        :data:`SHORT_SWEEP_POINTS` points."""
         if m <= 0:
             return 0.0
         per_point = self.seconds(n)
-        short = VERIFY_SWEEP_POINTS
+        short = SHORT_SWEEP_POINTS
         if self.sweep_ratio is None or self.batch <= short or self.sweep_ratio <= 0:
             return m * per_point
         whole = self.batch  # a sweep of ``batch`` costs batch·per_point
@@ -267,7 +229,8 @@ class FidelityChoice:
         fidelity: The halving's rungs, or None for exact.
         requested: ``"auto"`` (chosen here from the measurements) or ``"given"``.
         reason: Why, in a few words (for ``describe`` and ``search``'s line).
-        measured: ``(rows, seconds per evaluation)`` timed, for ``auto``.
+        priced: ``(rows, seconds per evaluation)`` by the cost class, for ``auto``.
+        inputs: The rule's inputs for ``auto`` (the cost class, features, classes, folds).
         exponent: Of the fitted power law.
         positions, batch: What the estimates assumed.
         new_points: The new points the estimates counted (:func:`expected_new_points`).
@@ -280,7 +243,7 @@ class FidelityChoice:
     fidelity: Fidelity | None
     requested: str = "given"
     reason: str = ""
-    measured: tuple[tuple[int, float], ...] = ()
+    priced: tuple[tuple[int, float], ...] = ()
     exponent: float | None = None
     positions: int | None = None
     batch: int | None = None
@@ -289,13 +252,14 @@ class FidelityChoice:
     new_points: int | None = None
     default: bool = False
     most_minutes: float | None = None
+    inputs: dict[str, Any] | None = None
 
     def to_attrs(self) -> dict[str, Any]:
         attrs = {
             "fidelity": None if self.fidelity is None else self.fidelity.to_attrs(),
             "requested": self.requested,
             "reason": self.reason,
-            "measured": [[int(r), float(s)] for r, s in self.measured],
+            "priced": [[int(r), float(s)] for r, s in self.priced],
             "exponent": self.exponent,
             "positions": self.positions,
             "batch": self.batch,
@@ -309,6 +273,8 @@ class FidelityChoice:
             attrs["default"] = True
         if self.most_minutes is not None:
             attrs["most_minutes"] = self.most_minutes
+        if self.inputs is not None:
+            attrs["inputs"] = self.inputs
         return attrs
 
     @classmethod
@@ -318,7 +284,11 @@ class FidelityChoice:
             None if fidelity is None else Fidelity.from_attrs(fidelity),
             requested=attrs.get("requested", "given"),
             reason=attrs.get("reason", ""),
-            measured=tuple((int(r), float(s)) for r, s in attrs.get("measured") or ()),
+            # Choices recorded before the rule was priced kept their timings as "measured".
+            priced=tuple(
+                (int(r), float(s)) for r, s in attrs.get("priced") or attrs.get("measured") or ()
+            ),
+            inputs=attrs.get("inputs"),
             exponent=attrs.get("exponent"),
             positions=attrs.get("positions"),
             batch=attrs.get("batch"),
@@ -330,8 +300,8 @@ class FidelityChoice:
         )
 
     def summary(self, n_samples: int, classifier: str) -> str:
-        """One line: ``"halving from 556 to 5,000 rows, η=3 (SVC ~0.9 s a fit at 5,000 rows,
-        exact search ~25 min estimated)"`` or ``"exact (...)"``; ``auto`` by default says so
+        """One line: ``"halving from 556 to 5,000 rows, η=3 (SVC ~1.4 s a fit at 5,000 rows by
+        its cost class, exact search ~25 min estimated)"`` or ``"exact (...)"``; ``auto`` by default says so
         (``"exact (auto, the default: ...)"``)."""
         what = "exact" if self.fidelity is None else self.fidelity.describe(n_samples)
         if self.default:
@@ -340,9 +310,9 @@ class FidelityChoice:
         return self._summary(what, n_samples, classifier, self.reason)
 
     def _summary(self, what: str, n_samples: int, classifier: str, reason: str) -> str:
-        if not self.measured:
+        if not self.priced:
             return f"{what} ({reason})" if reason else what
-        cost = CostModel(self.measured)
+        cost = CostModel(self.priced)
         estimate = f"exact search ~{minutes_text(self.exact_minutes)} estimated"
         if self.fidelity is not None:
             estimate += f", this one ~{minutes_text(self.search_minutes)}"
@@ -350,7 +320,7 @@ class FidelityChoice:
             estimate += f" (at most ~{minutes_text(self.most_minutes)})"
         return (
             f"{what} ({classifier} ~{_seconds(cost.seconds(n_samples))} a fit at "
-            f"{n_samples:,} rows, {estimate}; {reason})"
+            f"{n_samples:,} rows by its cost class, {estimate}; {reason})"
         )
 
 
@@ -455,7 +425,7 @@ def choose_fidelity(
     eta: int = DEFAULT_ETA,
     new_points: int | None = None,
 ) -> FidelityChoice:
-    """What ``auto`` chooses from a cost model (pure: the measuring is :func:`measure_cost`).
+    """What ``auto`` chooses from a cost model (pure: the pricing is ``_auto``'s).
 
     Times are *estimated* for ``new_points`` new points (default: every one of ``positions``)
     and *planned* for the most, every position a new point (see :func:`expected_new_points`):
@@ -477,7 +447,7 @@ def choose_fidelity(
     exact = exact_most * share
     floor = rung_floor(n_classes)
     made = dict(
-        measured=cost.measured,
+        priced=cost.priced,
         exponent=round(cost.exponent, 3),
         positions=positions,
         batch=batch,

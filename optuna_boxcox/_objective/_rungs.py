@@ -9,7 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from optuna_boxcox._objective._auto import Pricing
 from optuna_boxcox._objective._auto import choose_auto
+from optuna_boxcox._objective._evaluators import GENERIC_COST
 from optuna_boxcox._objective._evaluators import evaluators_of
 from optuna_boxcox._objective._fidelity import AutoFidelity
 from optuna_boxcox._objective._fidelity import Fidelity
@@ -26,7 +28,7 @@ class Rungs:
     """An objective's fidelity and the objectives of its rungs.
 
     The fidelity is chosen once: given, read from the study the objective registers on (a
-    resumed search, another worker), or — for ``auto`` with nothing recorded — measured then.
+    resumed search, another worker), or — for ``auto`` with nothing recorded — priced then.
     Each rung's objective is built on first use and kept (:meth:`prepare` builds them all).
 
     Args:
@@ -67,12 +69,12 @@ class Rungs:
 
     @property
     def choice(self) -> FidelityChoice:
-        """What was chosen (``auto`` measures now if it has not yet)."""
+        """What was chosen (``auto`` prices now if it has not yet)."""
         return self.choose()
 
     def adopt(self, recorded: Any) -> bool:
         """Take the choice in ``recorded`` (a study's spec record) when it was ``auto``'s and this
-        request is ``auto`` too — even over one measured here before: the study's rungs are the
+        request is ``auto`` too — even over one priced here before: the study's rungs are the
         search's. True when adopted."""
         found = (recorded or {}).get("fidelity_choice")
         if self._auto and found is not None and found.get("requested") == "auto":
@@ -82,38 +84,33 @@ class Rungs:
         return False
 
     def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
-        """Settle ``auto``: adopt the choice in ``recorded`` (:meth:`adopt`), else measure, with
+        """Settle ``auto``: adopt the choice in ``recorded`` (:meth:`adopt`), else price it, with
         the plan size of ``sampler`` when it says."""
         if self.adopt(recorded):
             return self.request
         if isinstance(self.request, AutoFidelity):
             owner = self._owner
             self.request = choose_auto(
-                self.request,
-                self._build,
-                owner.n_samples,
-                len(np.unique(owner.y)),
-                owner.space.dim,
-                sampler,
-                kept=self.at,
-                bound=self._cost_bound(),
+                self.request, self.pricing(), owner.n_samples, owner.space.dim, sampler
             )
             self._forget_others()
         return self.request
 
-    def _cost_bound(self) -> Callable[[int], float] | None:
-        """Seconds a new point costs at most on n rows, by the classifier's cost class in the
-        evaluators' registry (times the inner folds); None where it has none."""
+    def pricing(self) -> Pricing:
+        """What ``auto`` prices the search from: the classifier's cost class in the evaluators'
+        registry (else the generic one), the data's shape and the inner folds."""
         owner = self._owner
-        cost_class = evaluators_of(owner.estimator).cost
-        if cost_class is None:
-            return None
-        features, classes = len(owner.param_names), len(np.unique(owner.y))
-        folds = score_folds(owner.cv)
-        return lambda rows: folds * cost_class.seconds(rows, features, classes)
+        cost_class = evaluators_of(owner.estimator).cost or GENERIC_COST
+        return Pricing(
+            cost_class,
+            features=len(owner.param_names),
+            classes=len(np.unique(owner.y)),
+            folds=score_folds(owner.cv),
+            classifier=type(owner.estimator).__name__,
+        )
 
     def _forget_others(self) -> None:
-        """Drop the objectives of rows that are not rungs (one timed while choosing)."""
+        """Drop the objectives of rows that are not rungs (one built before the choice)."""
         rungs = set(self.rows) | {self._owner.n_samples}
         for rows in [r for r in self._objectives if r not in rungs]:
             del self._objectives[rows]

@@ -224,15 +224,14 @@ def measure(
 
 
 def estimates(row: dict[str, Any]) -> dict[str, Any]:
-    """What ``auto`` estimated (seconds) for the search it chose and for the exact one, whether
-    these are bounds (not timed), and the measured search times they are to be set beside."""
+    """What ``auto`` estimated (seconds, priced by the classifier's cost class) for the search it
+    chose and for the exact one, and the measured search times they are to be set beside."""
     choice = row.get("auto") or {}
     exact = choice.get("exact_minutes")
     chosen = exact if choice.get("fidelity") is None else choice.get("search_minutes")
     return {
         "auto": None if chosen is None else 60 * chosen,
         "exact": None if exact is None else 60 * exact,
-        "bound": not choice.get("measured"),
         "chose": "exact" if choice.get("fidelity") is None else "halving",
         "measured": row.get("search_seconds", {}),
     }
@@ -248,12 +247,11 @@ def format_estimates(rows: list[dict[str, Any]]) -> str:
     cells = []
     for r in rows:
         e = estimates(r)
-        mark = "≤" if e["bound"] else ""
         line = [r["data"], r["classifier"], str(r["rows"]), e["chose"]]
         for mode in ("auto", "exact"):
             est, meas = e[mode], e["measured"].get(mode)
             line += [
-                "—" if est is None else f"{mark}{_seconds_text(est)}",
+                "—" if est is None else _seconds_text(est),
                 "—" if meas is None else _seconds_text(meas),
                 "—" if est is None or meas is None or est <= 0 else f"{meas / est:.2f}",
             ]

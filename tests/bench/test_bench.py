@@ -265,7 +265,7 @@ def test_fidelity_bench_scores_each_mode_on_the_held_out_rows(tmp_path, capsys):
 def test_fidelity_bench_sets_autos_estimates_beside_the_measured_search_times(tmp_path):
     from optuna_boxcox.bench import fidelity
 
-    timed = {"exact_minutes": 3.0, "search_minutes": 1.0, "measured": [[500, 0.1]]}
+    timed = {"exact_minutes": 3.0, "search_minutes": 1.0, "priced": [[500, 0.1]]}
     row = {
         "data": "scale50000",
         "classifier": "svc",
@@ -279,10 +279,10 @@ def test_fidelity_bench_sets_autos_estimates_beside_the_measured_search_times(tm
         line
         == ["scale50000", "svc", "35000", "halving", "60.0", "90.0", "1.50", "180.0"] + ["—"] * 2
     )
-    # Exact chosen without timing anything: the estimate is a bound.
-    small = {**row, "auto": {"fidelity": None, "exact_minutes": 0.5, "measured": []}}
+    # Exact chosen: its estimate beside the measured time.
+    small = {**row, "auto": {"fidelity": None, "exact_minutes": 0.5, "priced": []}}
     small["search_seconds"] = {"auto": 3.0, "exact": 3.2}
     line = fidelity.format_estimates([small]).splitlines()[-1].split()
-    assert line[3:] == ["exact", "≤30.0", "3.0", "0.10", "≤30.0", "3.2", "0.11"]
+    assert line[3:] == ["exact", "30.0", "3.0", "0.10", "30.0", "3.2", "0.11"]
     with pytest.raises(ValueError, match="subsample with exact and auto"):
         fidelity.measure("scale", "bayes", tmp_path, modes=("auto", "subsample"))

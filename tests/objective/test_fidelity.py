@@ -16,6 +16,8 @@ from optuna_boxcox import StudyMismatch
 from optuna_boxcox._objective import _auto as auto_module
 from optuna_boxcox._objective import _fidelity as fidelity_module
 from optuna_boxcox._objective import _rungs as rungs_module
+from optuna_boxcox._objective._evaluators import REGISTRY
+from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
 from optuna_boxcox._objective._fidelity import DEFAULT_BUDGET_SECONDS
 from optuna_boxcox._objective._fidelity import EXACT_SECONDS
@@ -39,7 +41,7 @@ def skewed(n, p=6, seed=0, classes=2):
 
 
 def cost(seconds_at_1000: float, exponent: float) -> CostModel:
-    """A fixed cost model (as if measured): the decisions below cannot depend on the machine."""
+    """A fixed cost model: the decisions below cannot depend on the machine."""
     return CostModel(((500, seconds_at_1000 / 2**exponent), (1000, seconds_at_1000)))
 
 
@@ -118,21 +120,39 @@ def test_auto_stays_exact_when_the_cost_does_not_grow_with_rows():
     assert choice.fidelity is None and "half" in choice.reason
 
 
-def test_auto_measures_through_the_objective_and_records_why():
+def test_auto_prices_through_the_cost_class_and_records_why():
     X, y = skewed(3000)
     request = AutoFidelity(positions=10**6, batch=10**5)
     objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=request)
     described = objective.describe()["fidelity"]
     assert described["requested"] == "auto"
-    *doubling, (top, _) = described["measured"]
-    rows = [r for r, _ in doubling]
-    assert rows == [500, 1000]  # doubling up to half the rows ...
-    # ... and the rows the search spends most on timed too: its top rung, or all rows.
-    assert top == (3000 if objective.fidelity is None else objective.rungs[-1])
-    assert all(s > 0 for _, s in described["measured"])
+    # Priced at 100 rows and each doubling, then at all rows: GaussianNB's class, linear.
+    priced = described["priced"]
+    assert [r for r, _ in priced] == [100, 200, 400, 800, 1600, 3000]
+    unit = priced[0][1] / 100
+    assert [s for _, s in priced] == pytest.approx([unit * r for r, _ in priced])
+    assert described["inputs"] == {
+        "classifier": "GaussianNB",
+        "cost_class": REGISTRY[GaussianNB].cost.to_attrs(),
+        "features": 6,
+        "classes": 2,
+        "folds": 1,
+    }
     assert described["exact_minutes"] > 0
     # A million positions: over a minute whichever way, and the choice says how long at most.
     assert described["most_minutes"] >= described["search_minutes"] > 1
+    # The same inputs, the same choice.
+    again = BoxCoxObjective(X, y, GaussianNB(), fidelity=request).describe()["fidelity"]
+    assert again == described
+
+
+def test_the_price_model_is_the_cost_class_at_every_rows():
+    knn = REGISTRY[KNeighborsClassifier].cost
+    pricing = auto_module.Pricing(knn, features=30, classes=2, folds=5)
+    model = pricing.model(50_000)
+    for rows in (206, 700, 5_000, 33_333, 50_000):
+        assert model.seconds(rows) == pytest.approx(5 * knn.seconds(rows, 30, 2))
+    assert model.sweep_ratio == knn.sweep_ratio  # a sweep's fixed part is priced too
 
 
 def test_choice_summary_is_one_line():
@@ -261,7 +281,7 @@ def test_a_halving_study_is_not_continued_with_other_rungs():
         BoxCoxObjective(X, y, GaussianNB()).register(study)
 
 
-def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypatch):
+def test_auto_resumed_reads_its_rungs_from_the_study_without_choosing_again(monkeypatch):
     X, y = skewed(3000)
     first = BoxCoxObjective.from_spec(
         SearchSpec("bayes", fidelity=AutoFidelity(positions=10**6, batch=10**5)), X, y
@@ -282,11 +302,10 @@ def test_auto_resumed_reads_its_rungs_from_the_study_without_measuring(monkeypat
     early.register(study)
     assert early.fidelity == Fidelity(250, 2)
 
-    def no_measuring(*args, **kwargs):
-        raise AssertionError("auto measured again instead of reading the study")
+    def no_choosing(*args, **kwargs):
+        raise AssertionError("auto chose again instead of reading the study")
 
-    monkeypatch.setattr(auto_module, "measure_cost", no_measuring)
-    monkeypatch.setattr(auto_module, "time_evaluations", no_measuring)
+    monkeypatch.setattr(rungs_module, "choose_auto", no_choosing)
     again = BoxCoxObjective.from_spec(SearchSpec("bayes", fidelity="auto"), X, y)
     again.register(study)
     assert again.fidelity == Fidelity(250, 2)
@@ -331,20 +350,17 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     command = ["search", "--csv", str(tmp_path / "data.csv"), "--label", "y"]
     command += ["--classifier", "knn", "--sampler", "tpe", "--n-trials", "12", "--no-figures"]
     command += ["--storage", f"sqlite:///{tmp_path}/s.db", "--fidelity", "auto"]
-    # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays (and k-NN's cost
-    # class, which says these data are small, is not asked).
-    monkeypatch.setattr(auto_module, "measure_cost", lambda *a, **k: cost(10.0, 2.0))
-    monkeypatch.setattr(rungs_module, "evaluators_of", lambda estimator: Evaluators())
-    monkeypatch.setattr(auto_module, "VERIFY_UNDER_SECONDS", 0.0)  # no real timing
+    # As if each fit took 10 s at 1,000 rows, growing as rows²: halving pays.
+    slow = Evaluators(cost=CostClass(1e-5, 2.0))
+    monkeypatch.setattr(rungs_module, "evaluators_of", lambda estimator: slow)
     assert main(command) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
     assert line.startswith("fidelity   halving from 500 to 1,500 rows, η=3 (KNeighborsClassifier")
 
-    def no_measuring(*args, **kwargs):
-        raise AssertionError("a resumed auto search measured again")
+    def no_choosing(*args, **kwargs):
+        raise AssertionError("a resumed auto search chose again")
 
-    monkeypatch.setattr(auto_module, "measure_cost", no_measuring)
-    monkeypatch.setattr(auto_module, "time_evaluations", no_measuring)
+    monkeypatch.setattr(rungs_module, "choose_auto", no_choosing)
     more = [
         ("4" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
     ]
@@ -356,69 +372,7 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
     assert all(set(t.intermediate_values) <= {500, 1500} for t in study.trials)
 
 
-class _Clock:
-    now = 0.0
-
-    def perf_counter(self):
-        return self.now
-
-
-class _Timed:
-    """An objective whose evaluations take ``cost(rows)`` seconds of a fake clock."""
-
-    initial_params = {"a": 0.0, "b": 0.0}
-    param_names = ["a", "b"]
-    batch_work = "sequential"
-
-    def __init__(self, rows, clock, cost):
-        self.rows, self.clock, self.cost = rows, clock, cost
-
-    def evaluate(self, params):
-        self.clock.now += self.cost(self.rows)
-
-
-class _Swept(_Timed):
-    """k-NN's shape: a sweep costs one evaluation's work plus a little per point."""
-
-    batch_work = "sweep"
-
-    def evaluate_batch(self, points):
-        self.clock.now += self.cost(self.rows) * (1 + 0.1 * len(points))
-
-
-def test_a_sweep_sharing_evaluator_is_timed_per_point_of_a_sweep(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(auto_module, "time", clock)
-    one = auto_module.time_evaluations(_Timed(1000, clock, lambda r: 1.0), 3)
-    swept = auto_module.time_evaluations(_Swept(1000, clock, lambda r: 1.0), 3, batch=11)
-    assert one == pytest.approx(1.0)
-    assert swept == pytest.approx(2.1 / 11)  # the sweep's time shared by its 11 points
-
-
-def test_auto_times_the_rows_it_relies_on_and_chooses_again_with_them(monkeypatch):
-    clock = _Clock()
-    monkeypatch.setattr(auto_module, "time", clock)
-
-    # Linear up to 10,000 rows, then 50 times dearer (another evaluator, as block-wise SVC).
-    def cost(rows):
-        return 1e-6 * rows * (1 if rows <= 10_000 else 50)
-
-    def at_rows(rows):
-        return _Timed(rows, clock, cost)
-
-    request = AutoFidelity(positions=1320, batch=11)
-    choice = auto_module.choose_auto(request, at_rows, 20_000, 2, 30)
-    timed = [rows for rows, _ in choice.measured]
-    assert timed == [500, 1000, 2000, 4000, 8000, 20_000]  # all rows timed: exact looked cheap
-    assert choice.fidelity is not None and choice.exponent == 3.0
-    # Without the jump the first choice stands: exact, all rows timed to check.
-    steady = auto_module.choose_auto(
-        request, lambda rows: _Timed(rows, clock, lambda r: 1e-6 * r), 20_000, 2, 30
-    )
-    assert steady.fidelity is None and steady.measured[-1] == (20_000, pytest.approx(0.02))
-
-
-# -- the cost model counts new points; k-NN is timed without whole sweeps on all rows --------------
+# -- the cost model counts new points; k-NN's sweep pays its fixed part -----------------------------
 def test_new_points_are_the_middle_of_the_fewest_and_the_most():
     # The iterative search on 30 features: 4 epochs × 30 sweeps of 11 points; at least the first
     # pass (330) is new, at most all 1,320: the geometric middle is 2× from either.
@@ -464,47 +418,7 @@ def test_a_sweep_evaluator_pays_its_fixed_part_for_one_point_too():
     choice = choose_fidelity(50_000, 2, knn, positions=1320, new_points=660)
     assert choice.fidelity is not None and choice.fidelity.top_rows < 50_000
     assert choice.most_minutes * 60 <= DEFAULT_BUDGET_SECONDS
-    per_point = CostModel(knn.measured)
+    per_point = CostModel(knn.priced)
     assert halving_seconds(knn, (206, 618, 1854, 5562, 16686, 50_000), 660, 11, 3) > 5 * (
         halving_seconds(per_point, (206, 618, 1854, 5562, 16686, 50_000), 660, 11, 3)
     )
-
-
-class _SweptCounting(_Swept):
-    """Sweeps of k-NN's shape that record how many points each sweep had, per rows."""
-
-    def __init__(self, rows, clock, cost, log):
-        super().__init__(rows, clock, cost)
-        self.log = log
-
-    def evaluate_batch(self, points):
-        self.log.append((self.rows, len(points)))
-        super().evaluate_batch(points)
-
-
-def test_a_sweep_sharing_evaluator_stops_doubling_on_a_sweeps_time_and_checks_all_rows_cheaply(
-    monkeypatch,
-):
-    clock = _Clock()
-    monkeypatch.setattr(auto_module, "time", clock)
-    log = []
-
-    def cost(rows):  # quadratic: an 11-point sweep costs 2.1 × this (5.4 s at 16,000 rows)
-        return 1e-8 * rows**2
-
-    request = AutoFidelity(positions=1320, batch=11)
-    choice = auto_module.choose_auto(
-        request, lambda rows: _SweptCounting(rows, clock, cost, log), 50_000, 2, 30
-    )
-    timed = [rows for rows, _ in choice.measured]
-    # Doubling stopped once a sweep (not a point) took 2 s: at 16,000 rows, where a point's
-    # share (0.5 s) would have doubled the rows on to 25,000.
-    assert fidelity_module.MEASURE_UNTIL_SECONDS == 2.0
-    assert timed[:-1] == [500, 1000, 2000, 4000, 8000, 16_000]
-    # The rows the search relies on were timed on one short sweep, none of 11 points there.
-    top = timed[-1]
-    assert top > 16_000 and [n for rows, n in log if rows == top] == [2]
-    # ... converted with the ratio measured at 16,000 rows: the per-point cost of an 11-point
-    # sweep, as the timings below it.
-    per_point = cost(top) * (1 + 0.1 * 11) / 11
-    assert choice.measured[-1][1] == pytest.approx(per_point)

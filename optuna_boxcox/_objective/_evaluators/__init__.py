@@ -44,13 +44,16 @@ to GaussianNB's likelihood; the SVC's ``gamma="scale"`` is computed on the kept 
 from __future__ import annotations
 
 from collections.abc import Callable
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.linear_model import LogisticRegression
 from sklearn.linear_model import SGDClassifier
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
 from sklearn.svm import SVC
 
 from optuna_boxcox._objective._evaluators._base import GENERIC
@@ -66,6 +69,7 @@ from optuna_boxcox._objective._evaluators.svc import svc_cache_bytes
 
 __all__ = [
     "GENERIC",
+    "GENERIC_COST",
     "REGISTRY",
     "BlockwiseKNeighborsScorer",
     "BlockwiseRBFSVCScorer",
@@ -84,29 +88,39 @@ __all__ = [
 
 @dataclass(frozen=True)
 class CostClass:
-    """An upper bound of the seconds one new point costs this classifier's evaluator on data of
-    ``rows`` × ``features`` with ``classes`` classes: ``unit · rows^rows_exponent ·
-    features^features_exponent · (classes when there are more than two, if per_class)``.
+    """The seconds one new point costs this classifier's evaluator on data of ``rows`` ×
+    ``features`` with ``classes`` classes, on the reference machine (the 2-core development
+    machine): ``max(floor, unit · rows^rows_exponent · features^features_exponent · (classes
+    when there are more than two, if per_class))``.
 
-    What it is for: ``fidelity="auto"`` decides ``exact`` without timing anything where the
-    bound says the exact search is short (:mod:`optuna_boxcox._objective._fidelity`). The units are four
-    times what this 2-core development machine measured (timings of new points through the
-    search's evaluator, 600–5,000 rows), so a slower or busier machine still errs towards timing.
+    What it is for: ``fidelity="auto"`` prices the search from it — exact or halving, the rungs
+    and the top rung's cap — so that the choice is a function of the data's shape and the
+    classifier alone, never of how fast or busy the machine is
+    (:mod:`optuna_boxcox._objective._auto`).
+
+    ``sweep_ratio``: for an evaluator that shares a sweep's work (k-NN), the cost per point of a
+    sweep of 11 points over that of a sweep of 2 (a sweep's fixed part, paid for one point too).
     """
 
     unit: float
     rows_exponent: float
     features_exponent: float = 0.0
     per_class: bool = False
+    floor: float = 0.0
+    sweep_ratio: float | None = None
 
     def seconds(self, rows: int, features: int, classes: int) -> float:
         classes_factor = classes if self.per_class and classes > 2 else 1
-        return (
+        return max(
+            self.floor,
             self.unit
             * float(rows) ** self.rows_exponent
             * float(features) ** self.features_exponent
-            * classes_factor
+            * classes_factor,
         )
+
+    def to_attrs(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -119,8 +133,8 @@ class Evaluators:
             side in threads (the SVC: libsvm's fit is the cost).
         generic_cache_bytes: ``(estimator, n) -> bytes`` that scikit-learn's fit holds beyond the
             data (the SVC's kernel cache), or None.
-        cost: Its cost class (how a new point's cost grows with rows, features and classes), or
-            None where nothing bounds it (the MLP: seconds a fit whatever the rows).
+        cost: Its cost class (how a new point's cost grows with rows, features and classes);
+            None: :data:`GENERIC_COST`.
     """
 
     scorers: tuple[type[FastScorer], ...] = ()
@@ -129,27 +143,34 @@ class Evaluators:
     cost: CostClass | None = None
 
 
-#: The evaluators of each classifier class (exact types: a subclass may override fit).
-#: Cost classes, measured per new point: GaussianNB updates one column's likelihoods (rows ×
-#: classes: 0.40 ms at 2,000 rows, binary); k-NN one column's term of the distances and the
-#: votes (rows²: 0.29, 0.79 and 3.3 ms at 600, 1,000 and 2,000 rows); the SVC refits libsvm on
-#: the kernel (rows², 9–160 ms at 600–2,000 rows, 0.55 s at 5,000); the perceptron refits SGD
-#: (rows × features, one weight vector per class beyond two: 10.5 ms at 2,000 × 30, 290 ms on
-#: the 1,797 × 64 digits, 10 classes).
+#: The evaluators of each classifier class (exact types: a subclass may override fit), with
+#: their cost classes per new point on the reference machine (measurements: docs/performance.md,
+#: "The cost classes"). GaussianNB updates one column's likelihoods (rows × classes); k-NN one
+#: column's term of the distances and the votes (rows²); the SVC refits libsvm on the kernel
+#: (rows²); the perceptron refits SGD (rows × features, a weight vector per class beyond two);
+#: the MLP and LogisticRegression refit from scratch through scikit-learn (rows × features, at
+#: least a floor: the MLP's iterations, lbfgs's set-up).
 REGISTRY: dict[type, Evaluators] = {
-    GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(8e-7, 1.0, per_class=True)),
+    GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(2e-7, 1.0, per_class=True)),
     KNeighborsClassifier: Evaluators(
-        (KNeighborsScorer, BlockwiseKNeighborsScorer), cost=CostClass(3.3e-9, 2.0)
+        (KNeighborsScorer, BlockwiseKNeighborsScorer),
+        cost=CostClass(8.25e-10, 2.0, sweep_ratio=0.19),
     ),
     SVC: Evaluators(
         (RBFSVCScorer, BlockwiseRBFSVCScorer),
         generic_side_by_side=True,
         generic_cache_bytes=lambda svc, n: svc_cache_bytes(svc.cache_size, n),
-        cost=CostClass(2.3e-7, 2.0),
+        cost=CostClass(5.75e-8, 2.0),
     ),
-    SGDClassifier: Evaluators((SGDScorer,), cost=CostClass(7e-7, 1.0, 1.0, per_class=True)),
+    SGDClassifier: Evaluators((SGDScorer,), cost=CostClass(1.75e-7, 1.0, 1.0, per_class=True)),
+    MLPClassifier: Evaluators(cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4)),
+    LogisticRegression: Evaluators(cost=CostClass(1.2e-6, 1.0, 1.0, per_class=True, floor=0.005)),
 }
-#: What a classifier without an entry has: scikit-learn's path only.
+#: The cost class of a classifier the registry does not know (any scikit-learn classifier,
+#: through scikit-learn's fit and predict): priced as a fit linear in rows × features, at least
+#: 20 ms (LogisticRegression: 21 ms on 276 × 17; a 100-tree forest: ~1.5e-5 s a row and feature).
+GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
+#: What a classifier without an entry has: scikit-learn's path only, priced by GENERIC_COST.
 _NONE = Evaluators()
 
 
