@@ -19,6 +19,7 @@ from cli_run import run_cli
 from cli_run import user_env
 import optuna
 import pytest
+from shared import skip_if_ignored
 
 from optuna_boxcox.cli import main
 from optuna_boxcox.storage import open_storage
@@ -134,6 +135,7 @@ def _stopped_search(tmp_path, options, name, settle=0.0):
 def test_sigterm_and_sighup_write_what_was_scored_in_one_line_like_ctrl_c(tmp_path, name, status):
     # SIGTERM (timeout, a batch scheduler, docker stop) ended the search with no message and
     # the scored trials not yet written lost.
+    skip_if_ignored(name)
     options = ["--dataset", "breast_cancer", "--classifier", "knn", "--sampler", "combined2"]
     returncode, said, lines, db = _stopped_search(tmp_path, options, name)
     assert returncode == status, f"exit status {returncode}:\n{said}"

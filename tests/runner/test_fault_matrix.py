@@ -46,9 +46,17 @@ from optuna.storages import RDBStorage
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 import pytest
+from shared import skip_if_ignored
 
 from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers._ledger import POSITION_KEY
+
+
+@pytest.fixture(autouse=True)
+def _signals_heard():
+    """The matrix sends SIGINT and SIGTERM: a run that ignores them cannot show their handling."""
+    skip_if_ignored("SIGINT", "SIGTERM")
+
 
 #: The searched case: small enough that a run takes seconds, large enough (880 trials in batches
 #: of 11–22) that a fault often lands while trials are being scored, claimed and written.

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from shared import skip_if_ignored
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,6 +37,7 @@ sys.exit(code)
 
 @pytest.mark.timeout(600)
 def test_ctrl_c_between_a_messages_header_and_payload_stops_the_search_cleanly(tmp_path):
+    skip_if_ignored("SIGINT")
     db = tmp_path / "s.db"
     search = [
         *("search", "--dataset", "breast_cancer", "--classifier", "bayes", "--n-jobs", "2"),
