@@ -13,10 +13,13 @@ import pytest
 
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import optimize
 from optuna_boxcox._study._guard import DECISION_ATTR
 from optuna_boxcox._study._guard import decide
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
+from optuna_boxcox.cli._args import load_data_source
 
 
 def curved_boundary(seed: int = 0, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
@@ -336,3 +339,34 @@ def test_the_gates_distances_survive_values_whose_squares_overflow():
         for i in range(len(y))
     ]
     np.testing.assert_array_equal(leave_one_out_correct(KNeighborsClassifier(5), T, y), expected)
+
+
+def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
+    storage = f"sqlite:///{tmp_path / 's.db'}"
+    args = ["search", "--dataset", "iris", "--classifier", "bayes", "--storage", storage]
+    assert main(args) == 0
+    assert "decision   anchor mle used" in capsys.readouterr().out
+    study = optuna.load_study(study_name="iris/bayes/guarded", storage=storage)
+    names = study.user_attrs["boxcox_search_space"]["names"]
+    used = dict(zip(names, study.user_attrs[DECISION_ATTR]["lambdas"]))
+    searched = study.best_params  # the search's Λopt, which no held-out row preferred
+    assert searched != used
+    result = study.user_attrs["boxcox_result"]
+    assert result["params"] == used, "boxcox_result shows the searched Λ, not the one used"
+    assert result["searched_params"] == searched
+    assert result["chosen"] == "mle"
+    assert result["decision"].startswith("The gate chose the per-feature MLE Λ: ")
+    assert result["trial"] is None  # the MLE Λ is the start point, no trial of the plan
+    # Run again on the finished study: the decision is read back and nothing flips back.
+    assert main(args) == 0
+    study = optuna.load_study(study_name="iris/bayes/guarded", storage=storage)
+    assert study.user_attrs["boxcox_result"] == result
+    # The plugin's optimize on the finished study (a script's) replays the plan and stops: its
+    # sampler does not put the searched Λ back as the study's result.
+    spec = SearchSpec.of_study(study)
+    X, y, _ = load_data_source(**spec.source)
+    study = optuna.load_study(
+        study_name=study.study_name, storage=storage, sampler=spec.make_sampler()
+    )
+    optimize(study, BoxCoxObjective.from_spec(spec, X, y))
+    assert study.user_attrs["boxcox_result"] == result
