@@ -297,11 +297,16 @@ class Decision:
                 f"{self.confirmation['searched']:.4f} was not above the anchor's "
                 f"{self.confirmation[self.anchor]:.4f}."
             )
-        elif self.difference < 0:
+        elif self.difference <= 0:
+            lead = (
+                f"its {criterion} {anchor:.4f} beat the searched Λ's {searched:.4f} by "
+                f"{-self.difference:.4f}"
+                if self.difference < 0
+                else f"the searched Λ's {criterion} {searched:.4f} tied with its {anchor:.4f}"
+            )
             text = (
-                f"The gate chose {NAMES[self.anchor]}: its {criterion} {anchor:.4f} beat the "
-                f"searched Λ's {searched:.4f} by {-self.difference:.4f}; the searched Λ needed "
-                f"to beat it by more than {needed}."
+                f"The gate chose {NAMES[self.anchor]}: {lead}; the searched Λ needed to beat it "
+                f"by more than {needed}."
             )
         else:
             text = (

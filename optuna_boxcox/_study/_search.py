@@ -395,10 +395,11 @@ def run_search(
         result=result,
     )
     _report(found)
+    used_trial = None
     if guarded and found.front is None and _guard.applies(scored):
-        _gate(found, plan.spec, X, y)
+        used_trial = _gate(found, plan.spec, X, y)
     if figures:
-        _attach_figures(found)
+        _attach_figures(found, used_trial)
     return found
 
 
@@ -559,7 +560,7 @@ def _record_result(found: SearchRun) -> int | None:
     return trial
 
 
-def _attach_figures(found: SearchRun) -> None:
+def _attach_figures(found: SearchRun, used_trial: int | None = None) -> None:
     from optuna_boxcox.figures import attach_figures
     from optuna_boxcox.figures import search_figures
 
@@ -579,5 +580,7 @@ def _attach_figures(found: SearchRun) -> None:
             user_attrs=study.user_attrs,
             base_score=found.base,
             mle_score=found.mle,
+            decision=found.decision,
+            used_trial=used_trial,
         )
     attach_figures(study, drawn, note)
