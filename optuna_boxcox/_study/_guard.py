@@ -91,6 +91,12 @@ CANDIDATES = ("searched", "mle", "ones")
 
 CV = f"{SPLITS}x{REPEATS} cv"
 LOO = "leave-one-out"
+#: The candidates in words (the decision's explanation, the study's note).
+NAMES = {
+    "searched": "the searched Λ",
+    "mle": "the per-feature MLE Λ",
+    "ones": "Λ = 1 (standard scaling)",
+}
 
 
 @dataclass(frozen=True)
@@ -249,6 +255,74 @@ class Decision:
         if self.sample is not None:
             line += f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
         return line
+
+    def explain(self) -> str:
+        """The decision in words, with the scores that made it (the study's note and record)."""
+        if not self.gated:
+            return f"The searched Λ is used without a gate: {self.reason}."
+        rule = self.rule or Rule()
+        if rule.criterion == LOO:
+            criterion, label = "exact leave-one-out accuracy", "Leave-one-out accuracy"
+            error = "standard error of the paired per-row differences"
+        else:
+            criterion = f"{self.folds // REPEATS}-fold × {REPEATS} CV score"
+            label = f"{criterion}s"
+            error = "corrected standard error of the paired fold differences"
+        searched, anchor = self.scores["searched"], self.scores[self.anchor]
+        margin = "one" if rule.margin == 1 else f"{rule.margin:g}"
+        needed = f"{self.threshold:.4f} ({margin} {error})"
+        if rule.margin == 0:
+            text = (
+                f"The gate chose {NAMES[self.chosen]}: the best {criterion} of the three, "
+                "a tie going to an anchor."
+            )
+        elif self.chosen == "searched":
+            text = (
+                f"The gate kept the searched Λ: its {criterion} {searched:.4f} beat the better "
+                f"anchor, {NAMES[self.anchor]} ({anchor:.4f}), by {self.difference:.4f}, more "
+                f"than the {needed} it needed"
+            )
+            if self.confirmation is not None:
+                text += (
+                    f", and its {SPLITS}-fold × {REPEATS} CV score "
+                    f"{self.confirmation['searched']:.4f} was above the anchor's "
+                    f"{self.confirmation[self.anchor]:.4f}"
+                )
+            text += "."
+        elif self.difference > self.threshold:  # the cross-validation did not confirm it
+            text = (
+                f"The gate chose {NAMES[self.anchor]}: the searched Λ's {criterion} "
+                f"{searched:.4f} beat its {anchor:.4f} by {self.difference:.4f}, more than the "
+                f"{needed} needed, but its {SPLITS}-fold × {REPEATS} CV score "
+                f"{self.confirmation['searched']:.4f} was not above the anchor's "
+                f"{self.confirmation[self.anchor]:.4f}."
+            )
+        elif self.difference <= 0:
+            lead = (
+                f"its {criterion} {anchor:.4f} beat the searched Λ's {searched:.4f} by "
+                f"{-self.difference:.4f}"
+                if self.difference < 0
+                else f"the searched Λ's {criterion} {searched:.4f} tied with its {anchor:.4f}"
+            )
+            text = (
+                f"The gate chose {NAMES[self.anchor]}: {lead}; the searched Λ needed to beat it "
+                f"by more than {needed}."
+            )
+        else:
+            text = (
+                f"The gate chose {NAMES[self.anchor]}: the searched Λ's {criterion} "
+                f"{searched:.4f} beat its {anchor:.4f} by only {self.difference:.4f}, not more "
+                f"than the {needed} it needed."
+            )
+        scores = ", ".join(
+            f"{NAMES[name].removeprefix('the ')} {self.scores[name]:.4f}" for name in CANDIDATES
+        )
+        text += f" {label}: {scores}."
+        if self.sample is not None:
+            text += (
+                f" Judged on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows."
+            )
+        return text
 
     def _confirmed_difference(self) -> float:
         return self.confirmation["searched"] - self.confirmation[self.anchor]

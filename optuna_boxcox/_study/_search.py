@@ -54,6 +54,7 @@ from optuna_boxcox._study._open import trials_left
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
+from optuna_boxcox.samplers._plan import RESULT_ATTR
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
@@ -394,10 +395,11 @@ def run_search(
         result=result,
     )
     _report(found)
+    used_trial = None
     if guarded and found.front is None and _guard.applies(scored):
-        _gate(found, plan.spec, X, y)
+        used_trial = _gate(found, plan.spec, X, y)
     if figures:
-        _attach_figures(found)
+        _attach_figures(found, used_trial)
     return found
 
 
@@ -493,9 +495,10 @@ def _report(found: SearchRun) -> None:
     found.params, found.best = dict(params), float(best)
 
 
-def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
+def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> int | None:
     """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
-    fit saw; the decision is recorded in the study, and an anchor that wins is the result."""
+    fit saw; the decision is recorded in the study, and an anchor that wins is the result (see
+    :func:`_record_result`). Returns the number of a trial holding the Λ used (None: none does)."""
     objective = found.objective
     settings = _guard.settings(
         objective.to_lambdas(found.params), seed=spec.seed, extrapolation=spec.extrapolation
@@ -515,6 +518,7 @@ def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> None:
         decision = dataclasses.replace(decision, settings=settings)
         decision.record(found.study)
     _choose(found, decision)
+    return _record_result(found)
 
 
 def _choose(found: SearchRun, decision: _guard.Decision) -> None:
@@ -527,7 +531,36 @@ def _choose(found: SearchRun, decision: _guard.Decision) -> None:
         found.best = objective.evaluate(decision.lambdas)
 
 
-def _attach_figures(found: SearchRun) -> None:
+def _record_result(found: SearchRun) -> int | None:
+    """The Λ the gate chose as the study's result (``boxcox_result``, which the dashboard shows),
+    with the decision in words and the searched Λ beside it (``searched_params``,
+    ``searched_best_value``); written once the search's plan is finished, as the sampler writes
+    its own. Returns the number of the first trial holding the Λ used (None: no trial does, e.g.
+    an anchor the search never scored)."""
+    study, decision = found.study, found.decision
+    trial = next(
+        (
+            t.number
+            for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if t.params == found.params
+        ),
+        None,
+    )
+    record = {
+        "params": found.params,
+        "best_value": float(found.best),
+        "chosen": decision.chosen,
+        "decision": decision.explain(),
+        "trial": trial,
+        "searched_params": found.search_params,
+        "searched_best_value": found.search_best,
+    }
+    if found.result.finished and study.user_attrs.get(RESULT_ATTR) != record:
+        study.set_user_attr(RESULT_ATTR, record)
+    return trial
+
+
+def _attach_figures(found: SearchRun, used_trial: int | None = None) -> None:
     from optuna_boxcox.figures import attach_figures
     from optuna_boxcox.figures import search_figures
 
@@ -547,5 +580,7 @@ def _attach_figures(found: SearchRun) -> None:
             user_attrs=study.user_attrs,
             base_score=found.base,
             mle_score=found.mle,
+            decision=found.decision,
+            used_trial=used_trial,
         )
     attach_figures(study, drawn, note)

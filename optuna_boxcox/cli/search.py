@@ -484,7 +484,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     # No fidelity asked for: the default (exact on the wine data, nothing timed), as search's.
     spec = SearchSpec("knn", sampler="coordinate", source=source, fidelity=DEFAULT_REQUEST)
     X, y, _ = load_data_source(**source)
-    found = run_spec(spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage)
+    # The note and figures a search attaches, for the dashboard the demo points to.
+    found = run_spec(
+        spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage, figures=True
+    )
     print_search(found)
     print(f"\nthe study is in {redact(found.storage)} as {found.study_name!r}")
     print(dashboard_hint(found.storage))

@@ -17,6 +17,7 @@ from optuna.trial import TrialState
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from optuna_boxcox._study._guard import NAMES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.figures._draw import best_so_far
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from optuna.samplers import BaseSampler
 
     from optuna_boxcox._objective._objective import BoxCoxObjective
+    from optuna_boxcox._study._guard import Decision
     from optuna_boxcox.samplers import SearchResult
 
     #: One search's finished trials: the study, or the trials themselves.
@@ -82,6 +84,8 @@ def search_figures(
     user_attrs: Mapping[str, Any] | None = None,
     base_score: float | None = None,
     mle_score: float | None = None,
+    decision: Decision | None = None,
+    used_trial: int | None = None,
 ) -> tuple[dict[str, go.Figure], str]:
     """The figures for one finished search, by dashboard id, and a Markdown note describing it.
 
@@ -96,6 +100,10 @@ def search_figures(
     (``trials``), the study's user attributes and the scores at λ = 1 and at the MLE, which are
     otherwise computed again. Anything not given is read from the study once: ``result`` from
     ``sampler`` when it is a :class:`~optuna_boxcox.samplers.PlanSampler`.
+
+    After the guarded default's gate, its ``decision`` says which Λ is used: the transform is
+    drawn at it, the grid marks it beside the searched Λ, and the note leads with it
+    (:func:`search_note`; ``used_trial`` the trial holding it, if any).
     """
     if trials is None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
@@ -120,12 +128,17 @@ def search_figures(
         figures["best-so-far"] = best_so_far(
             {study.study_name: finished}, direction=study.direction
         )
-    if params is not None:
-        figures["transform"] = transform_curves(objective, params, start=start)
+    used = params
+    if decision is not None and params is not None:
+        used = objective.to_params(decision.lambdas)
+    if used is not None:
+        figures["transform"] = transform_curves(objective, used, start=start)
     if objective.space.dim == 2 and objective.space.lambdas_only:
         markers = {"MLE": objective.mle_params}
-        if params is not None:
-            markers["chosen Λ"] = params
+        if used is not None:
+            markers["chosen Λ"] = used
+        if decision is not None and decision.chosen != "searched":
+            markers["searched Λ"] = params
         figures["grid"] = grid_heatmap(objective, trials=finished, markers=markers)
     note = search_note(
         study,
@@ -136,6 +149,8 @@ def search_figures(
         base_score=base_score,
         mle_score=mle_score,
         chosen_score=chosen_score,
+        decision=decision,
+        used_trial=used_trial,
     )
     return figures, note
 
@@ -163,12 +178,18 @@ def search_note(
     base_score: float | None = None,
     mle_score: float | None = None,
     chosen_score: float | None = None,
+    decision: Decision | None = None,
+    used_trial: int | None = None,
 ) -> str:
     """Markdown: data set, classifier, scoring, sampler and its settings, scores and the chosen λ.
 
     ``user_attrs`` are the study's (its search spec and the sampler's record), ``n_finished`` its
     finished trials; either is read from the study when not given. The scores at λ = 1, at the
     MLE and at ``params`` are computed with ``objective`` when not given.
+
+    With the guarded default's ``decision``, ``params`` are the searched Λ and the note leads with
+    the Λ used (the decision's), the decision in words, which trial holds it (``used_trial``)
+    and the λ used beside the searched λ.
     """
     if user_attrs is None:
         user_attrs = study.user_attrs
@@ -183,9 +204,10 @@ def search_note(
     cv = "resubstitution" if spec.cv is None else f"{spec.cv}-fold"
     n_samples = spec.n_samples or objective.n_samples
     settings = sampler.get("settings", {})
-    lines = [
-        f"## Box-Cox λ search `{study.study_name}`",
-        "",
+    lines = [f"## Box-Cox λ search `{study.study_name}`", ""]
+    if decision is not None and params is not None:
+        lines += _decision_lines(objective, params, decision, used_trial)
+    lines += [
         "| | |",
         "| --- | --- |",
         f"| data set | {dataset} ({n_samples} samples × {len(objective.param_names)} features) |",
@@ -203,7 +225,14 @@ def search_note(
             mle_score=mle_score,
             chosen_score=chosen_score,
         )
-        lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
+        if decision is None:
+            lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
+        else:
+            used = {"searched": chosen, "mle": mle, "ones": base}[decision.chosen]
+            lines.append(
+                f"| score | Λ used {used:.4f} (searched Λ: {chosen:.4f}, λ = 1: {base:.4f}, "
+                f"λ_MLE: {mle:.4f}) |"
+            )
         configuration = objective.configuration(params)
         if configuration.settings:
             settings = ", ".join(f"{k} = {v}" for k, v in configuration.settings.items())
@@ -215,12 +244,35 @@ def search_note(
                 f"| {n} | {t} | {params[n]:.3f} | {mle_params[n]:.3f} |"
                 for n, t in zip(objective.param_names, configuration.transforms)
             ]
-        else:
+        elif decision is None:  # a guarded search's note leads with its λ
             lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
             lines += [
                 f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names
             ]
     return "\n".join(lines) + "\n"
+
+
+def _decision_lines(
+    objective: BoxCoxObjective,
+    searched: Mapping[str, float],
+    decision: Decision,
+    used_trial: int | None,
+) -> list[str]:
+    """The head of a guarded search's note: the Λ used, why, which trial holds it, and its λ
+    beside the searched λ."""
+    used = objective.to_params(decision.lambdas)
+    if used_trial is not None:
+        held = f"trial {used_trial}"
+    else:
+        held = "no trial holds it: the study's best trial is the searched Λ"
+    lines = [f"**Λ used: {NAMES[decision.chosen]}** ({held}). {decision.explain()}", ""]
+    mle = objective.mle_params
+    lines += ["| feature | λ used | λ searched | λ_MLE |", "| --- | ---: | ---: | ---: |"]
+    lines += [
+        f"| {n} | {used[n]:.3f} | {searched[n]:.3f} | {mle[n]:.3f} |"
+        for n in objective.param_names
+    ]
+    return [*lines, ""]
 
 
 # -- where figures go ---------------------------------------------------------------------------

@@ -79,6 +79,18 @@ SAMPLER_ATTR = "boxcox_sampler"
 RESULT_ATTR = "boxcox_result"
 
 
+def _searched(recorded: Any) -> Any:
+    """What the search found, of a recorded result: a gate after the search (the guarded
+    default) records the Λ it used as the result, and the search's as ``searched_params`` and
+    ``searched_best_value``, which this sampler does not replace with the same Λ."""
+    if isinstance(recorded, dict) and "searched_params" in recorded:
+        return {
+            "params": recorded["searched_params"],
+            "best_value": recorded.get("searched_best_value"),
+        }
+    return recorded
+
+
 class PlanSampler(BaseSampler, abc.ABC):
     """Base of the paper's samplers: trials take positions of a deterministic plan.
 
@@ -484,7 +496,7 @@ class PlanSampler(BaseSampler, abc.ABC):
     def _finish(self, study: Study, result: SearchResult | None = None) -> None:
         result = result or self.result(study)
         record = {"params": result.params, "best_value": result.best_value}
-        if result.finished and study.user_attrs.get(RESULT_ATTR) != record:
+        if result.finished and _searched(study.user_attrs.get(RESULT_ATTR)) != record:
             study.set_user_attr(RESULT_ATTR, record)
             _logger.info(
                 f"{type(self).__name__}: the plan's {result.budget} trials are done "

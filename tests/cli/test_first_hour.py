@@ -402,6 +402,35 @@ def test_demo_run_twice_says_it_finished_earlier(tmp_path, monkeypatch, capsys):
     assert study.metric_names == ["accuracy"]
 
 
+def _dashboard_view(storage: str, study_name: str) -> tuple[str, list[str]]:
+    """The note and the ids of the figures optuna-dashboard shows on a study's page."""
+    from optuna_dashboard import get_note
+
+    from optuna_boxcox._optuna import storage_of
+    from optuna_boxcox._optuna import study_id_of
+
+    study = optuna.load_study(study_name=study_name, storage=storage)
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    prefix = "dashboard:plot_data:"
+    figures = {k.removeprefix(prefix).rsplit(":", 1)[0] for k in attrs if k.startswith(prefix)}
+    return get_note(study), sorted(figures)
+
+
+def test_demo_attaches_the_note_and_figures_a_search_does(tmp_path, capsys):
+    storage = f"sqlite:///{tmp_path / 's.db'}"
+    assert main(["demo", "--storage", storage]) == 0
+    search = ["search", "--dataset", "wine", "--classifier", "knn", "--sampler", "coordinate"]
+    assert main([*search, "--storage", storage]) == 0
+    capsys.readouterr()
+    demo_note, demo_figures = _dashboard_view(storage, "demo/wine/knn/coordinate")
+    search_note, search_figures = _dashboard_view(storage, "wine/knn/coordinate")
+    assert search_figures, "search attached no figures"
+    assert demo_figures == search_figures, "the demo's study lacks the figures a search's has"
+    assert demo_note.replace("demo/", "", 1) == search_note, (
+        f"the demo's note is not a search's:\n{demo_note}"
+    )
+
+
 def test_the_last_progress_line_is_not_repeated_when_the_work_ends():
     log = io.StringIO()
     with _progress.Progress(2, unit="study", label="compare", stream=log, every=0) as progress:

@@ -13,10 +13,13 @@ import pytest
 
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import optimize
 from optuna_boxcox._study._guard import DECISION_ATTR
 from optuna_boxcox._study._guard import decide
+from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
+from optuna_boxcox.cli._args import load_data_source
 
 
 def curved_boundary(seed: int = 0, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
@@ -336,3 +339,98 @@ def test_the_gates_distances_survive_values_whose_squares_overflow():
         for i in range(len(y))
     ]
     np.testing.assert_array_equal(leave_one_out_correct(KNeighborsClassifier(5), T, y), expected)
+
+
+def _figure(study, graph_id):
+    """A figure the study holds for optuna-dashboard (saved in chunks of its JSON)."""
+    import json
+
+    from optuna_boxcox._optuna import storage_of
+    from optuna_boxcox._optuna import study_id_of
+
+    prefix = f"dashboard:plot_data:{graph_id}:"
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    chunks = {int(k.removeprefix(prefix)): v for k, v in attrs.items() if k.startswith(prefix)}
+    return json.loads("".join(chunks[i] for i in sorted(chunks)))
+
+
+def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
+    from optuna_dashboard import get_note
+
+    storage = f"sqlite:///{tmp_path / 's.db'}"
+    args = ["search", "--dataset", "iris", "--classifier", "bayes", "--storage", storage]
+    assert main(args) == 0
+    assert "decision   anchor mle used" in capsys.readouterr().out
+    study = optuna.load_study(study_name="iris/bayes/guarded", storage=storage)
+    names = study.user_attrs["boxcox_search_space"]["names"]
+    used = dict(zip(names, study.user_attrs[DECISION_ATTR]["lambdas"]))
+    searched = study.best_params  # the search's Λopt, which no held-out row preferred
+    assert searched != used
+    result = study.user_attrs["boxcox_result"]
+    assert result["params"] == used, "boxcox_result shows the searched Λ, not the one used"
+    assert result["searched_params"] == searched
+    assert result["chosen"] == "mle"
+    assert result["decision"].startswith("The gate chose the per-feature MLE Λ: ")
+    assert result["trial"] is None  # the MLE Λ is the start point, no trial of the plan
+    note = get_note(study)
+    head = note.split("| | |")[0]  # what the note leads with, before the search's settings
+    assert "**Λ used: the per-feature MLE Λ** (no trial holds it" in head, note
+    assert result["decision"] in head, note
+    (row,) = [line for line in head.splitlines() if line.startswith("| sepal length (cm) |")]
+    assert row.split("|")[2:4] == [
+        f" {used['sepal length (cm)']:.3f} ",
+        f" {searched['sepal length (cm)']:.3f} ",
+    ], note
+    curves = {t["name"] for t in _figure(study, "transform")["data"]}
+    assert f"sepal length (cm) (λ = {used['sepal length (cm)']:.3g})" in curves, curves
+    # Run again on the finished study: the decision is read back and nothing flips back.
+    assert main(args) == 0
+    study = optuna.load_study(study_name="iris/bayes/guarded", storage=storage)
+    assert study.user_attrs["boxcox_result"] == result
+    assert get_note(study) == note
+    # The plugin's optimize on the finished study (a script's) replays the plan and stops: its
+    # sampler does not put the searched Λ back as the study's result.
+    spec = SearchSpec.of_study(study)
+    X, y, _ = load_data_source(**spec.source)
+    study = optuna.load_study(
+        study_name=study.study_name, storage=storage, sampler=spec.make_sampler()
+    )
+    optimize(study, BoxCoxObjective.from_spec(spec, X, y))
+    assert study.user_attrs["boxcox_result"] == result
+
+
+@pytest.mark.parametrize(
+    ("chosen", "difference", "confirmation", "words"),
+    [
+        ("searched", 0.02, {"searched": 0.95, "mle": 0.94}, "The gate kept the searched Λ: its"),
+        ("mle", 0.02, {"searched": 0.93, "mle": 0.94}, "but its 5-fold × 2 CV score 0.9300 was"),
+        ("mle", 0.004, None, "beat its 0.9400 by only 0.0040, not more than the 0.0050"),
+        ("mle", 0.0, None, "tied with its 0.9400; the searched Λ needed"),
+        ("mle", -0.01, None, "its exact leave-one-out accuracy 0.9400 beat the searched Λ's"),
+    ],
+)
+def test_the_decision_in_words_says_which_lambda_is_used_and_why(
+    chosen, difference, confirmation, words
+):
+    from optuna_boxcox._study._guard import KNN_RULE
+    from optuna_boxcox._study._guard import Decision
+
+    scores = {"searched": 0.94 + difference, "mle": 0.94, "ones": 0.92}
+    decision = Decision(
+        chosen,
+        np.ones(2),
+        scores,
+        "mle",
+        difference,
+        0.005,
+        150,
+        rule=KNN_RULE,
+        confirmation=confirmation,
+    )
+    text = decision.explain()
+    assert words in text, text
+    assert text.startswith(
+        "The gate kept the searched Λ"
+        if chosen == "searched"
+        else "The gate chose the per-feature MLE Λ"
+    ), text
