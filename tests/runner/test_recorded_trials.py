@@ -25,6 +25,9 @@ QUICK = {
     *(f"breast_cancer/bayes/{s}" for s in rec.SAMPLERS),
     *(f"sonar/knn/{s}" for s in ("iterative", "spherical", "diagonal", "mle")),
 }
+#: Samplers whose own arithmetic moves with the CPU's vector units: Nelder–Mead's simplex steps
+#: (NumPy's reductions) end in other last bits with AVX2 disabled, whatever the start point.
+CPU_BITS = {"nelder-mead"}
 #: Values checked against the paper's pseudo-code (scipy's Box-Cox, a fresh StandardScaler and
 #: classifier) at this many points of each plan, spread over it.
 PAPER_CHECKS = 12
@@ -67,8 +70,8 @@ def test_preset_writes_its_plan_and_the_recorded_trials(case, tmp_path):
     assert (got["n_trials"], got["best_value"]) == (want["n_trials"], want["best_value"]), (
         f"{case}: the search now ends elsewhere than before"
     )
-    if got["start"] != want["start"]:
-        # Another CPU's MLE bits: the plan matched the plain loop above; the end must be the
+    if got["start"] != want["start"] or sampler in CPU_BITS:
+        # Another CPU's last bits: the plan matched the plain loop above; the end must be the
         # record's up to those bits.
         for name, value in want["best_params"].items():
             assert got["best_params"][name] == pytest.approx(value, abs=1e-5), f"{case}: {name}"
