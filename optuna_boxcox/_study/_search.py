@@ -383,6 +383,7 @@ def run_search(
                 show_progress_bar=progress,
                 batch=batch,
                 stats=stats,
+                callbacks=_stop_at(total, study),
             )
     except KeyboardInterrupt:
         raise SearchInterrupted(count_trials(study, FINISHED)) from None
@@ -410,6 +411,20 @@ def run_search(
     if figures:
         _attach_figures(found)
     return found
+
+
+def _stop_at(total: int | None, study: optuna.Study) -> list[Callable[..., None]]:
+    """A callback that stops Optuna's sampler once the study holds ``total`` finished trials:
+    processes running the same search each count what is missing when they start, and together
+    would run that many again. (A plan sampler's plan is bounded at ``total`` positions.)"""
+    if total is None or isinstance(study.sampler, PlanSampler):
+        return []
+
+    def stop(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+        if count_trials(study, FINISHED) >= total:
+            study.stop()
+
+    return [stop]
 
 
 def _given(objective: BoxCoxObjective) -> BoxCoxObjective:

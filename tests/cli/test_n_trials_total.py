@@ -86,3 +86,31 @@ def test_the_help_says_n_trials_is_the_studys_total():
     shown = " ".join(parser.format_help().split())
     assert "--n-trials N_TRIALS the study's total of finished trials" in shown, shown
     assert "the same command again runs only those still missing" in shown, shown
+
+
+def test_trials_another_process_writes_meanwhile_count_toward_the_total(command, monkeypatch):
+    # Several processes running the same search each count what is missing when they start:
+    # without a look at the study between trials, together they ran that many again.
+    from optuna_boxcox._objective._objective import BoxCoxObjective
+
+    scored = BoxCoxObjective.__call__
+    calls = []
+
+    def and_another_process(self, trial):
+        calls.append(trial.number)
+        if len(calls) == 2:  # another process wrote three trials meanwhile
+            first = trial.study.trials[0]
+            for _ in range(3):
+                trial.study.add_trial(
+                    optuna.trial.create_trial(
+                        params=first.params, distributions=first.distributions, value=first.value
+                    )
+                )
+        return scored(self, trial)
+
+    monkeypatch.setattr(BoxCoxObjective, "__call__", and_another_process)
+    storage = command[command.index("--storage") + 1]
+    assert main([*command, "--sampler", "tpe", "--n-trials", "6"]) == 0
+    (summary,) = optuna.get_all_study_summaries(storage)
+    assert _states(storage, summary.study_name) == {"COMPLETE": 6}
+    assert len(calls) == 3
