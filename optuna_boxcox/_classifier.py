@@ -120,8 +120,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         Or a sampler instance, deep-copied at every fit. A sampler cannot be combined with a
         study given as ``storage``: that study searches with its own sampler.
     n_trials : int, default=None
-        Trial budget; ``None`` lets the paper's samplers run their own budget (E·p·L for the
-        coordinate search) and gives other samplers 100 trials.
+        New trials of each fit, Optuna's meaning (a fit on a stored study runs this many more;
+        the command line's ``--n-trials`` is the study's total instead); ``None`` lets the
+        paper's samplers run their own budget (E·p·L for the coordinate search) and gives other
+        samplers 100 trials.
     scoring : str or callable, default="accuracy"
         What the search maximises (see :class:`BoxCoxObjective`): a metric name (``"accuracy"``,
         ``"balanced_accuracy"``, ``"f1"``, ``"mcc"``), one of Bicego & Baldo's (2016)

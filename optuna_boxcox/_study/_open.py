@@ -106,6 +106,12 @@ def prepare_study(
     return study
 
 
+#: The trials a study's budget counts: those that were scored. A failed trial (a claim of a
+#: worker that died, say) is run again, and one put back WAITING is scored by the next run.
+FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
+
+
 def trials_left(study: optuna.Study, total: int) -> int:
-    """How many trials a study must still finish to hold ``total`` COMPLETE ones."""
-    return max(0, int(total) - count_trials(study, (TrialState.COMPLETE,)))
+    """How many trials a study must still finish to hold ``total`` finished ones (COMPLETE or
+    PRUNED: a pruned trial was scored, on fewer rows)."""
+    return max(0, int(total) - count_trials(study, FINISHED))

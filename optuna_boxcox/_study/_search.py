@@ -47,6 +47,7 @@ from optuna_boxcox._runner import optimize
 from optuna_boxcox._runner._memory import first_best
 from optuna_boxcox._runner._memory import optimize_in_memory
 from optuna_boxcox._study import _guard
+from optuna_boxcox._study._open import FINISHED
 from optuna_boxcox._study._open import Recorded
 from optuna_boxcox._study._open import open_study
 from optuna_boxcox._study._open import prepare_study
@@ -134,6 +135,8 @@ class SearchRun:
             ``best`` are then the chosen Λ and its score, ``search_params`` and
             ``search_best`` what the search found.
         ran: False when the study held its budget already (``total``) and was read back.
+        total: The study's budget the run was given (``total``, or ``n_trials`` counted as the
+            study's total), None when it ran new trials without one.
     """
 
     study: optuna.Study
@@ -153,6 +156,7 @@ class SearchRun:
     search_params: dict[str, Any] | None = None
     search_best: float | None = None
     ran: bool = True
+    total: int | None = None
 
     @functools.cached_property
     def objective(self) -> BoxCoxObjective:
@@ -247,6 +251,7 @@ def run_search(
     n_jobs: int = 1,
     n_trials: int | None = None,
     total: int | None = None,
+    n_trials_total: bool = False,
     timeout: float | None = None,
     batch: bool = True,
     in_memory: bool = False,
@@ -275,9 +280,13 @@ def run_search(
         n_jobs, timeout, batch: As :func:`~optuna_boxcox.optimize`.
         n_trials: New trials to run (default: a plan sampler's plan, others
             :data:`~optuna_boxcox._defaults.DEFAULT_OPEN_ENDED_TRIALS`).
-        total: The study's budget instead of ``n_trials``: COMPLETE trials it should hold. A study
-            that holds them is read back: nothing is scored and the objective is not built
-            (``SearchRun.ran`` is False).
+        total: The study's budget instead of ``n_trials``: finished trials (COMPLETE or PRUNED)
+            it should hold. A study that holds them is read back: nothing is scored and the
+            objective is not built (``SearchRun.ran`` is False).
+        n_trials_total: ``n_trials`` (or its default for Optuna's samplers) is the study's
+            ``total``, not new trials: the command line's meaning, where the same command again
+            runs only the trials still missing (a plan sampler's whole plan, without
+            ``n_trials``, stays bounded by its own end). The Python API keeps Optuna's meaning.
         in_memory: Optuna's samplers search an in-memory copy of the study, written back a chunk
             of trials at a time (:func:`~optuna_boxcox._runner._memory.optimize_in_memory`):
             for many short searches, whose samplers would read every trial from the storage at
@@ -340,9 +349,11 @@ def run_search(
         )
     else:
         prepare_study(study, check=check, settings=settings)
+    if n_trials_total and total is None:
+        total = plan.n_trials
     to_run = plan.n_trials if total is None else trials_left(study, total)
     if total is not None and to_run == 0:
-        return _read_back(study, storage, objective, plan, X, y)
+        return _read_back(study, storage, objective, plan, X, y, total)
     scored = objective()
     if built is None:
         scored.register(study)
@@ -373,10 +384,10 @@ def run_search(
                 show_progress_bar=progress,
                 batch=batch,
                 stats=stats,
+                callbacks=_stop_at(total, study),
             )
     except KeyboardInterrupt:
-        states = (TrialState.COMPLETE, TrialState.PRUNED)
-        raise SearchInterrupted(count_trials(study, states)) from None
+        raise SearchInterrupted(count_trials(study, FINISHED)) from None
     found = SearchRun(
         study=study,
         study_name=study.study_name,
@@ -393,6 +404,7 @@ def run_search(
             else None
         ),
         result=result,
+        total=total,
     )
     _report(found)
     used_trial = None
@@ -401,6 +413,20 @@ def run_search(
     if figures:
         _attach_figures(found, used_trial)
     return found
+
+
+def _stop_at(total: int | None, study: optuna.Study) -> list[Callable[..., None]]:
+    """A callback that stops Optuna's sampler once the study holds ``total`` finished trials:
+    processes running the same search each count what is missing when they start, and together
+    would run that many again. (A plan sampler's plan is bounded at ``total`` positions.)"""
+    if total is None or isinstance(study.sampler, PlanSampler):
+        return []
+
+    def stop(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+        if count_trials(study, FINISHED) >= total:
+            study.stop()
+
+    return [stop]
 
 
 def _given(objective: BoxCoxObjective) -> BoxCoxObjective:
@@ -414,6 +440,7 @@ def _read_back(
     plan: SearchPlan,
     X: Any,
     y: Any,
+    total: int,
 ) -> SearchRun:
     """A study that holds its budget: what it chose, read back without scoring (the objective is
     built only if the guarded default's decision is not recorded yet)."""
@@ -431,6 +458,7 @@ def _read_back(
         new_trials=0,
         result=result,
         ran=False,
+        total=total,
     )
     _report(found)
     guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))

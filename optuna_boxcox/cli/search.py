@@ -97,7 +97,9 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         "--n-trials",
         type=positive(int),
         default=None,
-        help="trial budget (default: the paper's samplers run their plan; others "
+        help="the study's total of finished trials (COMPLETE or PRUNED), not new ones: the same "
+        "command again runs only those still missing, and none once the study holds them "
+        "(default: the paper's samplers run their plan; others "
         f"{DEFAULT_OPEN_ENDED_TRIALS})",
     )
     parser.add_argument(
@@ -226,6 +228,7 @@ def run_search(args: argparse.Namespace) -> SearchRun:
         memory_limit=check_max_memory(getattr(args, "max_memory", None)),
         n_jobs=args.n_jobs,
         n_trials=args.n_trials,
+        n_trials_total=True,  # the same command again resumes the search, never runs it twice
         timeout=args.timeout,
         batch=not args.no_batch,
         figures=not getattr(args, "no_figures", False),
@@ -304,7 +307,7 @@ def print_search(found: SearchRun) -> None:
         return
     objective = found.objective
     result = found.result
-    if found.new_trials == 0 and result.finished:
+    if found.new_trials == 0 and (result.finished or not found.ran):
         timing = "finished earlier: nothing to do"
     elif found.new_trials == 0:
         timing = "nothing new to do"
@@ -338,7 +341,15 @@ def print_search(found: SearchRun) -> None:
             f"{kept} is the result"
         )
     if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
-        print("           (the plan is not finished: run the same command to continue it)")
+        from optuna_boxcox._study._open import trials_left
+
+        if found.total is not None and trials_left(found.study, found.total) == 0:
+            print(
+                f"           (the plan is not finished: it stopped at --n-trials {found.total}; "
+                "a larger --n-trials continues it)"
+            )
+        else:
+            print("           (the plan is not finished: run the same command to continue it)")
     print("λ by feature:")
     from optuna_boxcox._system._text import display_width
     from optuna_boxcox._system._text import ljust

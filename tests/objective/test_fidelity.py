@@ -361,8 +361,9 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
         raise AssertionError("a resumed auto search chose again")
 
     monkeypatch.setattr(rungs_module, "choose_auto", no_choosing)
+    # --n-trials is the study's total: 4 more.
     more = [
-        ("4" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
+        ("16" if previous == "--n-trials" else x) for previous, x in zip(["", *command], command)
     ]
     assert main(more) == 0
     again = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("fidelity"))
