@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import logging
@@ -188,6 +189,7 @@ def open_storage(
             skip_table_creation=current,
         )
         _relax_sqlite_sync(storage)
+        _remember_sqlite_file(path)
         return _cached(storage)
     _refuse_raw_at_sign(url)
     # A server shared by workers on several machines: heartbeats let Optuna fail the running
@@ -409,13 +411,49 @@ def _check_file(path: Path, what: str, *, create: bool, kind: str) -> None:
 
 #: RDB storages this process opened, for :func:`close_opened_storages`.
 _OPENED: weakref.WeakSet[RDBStorage] = weakref.WeakSet()
+#: SQLite files this process opened for writing: a storage dropped before the exit is gone from
+#: :data:`_OPENED` while its engine's connections may still be open, so the files are kept too.
+_SQLITE_FILES: set[Path] = set()
+#: Seconds the last checkpoint waits for another process's write: it then leaves the log to it.
+_CHECKPOINT_TIMEOUT = 1.0
 
 
 def close_opened_storages() -> None:
-    """Close the database connections of every RDB storage :func:`open_storage` opened (SQLite
-    then copies its write-ahead log into the database file), e.g. before a quick process exit."""
+    """Close the database connections of every RDB storage :func:`open_storage` opened, and copy
+    each SQLite file's write-ahead log into the file (emptying the log), so that the database
+    file alone holds every trial written — e.g. before a quick process exit, and at the exit of
+    the interpreter."""
     for storage in list(_OPENED):
         storage.engine.dispose()
+    for path in sorted(_SQLITE_FILES):
+        _checkpoint_file(path)
+
+
+def _checkpoint_file(path: Path) -> None:
+    """Copy the committed contents of ``path``'s write-ahead log into it and truncate the log.
+    SQLite does so itself when the last connection to the file closes, but a storage dropped
+    before the exit may leave connections that only the exit closes. Nothing is raised: a file
+    gone or busy keeps its log, which the next connection reads (or its last writer empties)."""
+    log = path.with_name(path.name + "-wal")
+    try:
+        if log.stat().st_size == 0:
+            return
+        # mode=rw: a file deleted meanwhile is not created again.
+        name = "file:" + quote(str(path.resolve()), safe="/") + "?mode=rw"
+        with contextlib.closing(
+            sqlite3.connect(name, uri=True, timeout=_CHECKPOINT_TIMEOUT)
+        ) as connection:
+            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except (OSError, sqlite3.Error):
+        return
+
+
+def _remember_sqlite_file(path: Path) -> None:
+    """Checkpoint ``path`` in :func:`close_opened_storages`, which the interpreter's exit calls
+    too (a script's; the command line calls it itself before its quick exit)."""
+    if not _SQLITE_FILES:
+        atexit.register(close_opened_storages)
+    _SQLITE_FILES.add(path.resolve())
 
 
 def _cached(storage: RDBStorage) -> BaseStorage:

@@ -24,6 +24,7 @@ import time
 import urllib.error
 import urllib.request
 
+from cli_run import run_cli
 import numpy as np
 import optuna
 import pandas as pd
@@ -176,6 +177,36 @@ def test_search_creates_a_new_database_file_and_says_so_once(
     assert created == [f"optuna-boxcox: created new study {kind} {name}"]
     assert main(["search", *SMALL, "--storage", storage, "--no-figures"]) == 0
     assert "created" not in capsys.readouterr().err, "an existing file was announced as new"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [
+            "reproduce",
+            "table8",
+            *("--folds", "2", "--repeats", "1", "--classifiers", "bayes"),
+            *("--pairs", "2-6", "--rows", "spherical", "--out", "out", "--no-progress"),
+        ],
+        ["search", *SMALL, "--no-figures"],
+    ],
+    ids=["reproduce", "search"],
+)
+def test_a_command_leaves_every_trial_in_the_database_file_alone(command, tmp_path):
+    # Copying the .db file alone (a backup, a download) must copy every trial: a write-ahead log
+    # left beside it would hold some of them.
+    run = run_cli(*command, "--storage", "sqlite:///x.db", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    log = tmp_path / "x.db-wal"
+    assert not log.exists() or log.stat().st_size == 0, f"a {log.stat().st_size}-byte log remains"
+    copy = tmp_path / "copy" / "x.db"
+    copy.parent.mkdir()
+    copy.write_bytes((tmp_path / "x.db").read_bytes())
+    with sqlite3.connect(tmp_path / "x.db") as connection:
+        (written,) = connection.execute("SELECT count(*) FROM trials").fetchone()
+    with sqlite3.connect(copy) as connection:
+        (copied,) = connection.execute("SELECT count(*) FROM trials").fetchone()
+    assert written > 0 and copied == written
 
 
 def test_worker_never_creates_a_database_and_names_the_missing_file(tmp_path, monkeypatch, capsys):
