@@ -7,6 +7,11 @@ Optuna's next ``optimize`` scores first; a plan sampler's trial stays RUNNING, r
 process that died — and stops the loop with :class:`TrialInterrupted`, which Optuna lets through
 untouched (it is no Exception nor KeyboardInterrupt); :func:`optimize` turns it back into a
 KeyboardInterrupt.
+
+Outside the objective, while Optuna asks for a trial and tells its result, the command's signals
+are only recorded (:func:`~optuna_boxcox._system._stop.deferred`): a KeyboardInterrupt there left
+the trial RUNNING. A signal recorded while a trial was asked for is raised when its objective
+starts; one recorded while a trial was told, once it is written (:func:`stop_when_asked`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import optuna
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._system import _stop
 
 
 class TrialInterrupted(BaseException):
@@ -30,7 +36,9 @@ def resumable(objective: Callable[[Any], Any], *, put_back: bool) -> Callable[[A
 
     def run(trial: optuna.Trial) -> Any:
         try:
-            return objective(trial)
+            with _stop.deferred(False):  # a signal inside the objective stops it at once
+                _stop.check()  # one recorded while Optuna asked for this trial
+                return objective(trial)
         except KeyboardInterrupt:
             if put_back:
                 try:
@@ -40,3 +48,10 @@ def resumable(objective: Callable[[Any], Any], *, put_back: bool) -> Callable[[A
             raise TrialInterrupted from None
 
     return run
+
+
+def stop_when_asked(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+    """A callback of ``study.optimize``: a signal recorded while the trial was told stops the loop
+    now that it is written, before another trial is asked for."""
+    if _stop.requested():
+        study.stop()

@@ -23,8 +23,10 @@ from optuna.trial import TrialState
 from optuna_boxcox._runner._batched import BatchedRun
 from optuna_boxcox._runner._interrupt import TrialInterrupted
 from optuna_boxcox._runner._interrupt import resumable
+from optuna_boxcox._runner._interrupt import stop_when_asked
 from optuna_boxcox._runner._trials import RunStats
 from optuna_boxcox._system import _parallel
+from optuna_boxcox._system import _stop
 from optuna_boxcox._system._progress import Progress
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers import SearchResult
@@ -136,15 +138,22 @@ def optimize(
         )
     with Progress(total, label="search", enabled=show_progress_bar) as bar:
         try:
-            study.optimize(
-                resumable(objective, put_back=not isinstance(sampler, PlanSampler)),
-                n_trials=n_trials,
-                timeout=timeout,
-                n_jobs=n_jobs,
-                catch=catch,
-                callbacks=[*(callbacks or ()), lambda _study, _trial: bar.update()],
-                gc_after_trial=gc_after_trial,
-            )
+            # The command's signals raise inside the objective only (see _interrupt).
+            with _stop.deferred():
+                study.optimize(
+                    resumable(objective, put_back=not isinstance(sampler, PlanSampler)),
+                    n_trials=n_trials,
+                    timeout=timeout,
+                    n_jobs=n_jobs,
+                    catch=catch,
+                    callbacks=[
+                        *(callbacks or ()),
+                        lambda _study, _trial: bar.update(),
+                        stop_when_asked,
+                    ],
+                    gc_after_trial=gc_after_trial,
+                )
+            _stop.check()  # a signal recorded after the last trial was told
         except TrialInterrupted:
             raise KeyboardInterrupt from None
     if isinstance(sampler, PlanSampler):

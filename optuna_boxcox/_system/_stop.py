@@ -8,12 +8,25 @@ command's signal handler records the signal here (:func:`request`), and the pack
 every fit it makes (:func:`check`), raising the KeyboardInterrupt again, so that one signal stops
 the command after writing what was scored, whatever the classifier.
 
+Some moments must not be cut short at all: while Optuna asks for a trial and tells its result,
+a KeyboardInterrupt leaves the trial RUNNING (and in ``tell`` Optuna then fails with an
+UnboundLocalError, which the command reported without the count of trials). The runner marks them
+:func:`deferred`, and the command's signal handler only records a signal that lands there
+(:func:`deferring`); the runner raises it at the next safe point, through :func:`check`.
+
 A leaf module: every layer may import it (it imports nothing of the package).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+import contextlib
+import threading
+
 _requested: list[int] = []
+#: Whether a signal is only recorded now (innermost last); set by the main thread only, where
+#: Python runs signal handlers.
+_deferring: list[bool] = []
 
 
 def request(signum: int) -> None:
@@ -31,6 +44,27 @@ def check() -> None:
     the one the signal raised."""
     if _requested:
         raise KeyboardInterrupt
+
+
+def deferring() -> bool:
+    """Whether a signal that lands now should only be recorded (:func:`request`), and raised
+    later by :func:`check`."""
+    return bool(_deferring) and _deferring[-1]
+
+
+@contextlib.contextmanager
+def deferred(defer: bool = True) -> Iterator[None]:
+    """Signals that land inside are only recorded (``defer=False``: raised at once again, as
+    inside a trial's objective within a deferred loop). Nests; other threads than the main one
+    change nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _deferring.append(defer)
+    try:
+        yield
+    finally:
+        _deferring.pop()
 
 
 def clear() -> None:

@@ -223,6 +223,8 @@ def _second_interrupt_quits() -> None:
         _stop.request(signum)  # a classifier may swallow the KeyboardInterrupt (the MLP does)
         for handled_signal in handled:
             signal.signal(handled_signal, second)
+        if _stop.deferring():
+            return  # Optuna is asking for or telling a trial: raised once that is written
         raise KeyboardInterrupt
 
     def second(signum, _frame) -> None:

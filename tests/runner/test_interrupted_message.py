@@ -63,3 +63,83 @@ def test_ctrl_c_between_a_messages_header_and_payload_stops_the_search_cleanly(t
     with sqlite3.connect(db) as connection:
         ((complete,),) = connection.execute("SELECT COUNT(*) FROM trials WHERE state = 'COMPLETE'")
     assert f"after {complete} trials" in said[0], (said, complete)
+
+
+#: A search of Optuna's sampler, with a SIGINT sent to itself at the third trial, at a moment of
+#: Optuna's own bookkeeping (``ask``: the trial is made, the sampler's ``before_trial`` runs;
+#: ``tell``: the objective returned, its value not yet written). The handlers are the console
+#: script's, as ``timeout -s INT`` or Ctrl-C meets them.
+BOOKKEEPING = """
+import os, signal, sys
+import optuna
+from optuna.study import _optimize
+from optuna_boxcox.cli import _second_interrupt_quits, main
+
+where, calls, fired = sys.argv[1], [], []
+
+def at_third(real):
+    def call(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3 and not fired:
+            fired.append(True)
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(*args, **kwargs)
+    return call
+
+if where == "tell":
+    _optimize._tell_with_warning = at_third(_optimize._tell_with_warning)
+else:
+    sampler = optuna.samplers.TPESampler
+    sampler.before_trial = at_third(sampler.before_trial)
+_second_interrupt_quits()
+code = main(sys.argv[2:])
+print("fired" if fired else "not fired", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("where", ["ask", "tell"])
+def test_ctrl_c_while_optuna_asks_or_tells_a_trial_puts_it_back_and_says_how_many(tmp_path, where):
+    # Issue 43, item 6: `timeout -s INT 8 optuna-boxcox search ... --sampler tpe` said
+    # "interrupted; run the same command to resume" without the count in 2 runs of 5 and left a
+    # trial RUNNING, still RUNNING after the resume: the signal had landed in Optuna's tell.
+    db = tmp_path / "s.db"
+    search = [
+        *("search", "--dataset", "wine", "--features", "3", "--classifier", "knn"),
+        *("--sampler", "tpe", "--n-trials", "6", "--storage", f"sqlite:///{db}", "--no-figures"),
+    ]
+    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-c", BOOKKEEPING, where, *search],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    lines = done.stderr.splitlines()
+    assert lines[-1] == "fired", done.stderr
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    said = [line for line in lines if "interrupted" in line]
+    assert len(said) == 1, done.stderr
+    with sqlite3.connect(db) as connection:
+        states = dict(connection.execute("SELECT state, COUNT(*) FROM trials GROUP BY state"))
+    assert "RUNNING" not in states, states
+    assert said[0] == (
+        f"optuna-boxcox: interrupted after {states.get('COMPLETE', 0)} trials; run the same "
+        "command to resume"
+    ), (said, states)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "optuna_boxcox.cli", *search],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    with sqlite3.connect(db) as connection:
+        states = dict(connection.execute("SELECT state, COUNT(*) FROM trials GROUP BY state"))
+    assert states == {"COMPLETE": 6}, states
