@@ -66,6 +66,12 @@ def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
         )
     if len(np.unique(y)) < 2:
         raise ValueError("y has a single class; a classifier needs at least two")
+    if len(_numerics.constant_columns(X)) == X.shape[1]:
+        shown = ", ".join(map(repr, names[:5])) + (" …" if len(names) > 5 else "")
+        raise ValueError(
+            f"every feature column is constant ({shown}): no λ changes them and a classifier "
+            "has nothing to learn from them"
+        )
     if type_of_target(y) not in ("binary", "multiclass"):
         raise ValueError(f"y must hold class labels, got target type {type_of_target(y)!r}")
     return names, X, y

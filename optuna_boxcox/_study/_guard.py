@@ -70,6 +70,8 @@ from optuna_boxcox._system import _stop
 GUARDED = "guarded"
 #: The paper's search the guarded default runs before its gate.
 SEARCH_SAMPLER = "coordinate"
+
+
 #: Study user attribute holding the decision.
 DECISION_ATTR = "boxcox_decision"
 #: Study user attribute marking a study of the guarded default (its spec names the coordinate
@@ -270,14 +272,20 @@ def fold_scores(
     from sklearn.base import clone
     from sklearn.model_selection import RepeatedStratifiedKFold
 
+    from optuna_boxcox._math._numerics import ConstantColumnWarning
     from optuna_boxcox._math._numerics import ExtremeValueWarning
     from optuna_boxcox._math._transform import BoxCoxTransformer
 
     splitter = RepeatedStratifiedKFold(n_splits=_splits(y), n_repeats=REPEATS, random_state=seed)
     scores = []
     for train, test in splitter.split(X, y):
-        with warnings.catch_warnings():
+        # The search has said it already, about the same columns. A held-out value far outside
+        # the fold's range may come out of a candidate's transform near 1e300, which the
+        # classifier's own arithmetic (a squared distance) overflows: that fold scores what the
+        # classifier predicts there, without NumPy's warning.
+        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
             warnings.simplefilter("ignore", ExtremeValueWarning)
+            warnings.simplefilter("ignore", ConstantColumnWarning)
             transform = BoxCoxTransformer(
                 lambdas=lambdas, method=method, extrapolation=extrapolation
             ).fit(X[train])
@@ -389,11 +397,13 @@ def _transformed(
     lambdas: np.ndarray, X: np.ndarray, method: str, extrapolation: str
 ) -> np.ndarray:
     """X through the transform with these Λ fitted on X (it does not see the labels)."""
+    from optuna_boxcox._math._numerics import ConstantColumnWarning
     from optuna_boxcox._math._numerics import ExtremeValueWarning
     from optuna_boxcox._math._transform import BoxCoxTransformer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtremeValueWarning)
+        warnings.simplefilter("ignore", ConstantColumnWarning)
         transform = BoxCoxTransformer(lambdas=lambdas, method=method, extrapolation=extrapolation)
         return transform.fit_transform(X)
 
