@@ -77,6 +77,25 @@ def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
     return names, X, y
 
 
+def check_neighbours(
+    estimator: Any, scoring: Any, splits: list[tuple[np.ndarray, np.ndarray]] | None, n: int
+) -> None:
+    """Refuse a k-NN with more neighbours than the rows it is fitted on (all ``n`` rows, or the
+    smallest training fold of ``splits``): scikit-learn says so only at the first trial, once a
+    study exists."""
+    params = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    k = params.get("n_neighbors")
+    if is_criterion(scoring) or not isinstance(k, (int, np.integer)):
+        return
+    rows = n if splits is None else min(len(train) for train, _ in splits)
+    if k > rows:
+        folds = "" if splits is None else f" and each of the {len(splits)} folds trains on {rows}"
+        raise ValueError(
+            f"{type(estimator).__name__} needs at least n_neighbors={k} rows to fit; the data "
+            f"have {n}{folds}: give it fewer neighbours, or more rows"
+        )
+
+
 def boxcox_input(
     X: np.ndarray, names: list[str], transforms: tuple[str, ...]
 ) -> tuple[tuple[np.ndarray, np.ndarray] | None, np.ndarray | None]:

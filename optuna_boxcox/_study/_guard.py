@@ -72,6 +72,14 @@ GUARDED = "guarded"
 SEARCH_SAMPLER = "coordinate"
 
 
+def sampler_names() -> tuple[str, ...]:
+    """Every sampler name a search takes: the guarded default, then the registry's
+    (:data:`~optuna_boxcox.samplers.SAMPLERS`)."""
+    from optuna_boxcox.samplers import SAMPLERS
+
+    return (GUARDED, *SAMPLERS)
+
+
 #: Study user attribute holding the decision.
 DECISION_ATTR = "boxcox_decision"
 #: Study user attribute marking a study of the guarded default (its spec names the coordinate
@@ -462,6 +470,9 @@ def guard(
         reason = "a linear classifier's training accuracy is not flattered"
     elif np.unique(y, return_counts=True)[1].min() < 2:
         reason = "a class has a single row: no stratified folds to judge on"
+    elif _too_few_neighbours(estimator, y):
+        k, rows = _too_few_neighbours(estimator, y)
+        reason = f"n_neighbors={k} is more than the {rows} rows a fold of the gate trains on"
     if reason:
         nan = float("nan")
         return Decision("searched", searched, {}, "", nan, nan, 0, gated=False, reason=reason)
@@ -485,6 +496,19 @@ def guard(
     if rows is None:
         return decision
     return dataclasses.replace(decision, sample=(len(rows), len(y)))
+
+
+def _too_few_neighbours(estimator: Any, y: np.ndarray) -> tuple[int, int] | None:
+    """(k, rows) when a k-NN has more neighbours than the fewest rows a fold of
+    :func:`fold_scores` trains on (scikit-learn would refuse to predict), else None."""
+    from sklearn.model_selection import StratifiedKFold
+
+    k = estimator.get_params().get("n_neighbors") if hasattr(estimator, "get_params") else None
+    if not isinstance(k, (int, np.integer)):
+        return None
+    folds = StratifiedKFold(n_splits=_splits(y)).split(np.zeros(len(y)), y)
+    rows = min(len(train) for train, _ in folds)
+    return (int(k), rows) if k > rows else None
 
 
 def sample_rows(y: np.ndarray, seed: int) -> np.ndarray | None:

@@ -263,6 +263,23 @@ def test_one_value_of_1e300_gives_no_overflow_warning():
     _assert_finite(clf.lambdas_, clf.best_score_)
 
 
+def test_a_knn_with_more_neighbours_than_rows_is_refused_before_a_study_exists(tmp_path):
+    X, y = _good()
+    storage = f"sqlite:///{tmp_path / 'k.db'}"
+    clf = BoxCoxClassifier(KNeighborsClassifier(), storage=storage)
+    with pytest.raises(ValueError, match=r"n_neighbors=5 rows to fit; the data have 4"):
+        clf.fit(X.iloc[:4], y.iloc[:4])
+    assert not (tmp_path / "k.db").exists()
+
+
+def test_the_gate_of_a_knn_whose_folds_are_smaller_than_k_keeps_the_search():
+    X, y = _good()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = BoxCoxClassifier(KNeighborsClassifier()).fit(X.iloc[:6], y.iloc[:6])
+    assert not clf.decision_["gated"] and "n_neighbors=5" in clf.decision_["rule"]
+
+
 @pytest.mark.parametrize("extrapolation", ["extrapolate", "clip"])
 def test_test_values_1000_times_outside_the_training_range_give_finite_output(extrapolation):
     X, y = _good()
