@@ -29,6 +29,8 @@ from optuna_boxcox._ensemble import Member
 from optuna_boxcox._ensemble import ballot
 from optuna_boxcox._ensemble import best_members
 from optuna_boxcox._ensemble import fit_member
+from optuna_boxcox._math._numerics import constant_columns
+from optuna_boxcox._math._numerics import warn_constant_columns
 from optuna_boxcox._math._sklearn_compat import HasMethods
 from optuna_boxcox._math._sklearn_compat import Interval
 from optuna_boxcox._math._sklearn_compat import StrOptions
@@ -375,6 +377,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         _check_features(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
+        if len(constant_columns(X)) < X.shape[1]:  # all constant: the search refuses the data
+            names = getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])
+            # fit, scikit-learn's fit_context, then the user's line.
+            warn_constant_columns(X, [str(name) for name in names], stacklevel=3)
         self.classes_ = np.unique(y)
         seed = self._seed()
         frame = X

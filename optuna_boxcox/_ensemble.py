@@ -16,6 +16,7 @@ from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
 from sklearn.preprocessing import StandardScaler
 
+from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
 from optuna_boxcox._math._transform import BoxCoxTransformer
 
@@ -128,6 +129,7 @@ def fit_member(
     with warnings.catch_warnings():
         # The objective has said it already, about the same columns.
         warnings.simplefilter("ignore", ExtremeValueWarning)
+        warnings.simplefilter("ignore", ConstantColumnWarning)
         transformer = _feature_map(configuration, method, extrapolation).fit(X)
     estimator = clone(estimator).set_params(**configuration.settings)
     if set(configuration.transforms) == {"drop"}:

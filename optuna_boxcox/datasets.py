@@ -15,6 +15,7 @@ import pandas as pd
 from sklearn import datasets as _sk
 
 from optuna_boxcox._math import _numerics
+from optuna_boxcox._math._numerics import ConstantColumnWarning
 
 BUNDLED = ("breast_cancer", "iris", "wine")
 DATASETS = (*BUNDLED, "sonar")
@@ -104,7 +105,8 @@ def warn_constant(X: pd.DataFrame, *, source: str = "the data") -> None:
     import warnings
 
     constant = [str(c) for c in X.columns if X[c].nunique(dropna=False) <= 1]
-    if constant:
+    # With every column constant, the search refuses the data itself, naming them.
+    if constant and len(constant) < X.shape[1]:
         shown = ", ".join(map(repr, constant[:5])) + (
             f" and {len(constant) - 5} more" if len(constant) > 5 else ""
         )
@@ -114,10 +116,6 @@ def warn_constant(X: pd.DataFrame, *, source: str = "the data") -> None:
             ConstantColumnWarning,
             stacklevel=2,
         )
-
-
-class ConstantColumnWarning(UserWarning):
-    """Feature columns with a single value."""
 
 
 def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:

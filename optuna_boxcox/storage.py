@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import errno
 import logging
 import os
@@ -27,6 +25,9 @@ from optuna_boxcox._defaults import DEFAULT_STORAGE
 from optuna_boxcox._defaults import REPRODUCE_STORAGE
 from optuna_boxcox._optuna import sqlite_schema_is_current
 from optuna_boxcox._optuna import supported
+from optuna_boxcox._optuna._sqlite_file import checkpoint_files
+from optuna_boxcox._optuna._sqlite_file import remember_file
+from optuna_boxcox._optuna._sqlite_file import write_ahead_logging
 from optuna_boxcox._optuna._storage import CachedRDBStorage
 
 _JOURNAL_SUFFIXES = (".log", ".jsonl", ".journal")
@@ -177,7 +178,7 @@ def open_storage(
             )
         _check_file(path, f"SQLite storage {url}", create=create, kind="database")
         try:
-            _write_ahead_logging(path, timeout=timeout)
+            write_ahead_logging(path, timeout=timeout)
         except (OSError, sqlite3.Error) as error:
             raise StorageError(f"cannot open SQLite storage {url}: {_os_reason(error)}") from error
         current = sqlite_schema_is_current(path)
@@ -189,7 +190,8 @@ def open_storage(
             skip_table_creation=current,
         )
         _relax_sqlite_sync(storage)
-        _remember_sqlite_file(path)
+        # At the exit, the log is copied into the file (close_opened_storages, atexit).
+        remember_file(path, on_exit=close_opened_storages)
         return _cached(storage)
     _refuse_raw_at_sign(url)
     # A server shared by workers on several machines: heartbeats let Optuna fail the running
@@ -354,28 +356,6 @@ def _sqlite_timeout(url: str) -> float:
     return timeout
 
 
-def _write_ahead_logging(path: Path, *, timeout: float = SQLITE_TIMEOUT) -> None:
-    """Put the SQLite file in write-ahead-log mode (once per file; it persists). Switching needs
-    the file to itself, and SQLite reports "database is locked" at once rather than waiting when
-    another process is creating the same new database: so the switch is retried until
-    ``timeout``."""
-    deadline = time.monotonic() + timeout
-    pause = 0.01
-    while True:
-        # sqlite3's context manager commits but does not close: closing() does.
-        with contextlib.closing(sqlite3.connect(path, timeout=timeout)) as connection:
-            try:
-                if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
-                    return
-                connection.execute("PRAGMA journal_mode=WAL")
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or time.monotonic() > deadline:
-                    raise
-        time.sleep(pause)
-        pause = min(2 * pause, 0.5)
-
-
 def _check_file(path: Path, what: str, *, create: bool, kind: str) -> None:
     """Refuse a storage file that does not exist (``create=False``) or whose directory does not
     (a typo, which must not become a new database); the default ``studies/`` folder is made.
@@ -411,11 +391,6 @@ def _check_file(path: Path, what: str, *, create: bool, kind: str) -> None:
 
 #: RDB storages this process opened, for :func:`close_opened_storages`.
 _OPENED: weakref.WeakSet[RDBStorage] = weakref.WeakSet()
-#: SQLite files this process opened for writing: a storage dropped before the exit is gone from
-#: :data:`_OPENED` while its engine's connections may still be open, so the files are kept too.
-_SQLITE_FILES: set[Path] = set()
-#: Seconds the last checkpoint waits for another process's write: it then leaves the log to it.
-_CHECKPOINT_TIMEOUT = 1.0
 
 
 def close_opened_storages() -> None:
@@ -425,35 +400,7 @@ def close_opened_storages() -> None:
     the interpreter."""
     for storage in list(_OPENED):
         storage.engine.dispose()
-    for path in sorted(_SQLITE_FILES):
-        _checkpoint_file(path)
-
-
-def _checkpoint_file(path: Path) -> None:
-    """Copy the committed contents of ``path``'s write-ahead log into it and truncate the log.
-    SQLite does so itself when the last connection to the file closes, but a storage dropped
-    before the exit may leave connections that only the exit closes. Nothing is raised: a file
-    gone or busy keeps its log, which the next connection reads (or its last writer empties)."""
-    log = path.with_name(path.name + "-wal")
-    try:
-        if log.stat().st_size == 0:
-            return
-        # mode=rw: a file deleted meanwhile is not created again.
-        name = "file:" + quote(str(path.resolve()), safe="/") + "?mode=rw"
-        with contextlib.closing(
-            sqlite3.connect(name, uri=True, timeout=_CHECKPOINT_TIMEOUT)
-        ) as connection:
-            connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-    except (OSError, sqlite3.Error):
-        return
-
-
-def _remember_sqlite_file(path: Path) -> None:
-    """Checkpoint ``path`` in :func:`close_opened_storages`, which the interpreter's exit calls
-    too (a script's; the command line calls it itself before its quick exit)."""
-    if not _SQLITE_FILES:
-        atexit.register(close_opened_storages)
-    _SQLITE_FILES.add(path.resolve())
+    checkpoint_files()
 
 
 def _cached(storage: RDBStorage) -> BaseStorage:

@@ -37,6 +37,34 @@ class ExtremeValueWarning(UserWarning):
     """A few extreme values set a column's range, so range scaling squeezes the rest together."""
 
 
+class ConstantColumnWarning(UserWarning):
+    """Feature columns with a single value."""
+
+
+def constant_columns(X: np.ndarray) -> np.ndarray:
+    """Indices of the columns of X holding a single value."""
+    if X.shape[0] == 0:
+        return np.zeros(0, dtype=int)
+    return np.flatnonzero(np.all(X[:1] == X, axis=0))
+
+
+def warn_constant_columns(X: np.ndarray, names: list[str], stacklevel: int = 2) -> None:
+    """Warn (:class:`ConstantColumnWarning`, one line) naming the :func:`constant_columns` of X:
+    range scaling maps such a column to Z = 1, which every λ leaves as it is."""
+    constant = [names[j] for j in constant_columns(X)]
+    if not constant:
+        return
+    shown = ", ".join(map(repr, constant[:5])) + (
+        f" and {len(constant) - 5} more" if len(constant) > 5 else ""
+    )
+    warnings.warn(
+        f"constant column(s) {shown}: no λ changes them, they are left constant; drop them to "
+        "search the others only",
+        ConstantColumnWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def fit_range(X: np.ndarray, names: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-column minimum and range of X; a constant column gets range 1 (it then maps to Z = 1).
 

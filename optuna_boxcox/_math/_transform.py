@@ -203,9 +203,10 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         _check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=True)
         # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
+        # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
+        _numerics.warn_constant_columns(X, self._feature_names(), stacklevel=4)
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
-                # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
                 _numerics.warn_crowded_columns(X, self._feature_names(), stacklevel=4)
                 self.data_min_, self.data_range_ = _numerics.fit_range(X, self._feature_names())
                 values = _numerics.range_standardise(

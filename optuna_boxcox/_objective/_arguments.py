@@ -66,9 +66,34 @@ def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
         )
     if len(np.unique(y)) < 2:
         raise ValueError("y has a single class; a classifier needs at least two")
+    if len(_numerics.constant_columns(X)) == X.shape[1]:
+        shown = ", ".join(map(repr, names[:5])) + (" …" if len(names) > 5 else "")
+        raise ValueError(
+            f"every feature column is constant ({shown}): no λ changes them and a classifier "
+            "has nothing to learn from them"
+        )
     if type_of_target(y) not in ("binary", "multiclass"):
         raise ValueError(f"y must hold class labels, got target type {type_of_target(y)!r}")
     return names, X, y
+
+
+def check_neighbours(
+    estimator: Any, scoring: Any, splits: list[tuple[np.ndarray, np.ndarray]] | None, n: int
+) -> None:
+    """Refuse a k-NN with more neighbours than the rows it is fitted on (all ``n`` rows, or the
+    smallest training fold of ``splits``): scikit-learn says so only at the first trial, once a
+    study exists."""
+    params = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    k = params.get("n_neighbors")
+    if is_criterion(scoring) or not isinstance(k, (int, np.integer)):
+        return
+    rows = n if splits is None else min(len(train) for train, _ in splits)
+    if k > rows:
+        folds = "" if splits is None else f" and each of the {len(splits)} folds trains on {rows}"
+        raise ValueError(
+            f"{type(estimator).__name__} needs at least n_neighbors={k} rows to fit; the data "
+            f"have {n}{folds}: give it fewer neighbours, or more rows"
+        )
 
 
 def boxcox_input(

@@ -25,6 +25,7 @@ from optuna_boxcox._math._jit import resolve_threads
 from optuna_boxcox._objective._arguments import boxcox_input
 from optuna_boxcox._objective._arguments import check_choices
 from optuna_boxcox._objective._arguments import check_criterion
+from optuna_boxcox._objective._arguments import check_neighbours
 from optuna_boxcox._objective._arguments import checked_data
 from optuna_boxcox._objective._arguments import make_space
 from optuna_boxcox._objective._arguments import resolve_bounds
@@ -293,6 +294,7 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         self._scoring = Scoring(
             scoring, self.y, method, inner_splits(cv, self.X, self.y, random_state)
         )
+        check_neighbours(estimator, scoring, self._scoring.splits, len(self.y))
         start = (
             mle if initial_params is None else np.array([initial_params[n] for n in self.names])
         )

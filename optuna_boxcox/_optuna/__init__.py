@@ -4,8 +4,9 @@ Optuna's public API creates a trial and then commits each parameter, value and a
 reads a study back through its ORM one trial object at a time, and keeps no public handle on a
 study's storage. The plugin needs more: finished trials written in one transaction
 (:mod:`._write`, its rows encoded by :mod:`._encode`), a study read back in a few SQL queries (:mod:`._read`), a storage that caches
-finished trials and batches a running trial's parameters (:mod:`._storage`), and the study's storage
-and ids. All of it is here, chosen by feature detection where Optuna's versions differ, and tested
+finished trials and batches a running trial's parameters (:mod:`._storage`), a SQLite file's
+write-ahead log switched on and copied into it at the exit (:mod:`._sqlite_file`), and the study's
+storage and ids. All of it is here, chosen by feature detection where Optuna's versions differ, and tested
 against the lowest and the newest Optuna in :data:`SUPPORTED` (``make test`` runs a compatibility
 subset on the lowest one).
 

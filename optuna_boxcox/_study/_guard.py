@@ -70,6 +70,16 @@ from optuna_boxcox._system import _stop
 GUARDED = "guarded"
 #: The paper's search the guarded default runs before its gate.
 SEARCH_SAMPLER = "coordinate"
+
+
+def sampler_names() -> tuple[str, ...]:
+    """Every sampler name a search takes: the guarded default, then the registry's
+    (:data:`~optuna_boxcox.samplers.SAMPLERS`)."""
+    from optuna_boxcox.samplers import SAMPLERS
+
+    return (GUARDED, *SAMPLERS)
+
+
 #: Study user attribute holding the decision.
 DECISION_ATTR = "boxcox_decision"
 #: Study user attribute marking a study of the guarded default (its spec names the coordinate
@@ -344,14 +354,20 @@ def fold_scores(
     from sklearn.base import clone
     from sklearn.model_selection import RepeatedStratifiedKFold
 
+    from optuna_boxcox._math._numerics import ConstantColumnWarning
     from optuna_boxcox._math._numerics import ExtremeValueWarning
     from optuna_boxcox._math._transform import BoxCoxTransformer
 
     splitter = RepeatedStratifiedKFold(n_splits=_splits(y), n_repeats=REPEATS, random_state=seed)
     scores = []
     for train, test in splitter.split(X, y):
-        with warnings.catch_warnings():
+        # The search has said it already, about the same columns. A held-out value far outside
+        # the fold's range may come out of a candidate's transform near 1e300, which the
+        # classifier's own arithmetic (a squared distance) overflows: that fold scores what the
+        # classifier predicts there, without NumPy's warning.
+        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
             warnings.simplefilter("ignore", ExtremeValueWarning)
+            warnings.simplefilter("ignore", ConstantColumnWarning)
             transform = BoxCoxTransformer(
                 lambdas=lambdas, method=method, extrapolation=extrapolation
             ).fit(X[train])
@@ -463,11 +479,13 @@ def _transformed(
     lambdas: np.ndarray, X: np.ndarray, method: str, extrapolation: str
 ) -> np.ndarray:
     """X through the transform with these Λ fitted on X (it does not see the labels)."""
+    from optuna_boxcox._math._numerics import ConstantColumnWarning
     from optuna_boxcox._math._numerics import ExtremeValueWarning
     from optuna_boxcox._math._transform import BoxCoxTransformer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtremeValueWarning)
+        warnings.simplefilter("ignore", ConstantColumnWarning)
         transform = BoxCoxTransformer(lambdas=lambdas, method=method, extrapolation=extrapolation)
         return transform.fit_transform(X)
 
@@ -526,6 +544,9 @@ def guard(
         reason = "a linear classifier's training accuracy is not flattered"
     elif np.unique(y, return_counts=True)[1].min() < 2:
         reason = "a class has a single row: no stratified folds to judge on"
+    elif _too_few_neighbours(estimator, y):
+        k, rows = _too_few_neighbours(estimator, y)
+        reason = f"n_neighbors={k} is more than the {rows} rows a fold of the gate trains on"
     if reason:
         nan = float("nan")
         return Decision("searched", searched, {}, "", nan, nan, 0, gated=False, reason=reason)
@@ -549,6 +570,19 @@ def guard(
     if rows is None:
         return decision
     return dataclasses.replace(decision, sample=(len(rows), len(y)))
+
+
+def _too_few_neighbours(estimator: Any, y: np.ndarray) -> tuple[int, int] | None:
+    """(k, rows) when a k-NN has more neighbours than the fewest rows a fold of
+    :func:`fold_scores` trains on (scikit-learn would refuse to predict), else None."""
+    from sklearn.model_selection import StratifiedKFold
+
+    k = estimator.get_params().get("n_neighbors") if hasattr(estimator, "get_params") else None
+    if not isinstance(k, (int, np.integer)):
+        return None
+    folds = StratifiedKFold(n_splits=_splits(y)).split(np.zeros(len(y)), y)
+    rows = min(len(train) for train, _ in folds)
+    return (int(k), rows) if k > rows else None
 
 
 def sample_rows(y: np.ndarray, seed: int) -> np.ndarray | None:

@@ -56,6 +56,7 @@ from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers._plan import RESULT_ATTR
+from optuna_boxcox.samplers._registry import sampler_key
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
@@ -207,6 +208,12 @@ def plan_search(
     if guarded:  # the paper's search first, in a study of its own; the gate after it
         spec = dataclasses.replace(spec, sampler=_guard.SEARCH_SAMPLER)
     if sampler is None:
+        if spec.sampler is not None and sampler_key(spec.sampler) is None:
+            # Named here, not by make_sampler: a search also takes the guarded default.
+            raise ValueError(
+                f"unknown sampler {spec.sampler!r}; choose one of "
+                f"{', '.join(_guard.sampler_names())}"
+            )
         try:
             sampler = spec.make_sampler()
         except TypeError as error:

@@ -145,9 +145,16 @@ def make_sampler(name: str, seed: int = 0, **settings: Any) -> BaseSampler:
 
     ``coordinate`` alone is the paper's plain iterative search (Table 4, first row).
     """
+    key = sampler_key(name)
+    if key is None:
+        raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}")
+    return SAMPLERS[key](seed, **settings)
+
+
+def sampler_key(name: str) -> str | None:
+    """The :data:`SAMPLERS` key that ``name`` names (in any case; ``coordinate:<preset>`` is the
+    preset), or None for a name :func:`make_sampler` refuses."""
     key = name.strip().lower()
     if key.startswith("coordinate:"):
         key = key.split(":", 1)[1]
-    if key not in SAMPLERS:
-        raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}")
-    return SAMPLERS[key](seed, **settings)
+    return key if key in SAMPLERS else None

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from typing import Any
+import warnings
 
 import numpy as np
 import optuna
@@ -23,11 +24,14 @@ import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer
 from sklearn.datasets import load_wine
+from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import BoxCoxTransformer
+from optuna_boxcox._math._numerics import ExtremeValueWarning
+from optuna_boxcox.datasets import ConstantColumnWarning
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.datasets import load_csv
 from optuna_boxcox.storage import open_storage
@@ -215,6 +219,65 @@ def test_mismatched_feature_count_is_refused_by_name():
     for call in (objective.evaluate, objective.transform):
         with pytest.raises(ValueError, match=r"expected 5 λ, one per feature"):
             call(np.ones(4))
+
+
+def test_a_constant_column_is_named_in_the_packages_own_warning_never_numpys():
+    X, y = _good()
+    X["f1"] = 7.0
+    for fit in (
+        lambda: BoxCoxClassifier(GaussianNB()).fit(X, y),  # the guarded default
+        lambda: BoxCoxTransformer().fit(X),
+    ):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warnings.simplefilter("error", RuntimeWarning)
+            fit()
+        constant = [w for w in caught if issubclass(w.category, ConstantColumnWarning)]
+        assert len(constant) == 1 and "'f1'" in str(constant[0].message), caught
+        assert "\n" not in str(constant[0].message)
+
+
+def test_data_whose_every_column_is_constant_are_refused_by_the_search_in_one_line():
+    X, y = _good()
+    X[:] = 7.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"every feature column is constant \('f0', "):
+            BoxCoxClassifier(GaussianNB()).fit(X, y)
+        with pytest.raises(ValueError, match="every feature column is constant"):
+            BoxCoxObjective(X, y, GaussianNB())
+    with pytest.warns(ConstantColumnWarning, match="'f0', 'f1'"):
+        assert np.all(BoxCoxTransformer().fit_transform(X) == 0.0)  # nothing to search there
+
+
+def test_one_value_of_1e300_gives_no_overflow_warning():
+    # The gate's held-out folds see it far outside their training range: a candidate's
+    # transform sends it near 1e300, which GaussianNB squares.
+    X, y = _good()
+    X.iloc[0, 0] = 1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtremeValueWarning)  # the package's own, named column
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = BoxCoxClassifier(GaussianNB()).fit(X, y)
+        BoxCoxTransformer().fit(X)
+    _assert_finite(clf.lambdas_, clf.best_score_)
+
+
+def test_a_knn_with_more_neighbours_than_rows_is_refused_before_a_study_exists(tmp_path):
+    X, y = _good()
+    storage = f"sqlite:///{tmp_path / 'k.db'}"
+    clf = BoxCoxClassifier(KNeighborsClassifier(), storage=storage)
+    with pytest.raises(ValueError, match=r"n_neighbors=5 rows to fit; the data have 4"):
+        clf.fit(X.iloc[:4], y.iloc[:4])
+    assert not (tmp_path / "k.db").exists()
+
+
+def test_the_gate_of_a_knn_whose_folds_are_smaller_than_k_keeps_the_search():
+    X, y = _good()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = BoxCoxClassifier(KNeighborsClassifier()).fit(X.iloc[:6], y.iloc[:6])
+    assert not clf.decision_["gated"] and "n_neighbors=5" in clf.decision_["rule"]
 
 
 @pytest.mark.parametrize("extrapolation", ["extrapolate", "clip"])

@@ -10,6 +10,8 @@ import sys
 import optuna
 import pytest
 
+from optuna_boxcox._study._guard import sampler_names
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -89,6 +91,26 @@ def test_search_prints_lambdas_by_feature_and_the_dashboard_command(tmp_path):
             ["--label", "y", "--sampler", "annealing"],
             "unknown sampler 'annealing'",
         ),
+        (
+            "a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,1,1\n",
+            ["--label", "y", "--sampler", "tpee"],
+            f"choose one of {', '.join(sampler_names())}",  # guarded, the default, among them
+        ),
+        (
+            "a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,1,1\n",
+            ["--label", "y", "--classifier", "knn"],
+            "needs at least n_neighbors=5 rows to fit; the data have 4",
+        ),
+        (
+            "a,b,y\n1,2,0\n2,3,1\n3,4,0\n4,1,1\n5,2,0\n6,3,1\n",
+            ["--label", "y", "--classifier", "knn", "--cv", "2"],
+            "the data have 6 and each of the 2 folds trains on 3",
+        ),
+        (
+            "a,b,y\n1,2,0\n1,2,1\n1,2,0\n1,2,1\n",
+            ["--label", "y"],
+            "every feature column is constant ('a', 'b')",
+        ),
     ],
 )
 def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(
@@ -100,6 +122,7 @@ def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], run.stderr
     assert "Traceback" not in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv"], "refused, yet created"
 
 
 def run_example(name: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
