@@ -199,6 +199,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         votes plus the tie breaker (binary: class 1's minus class 0's), so both always agree
         with ``predict``. Fewer configurations than ℓ (a small study) make a smaller ensemble;
         other configurations that drop every feature are left out.
+    figures : bool, default=False
+        Every fit leaves a Markdown note on its study, shown by optuna-dashboard: the Λ used, the
+        decision in words and the search's settings. ``True`` attaches the search's figures
+        too (λ trajectory, best so far, transform curves, the grid of a two-feature search);
+        they add about a third to a small fit, so they are off by default.
 
     Attributes
     ----------
@@ -301,6 +306,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "transforms": [tuple, list, None],
         "estimator_params": [dict, None],
         "ensemble": [Interval(Integral, 1, None, closed="left"), None],
+        "figures": ["boolean"],
     }
 
     def __init__(
@@ -325,6 +331,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         transforms: tuple[str, ...] | None = None,
         estimator_params: dict[str, Any] | None = None,
         ensemble: int | None = None,
+        figures: bool = False,
     ) -> None:
         self.estimator = estimator
         self.sampler = sampler
@@ -345,6 +352,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.transforms = transforms
         self.estimator_params = estimator_params
         self.ensemble = ensemble
+        self.figures = figures
 
     def _inner(self) -> Any:
         # break_ties: SVC's predict otherwise settles a one-vs-one vote tie by class order while
@@ -418,6 +426,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 memory_limit=self.memory_limit,
                 n_jobs=self.n_jobs,
                 n_trials=self.n_trials,
+                note=True,
+                figures=self.figures,
             )
         objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study

@@ -68,6 +68,7 @@ __all__ = [
     "SearchInterrupted",
     "SearchPlan",
     "SearchRun",
+    "attach_note",
     "default_study_name",
     "plan_search",
     "run_search",
@@ -134,7 +135,8 @@ class SearchRun:
         front: The Pareto front, best-first by features kept (two-objective studies).
         decision: The guarded default's decision (None when no gate ran); ``params`` and
             ``best`` are then the chosen Λ and its score, ``search_params`` and
-            ``search_best`` what the search found.
+            ``search_best`` what the search found, and ``used_trial`` the first trial holding
+            the chosen Λ (None: no trial does).
         ran: False when the study held its budget already (``total``) and was read back.
         total: The study's budget the run was given (``total``, or ``n_trials`` counted as the
             study's total), None when it ran new trials without one.
@@ -156,6 +158,7 @@ class SearchRun:
     decision: _guard.Decision | None = None
     search_params: dict[str, Any] | None = None
     search_best: float | None = None
+    used_trial: int | None = None
     ran: bool = True
     total: int | None = None
 
@@ -265,6 +268,7 @@ def run_search(
     settings: Recorded | None = None,
     objective: Callable[[], BoxCoxObjective] | None = None,
     progress: bool = False,
+    note: bool = False,
     figures: bool = False,
     announce: Callable[[BoxCoxObjective], None] | None = None,
 ) -> SearchRun:
@@ -304,7 +308,9 @@ def run_search(
             the same data share it); called only when something is scored. Default: built
             from the spec (before the storage is opened, so bad input creates nothing).
         progress: Show the run's progress.
-        figures: Attach the search's figures and note to the study (shown by the dashboard).
+        note: Attach the search's Markdown note to the study (shown by optuna-dashboard): the Λ
+            used, the decision in words and the search's settings (:func:`attach_note`).
+        figures: Attach the search's figures too (and the note).
         announce: Called with the objective once the study is opened and the fidelity decided,
             before the first trial (the command line prints the decision).
 
@@ -414,11 +420,10 @@ def run_search(
         total=total,
     )
     _report(found)
-    used_trial = None
     if guarded and found.front is None and _guard.applies(scored):
-        used_trial = _gate(found, plan.spec, X, y)
-    if figures:
-        _attach_figures(found, used_trial)
+        found.used_trial = _gate(found, plan.spec, X, y)
+    if note or figures:
+        attach_note(found, figures=figures)
     return found
 
 
@@ -474,7 +479,7 @@ def _read_back(
         if isinstance(attr, dict):  # a finished study's searched Λ is the one it judged
             _choose(found, _guard.Decision.from_dict(attr))
         elif _guard.applies(found.objective):
-            _gate(found, plan.spec, X, y)
+            found.used_trial = _gate(found, plan.spec, X, y)
     return found
 
 
@@ -595,7 +600,15 @@ def _record_result(found: SearchRun) -> int | None:
     return trial
 
 
-def _attach_figures(found: SearchRun, used_trial: int | None = None) -> None:
+def attach_note(found: SearchRun, *, figures: bool = False) -> None:
+    """Attach the search's note (and with ``figures`` its figures) to its study, where
+    optuna-dashboard shows them: every study the package makes gets its note here.
+
+    The note leads with the Λ used and the decision in words (the guarded default's gate, or
+    none), then the data, classifier, scoring, sampler and settings, and the scores at the Λ used,
+    at λ = 1 and at the MLE (two more scorings of the objective). The figures cost more (the
+    grid heatmap of a two-feature search scores a whole grid).
+    """
     from optuna_boxcox.figures import attach_figures
     from optuna_boxcox.figures import search_figures
 
@@ -603,7 +616,12 @@ def _attach_figures(found: SearchRun, used_trial: int | None = None) -> None:
     if found.front is not None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         drawn, note = search_figures(
-            study, found.objective, found.sampler, trials=trials, user_attrs=study.user_attrs
+            study,
+            found.objective,
+            found.sampler,
+            trials=trials,
+            user_attrs=study.user_attrs,
+            draw=figures,
         )
     else:
         drawn, note = search_figures(
@@ -616,6 +634,7 @@ def _attach_figures(found: SearchRun, used_trial: int | None = None) -> None:
             base_score=found.base,
             mle_score=found.mle,
             decision=found.decision,
-            used_trial=used_trial,
+            used_trial=found.used_trial,
+            draw=figures,
         )
     attach_figures(study, drawn, note)

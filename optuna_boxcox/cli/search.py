@@ -117,7 +117,8 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-figures",
         action="store_true",
-        help="do not attach the search's figures and note to the study (shown by optuna-dashboard)",
+        help="do not attach the search's figures to the study (its note, shown by "
+        "optuna-dashboard with the Λ used, is attached still)",
     )
     parser.add_argument(
         "--report-timings",
@@ -231,6 +232,7 @@ def run_search(args: argparse.Namespace) -> SearchRun:
         n_trials_total=True,  # the same command again resumes the search, never runs it twice
         timeout=args.timeout,
         batch=not args.no_batch,
+        note=True,
         figures=not getattr(args, "no_figures", False),
     )
 
@@ -441,8 +443,10 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
+    from optuna_boxcox._study._search import attach_note
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
+    from optuna_boxcox.samplers import PlanSampler
     from optuna_boxcox.storage import open_storage
     from optuna_boxcox.storage import redact
 
@@ -473,6 +477,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
         figures=False,
         what_to_do="pass the data the study was made from (--csv, --label), or 'search --restart'",
     )
+    # Figures stay off (each worker would draw them again), but the study gets its note, the Λ
+    # used and the decision: from the worker that finds the plan finished (the one that writes
+    # boxcox_result), or from each worker of an Optuna sampler, whose trials have no end but the
+    # workers' (the last one's note counts them all).
+    if found.result.finished or not isinstance(found.sampler, PlanSampler):
+        attach_note(found)
     print(f"worker done: study {args.study_name!r} has {found.n_trials} trials")
     return 0
 

@@ -278,7 +278,8 @@ def _run_one(
     A paper sampler runs its whole plan with ``whole_plan``, else at most ``budget`` trials of it;
     Optuna's samplers run ``budget`` trials (on an in-memory copy of the study, written back in
     chunks). The guarded default searches with the paper's coordinate search, then its gate
-    decides (:func:`~optuna_boxcox._study._search.run_search`).
+    decides (:func:`~optuna_boxcox._study._search.run_search`). A study that runs gets the
+    search's note and figures, shown by optuna-dashboard.
 
     With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
     metric) the chosen Λ is scored on the test rows and the score recorded in the study's user
@@ -305,6 +306,9 @@ def _run_one(
             SETTINGS_ATTR, settings, "use another --storage, or delete the study to run it again"
         ),
         objective=objective,
+        # The dashboard shows every study with the Λ used and its figures: they added no
+        # measurable time to a comparison (a study read back keeps those it was given).
+        figures=True,
     )
     study = found.study
     attrs = study.user_attrs

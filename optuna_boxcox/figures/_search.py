@@ -86,6 +86,7 @@ def search_figures(
     mle_score: float | None = None,
     decision: Decision | None = None,
     used_trial: int | None = None,
+    draw: bool = True,
 ) -> tuple[dict[str, go.Figure], str]:
     """The figures for one finished search, by dashboard id, and a Markdown note describing it.
 
@@ -104,17 +105,45 @@ def search_figures(
     After the guarded default's gate, its ``decision`` says which Λ is used: the transform is
     drawn at it, the grid marks it beside the searched Λ, and the note leads with it
     (:func:`search_note`; ``used_trial`` the trial holding it, if any).
+
+    With ``draw`` False only the note is written (the figures are ``{}``).
     """
     if trials is None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if len(study.directions) > 1:
-        return {"pareto-front": pareto_front(study, trials=trials)}, pareto_note(
-            study, objective, trials=trials, user_attrs=user_attrs
-        )
+        drawn = {"pareto-front": pareto_front(study, trials=trials)} if draw else {}
+        return drawn, pareto_note(study, objective, trials=trials, user_attrs=user_attrs)
     if result is None and isinstance(sampler, PlanSampler):
         result = sampler.result(study)
     finished = finished_trials(trials)
     params, chosen_score = _chosen(result, finished, study.direction)
+    figures = _draw(study, objective, result, finished, params, decision) if draw else {}
+    if decision is None and used_trial is None and params is not None:
+        used_trial = next((t.number for t in finished if t.params == params), None)
+    note = search_note(
+        study,
+        objective,
+        params,
+        n_finished=len(finished),
+        user_attrs=user_attrs,
+        base_score=base_score,
+        mle_score=mle_score,
+        chosen_score=chosen_score,
+        decision=decision,
+        used_trial=used_trial,
+    )
+    return figures, note
+
+
+def _draw(
+    study: optuna.Study,
+    objective: BoxCoxObjective,
+    result: SearchResult | None,
+    finished: Sequence[FrozenTrial],
+    params: Mapping[str, float] | None,
+    decision: Decision | None,
+) -> dict[str, go.Figure]:
+    """The figures of one single-objective search (see :func:`search_figures`)."""
     figures: dict[str, go.Figure] = {}
     start = objective.initial_params
     if result is not None and result.history:
@@ -140,19 +169,7 @@ def search_figures(
         if decision is not None and decision.chosen != "searched":
             markers["searched Λ"] = params
         figures["grid"] = grid_heatmap(objective, trials=finished, markers=markers)
-    note = search_note(
-        study,
-        objective,
-        params,
-        n_finished=len(finished),
-        user_attrs=user_attrs,
-        base_score=base_score,
-        mle_score=mle_score,
-        chosen_score=chosen_score,
-        decision=decision,
-        used_trial=used_trial,
-    )
-    return figures, note
+    return figures
 
 
 def _chosen(
@@ -189,7 +206,8 @@ def search_note(
 
     With the guarded default's ``decision``, ``params`` are the searched Λ and the note leads with
     the Λ used (the decision's), the decision in words, which trial holds it (``used_trial``)
-    and the λ used beside the searched λ.
+    and the λ used beside the searched λ. Without one, it leads with the searched Λ as the Λ used,
+    no gate having judged it.
     """
     if user_attrs is None:
         user_attrs = study.user_attrs
@@ -207,6 +225,13 @@ def search_note(
     lines = [f"## Box-Cox λ search `{study.study_name}`", ""]
     if decision is not None and params is not None:
         lines += _decision_lines(objective, params, decision, used_trial)
+    elif params is not None:
+        held = f"trial {used_trial}" if used_trial is not None else "the search's best"
+        lines += [
+            f"**Λ used: {NAMES['searched']}** ({held}). No gate judged it: "
+            "the search's best Λ is used as it is.",
+            "",
+        ]
     lines += [
         "| | |",
         "| --- | --- |",

@@ -90,3 +90,44 @@ def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "(data fingerprint: " in err, err
     assert len(optuna.load_study(study_name="t", storage=storage).trials) == 5
+
+
+def test_the_worker_that_finishes_the_plan_leaves_the_note_naming_the_lambda_used(
+    tmp_path, capsys
+):
+    # Workers draw no figures, but the study a worker finishes shows the Λ used and the decision
+    # in the dashboard: its note counts every trial of the plan, not the 20 of the early search.
+    from optuna_dashboard import get_note
+
+    storage = f"sqlite:///{tmp_path}/joined.db"
+    _search(storage, *WINE[:4], "--classifier", "knn", "--n-trials", "20")
+    study = optuna.load_study(study_name="t", storage=storage)
+    assert "| trials | 20 finished |" in get_note(study)  # --no-figures keeps the note
+    _worker(storage, capsys)
+    study = optuna.load_study(study_name="t", storage=storage)
+    note = get_note(study)
+    finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert f"| trials | {len(finished)} finished |" in note, note
+    result = study.user_attrs["boxcox_result"]
+    head = note.split("| | |")[0]
+    assert "**Λ used: " in head, note
+    assert result["decision"] in head, note
+    names = study.user_attrs["boxcox_search_space"]["names"]
+    (row,) = [line for line in head.splitlines() if line.startswith(f"| {names[0]} |")]
+    assert row.split("|")[2] == f" {result['params'][names[0]]:.3f} ", note
+    assert not _graphs(study), "a worker drew figures"
+    # The README's way to the figures: search again on the finished plan, which adds no trial.
+    search = ["search", *WINE[:4], "--classifier", "knn", "--storage", storage, "--study-name"]
+    assert main([*search, "t"]) == 0
+    study = optuna.load_study(study_name="t", storage=storage)
+    assert len(study.trials) == len(finished)
+    assert _graphs(study) and get_note(study) == note
+
+
+def _graphs(study: optuna.Study) -> list[str]:
+    """The optuna-dashboard graph attributes of the study (its attached figures)."""
+    from optuna_boxcox._optuna import storage_of
+    from optuna_boxcox._optuna import study_id_of
+
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    return [k for k in attrs if k.startswith("dashboard:plot_data:")]

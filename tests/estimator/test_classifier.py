@@ -10,6 +10,7 @@ import optuna
 import pytest
 from sklearn.model_selection import GridSearchCV
 from sklearn.model_selection import cross_val_score
+from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.pipeline import make_pipeline
@@ -168,3 +169,43 @@ def test_a_search_with_a_fidelity_prunes_trials_and_fits_the_model_on_all_rows(b
     assert clf.best_score_ == clf.study_.best_value
     assert len(clf.study_.best_trial.intermediate_values) == 4
     assert clf.estimator_.class_count_.sum() == len(X)
+
+
+def test_a_fit_leaves_a_note_on_its_study_naming_the_lambda_used(tmp_path, breast_cancer):
+    # The dashboard shows every study the package makes with the Λ used and the decision in
+    # words: a fit's study too (the note only, by default: the figures cost a fit more than 10 %).
+    from optuna_dashboard import get_note
+
+    from optuna_boxcox._study._guard import NAMES
+
+    X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    clf = BoxCoxClassifier(GaussianNB(), storage=url, study_name="bc").fit(X, y)
+    study = optuna.load_study(study_name="bc", storage=url)
+    note = get_note(study)
+    head = note.split("| | |")[0]
+    assert f"**Λ used: {NAMES[clf.decision_['chosen']]}**" in head, note
+    for name, used in zip(X.columns, clf.lambdas_):
+        (row,) = [line for line in head.splitlines() if line.startswith(f"| {name} |")]
+        assert row.split("|")[2] == f" {used:.3f} ", note
+    assert "| classifier | GaussianNB |" in note
+    assert not _graphs(study), "figures drawn by default"
+
+
+def test_a_fit_with_figures_attaches_them_beside_the_note(breast_cancer):
+    from optuna_dashboard import get_note
+
+    X, y = breast_cancer.data.iloc[:, :2], breast_cancer.target
+    clf = BoxCoxClassifier(GaussianNB(), sampler="diagonal", figures=True).fit(X, y)
+    graphs = _graphs(clf.study_)
+    assert any(k.startswith("dashboard:plot_data:transform:") for k in graphs), graphs
+    assert "**Λ used: the searched Λ** (trial " in get_note(clf.study_)
+
+
+def _graphs(study: optuna.Study) -> list[str]:
+    """The optuna-dashboard graph attributes of the study (its attached figures)."""
+    from optuna_boxcox._optuna import storage_of
+    from optuna_boxcox._optuna import study_id_of
+
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    return [k for k in attrs if k.startswith("dashboard:plot_data:")]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -354,3 +355,69 @@ def test_compare_scores_the_holdout_with_f1_as_scikit_learn_does(tmp_path):
     assert second.returncode == 0, second.stderr
     table = lambda out: [line for line in out.splitlines() if line.startswith("coordinate")]
     assert table(second.stdout) == table(first.stdout), "wall time and scores read back"
+
+
+def test_every_search_study_of_a_compare_run_has_a_note_naming_the_lambda_used(
+    breast_cancer, tmp_path
+):
+    # The dashboard shows every study the package makes with the Λ used and the decision in
+    # words: a comparison's studies too (the note and its figures).
+    from optuna_dashboard import get_note
+
+    X, y = breast_cancer.data.iloc[:, :2], breast_cancer.target
+    url = f"sqlite:///{tmp_path / 'n.db'}"
+    compare(
+        X,
+        y,
+        KNeighborsClassifier(),
+        dataset="bc",
+        classifier="knn",
+        samplers=["coordinate", "random", "guarded"],
+        seeds=1,
+        storage=url,
+        n_trials=20,
+    )
+    searches = [
+        s.study_name
+        for s in optuna.get_all_study_summaries(url)
+        if not s.study_name.split("/")[2].startswith("fixed")
+    ]
+    assert len(searches) == 3, searches
+    for name in searches:
+        study = optuna.load_study(study_name=name, storage=url)
+        note = get_note(study)
+        head = note.split("| | |")[0]
+        assert "**Λ used: " in head, (name, note)
+        result = study.user_attrs.get("boxcox_result")
+        if result is not None and result.get("trial") is not None:
+            assert f"(trial {result['trial']})" in head, (name, note)
+        if result is None:  # a plan stopped at the budget: the note names the trial holding it
+            number = int(re.search(r"\*\*Λ used: the searched Λ\*\* \(trial (\d+)\)", head)[1])
+            result = {"params": study.trials[number].params}
+        used = result["params"]
+        for feature, value in used.items():
+            assert f"| {feature} | {value:.3f} |" in note, (name, note)
+        assert _graphs(study), f"{name} has no figures"
+    # A study read back (the same comparison again) keeps its note.
+    before = {n: get_note(optuna.load_study(study_name=n, storage=url)) for n in searches}
+    compare(
+        X,
+        y,
+        KNeighborsClassifier(),
+        dataset="bc",
+        classifier="knn",
+        samplers=["coordinate", "random", "guarded"],
+        seeds=1,
+        storage=url,
+        n_trials=20,
+    )
+    assert before == {n: get_note(optuna.load_study(study_name=n, storage=url)) for n in searches}
+
+
+def _graphs(study: optuna.Study) -> list[str]:
+    """The optuna-dashboard graph attributes of the study (its attached figures)."""
+    from optuna_boxcox._optuna import storage_of
+    from optuna_boxcox._optuna import study_id_of
+
+    attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
+    return [k for k in attrs if k.startswith("dashboard:plot_data:")]
