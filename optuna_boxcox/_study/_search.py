@@ -430,7 +430,8 @@ def run_search(
 def _stop_at(total: int | None, study: optuna.Study) -> list[Callable[..., None]]:
     """A callback that stops Optuna's sampler once the study holds ``total`` finished trials:
     processes running the same search each count what is missing when they start, and together
-    would run that many again. (A plan sampler's plan is bounded at ``total`` positions.)"""
+    would run that many again. (A plan sampler's plan is bounded at ``total`` positions.) Optuna's
+    ``MaxTrialsCallback`` does the same by reading every trial after each one; this is one count."""
     if total is None or isinstance(study.sampler, PlanSampler):
         return []
 

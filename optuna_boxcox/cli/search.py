@@ -502,7 +502,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         "classifier.\n"
     )
     source = {"dataset": "wine", "csv": None, "label": None, "features": None}
-    # No fidelity asked for: the default (exact on the wine data, nothing timed), as search's.
+    # No fidelity asked for: the default (exact on the wine data's 178 rows), as search's.
     spec = SearchSpec("knn", sampler="coordinate", source=source, fidelity=DEFAULT_REQUEST)
     X, y, _ = load_data_source(**source)
     # The note and figures a search attaches, for the dashboard the demo points to.

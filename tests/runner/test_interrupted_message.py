@@ -11,6 +11,31 @@ import pytest
 from shared import skip_if_ignored
 
 REPO = Path(__file__).resolve().parents[2]
+ENV = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
+
+
+def _interrupted(script_and_args: list[str], tmp_path: Path) -> list[str]:
+    """Run ``python -c SCRIPT ARGS`` (a search that sends itself a SIGINT); check it fired and
+    ended as a Ctrl-C does (130, no traceback, one line); return that line in a list."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", *script_and_args],
+            cwd=tmp_path,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+    except subprocess.TimeoutExpired as hung:
+        pytest.fail(f"the search hung after the Ctrl-C: {hung.stderr!r}")
+    lines = done.stderr.splitlines()
+    assert lines[-1] == "fired", done.stderr
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    said = [line for line in lines if "interrupted" in line]
+    assert len(said) == 1, done.stderr
+    return said
+
 
 #: The search, with a SIGINT sent to itself right after the length header of the first message
 #: too long to go in one write (a list of trials for the writer process), before its payload.
@@ -43,23 +68,7 @@ def test_ctrl_c_between_a_messages_header_and_payload_stops_the_search_cleanly(t
         *("search", "--dataset", "breast_cancer", "--classifier", "bayes", "--n-jobs", "2"),
         *("--sampler", "iterative", "--storage", f"sqlite:///{db}", "--no-figures"),
     ]
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT, *search],
-            cwd=tmp_path,
-            env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
-            capture_output=True,
-            text=True,
-            timeout=240,
-        )
-    except subprocess.TimeoutExpired as hung:
-        pytest.fail(f"the search hung after the Ctrl-C: {hung.stderr!r}")
-    lines = done.stderr.splitlines()
-    assert lines[-1] == "fired", done.stderr
-    assert done.returncode == 130, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    said = [line for line in lines if "interrupted" in line]
-    assert len(said) == 1, done.stderr
+    said = _interrupted([SCRIPT, *search], tmp_path)
     with sqlite3.connect(db) as connection:
         ((complete,),) = connection.execute("SELECT COUNT(*) FROM trials WHERE state = 'COMPLETE'")
     assert f"after {complete} trials" in said[0], (said, complete)
@@ -109,21 +118,7 @@ def test_ctrl_c_while_optuna_asks_or_tells_a_trial_puts_it_back_and_says_how_man
         *("search", "--dataset", "wine", "--features", "3", "--classifier", "knn"),
         *("--sampler", "tpe", "--n-trials", "6", "--storage", f"sqlite:///{db}", "--no-figures"),
     ]
-    env = {"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}
-    done = subprocess.run(
-        [sys.executable, "-c", BOOKKEEPING, where, *search],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    lines = done.stderr.splitlines()
-    assert lines[-1] == "fired", done.stderr
-    assert done.returncode == 130, done.stderr
-    assert "Traceback" not in done.stderr, done.stderr
-    said = [line for line in lines if "interrupted" in line]
-    assert len(said) == 1, done.stderr
+    said = _interrupted([BOOKKEEPING, where, *search], tmp_path)
     with sqlite3.connect(db) as connection:
         states = dict(connection.execute("SELECT state, COUNT(*) FROM trials GROUP BY state"))
     assert "RUNNING" not in states, states
@@ -134,7 +129,7 @@ def test_ctrl_c_while_optuna_asks_or_tells_a_trial_puts_it_back_and_says_how_man
     resumed = subprocess.run(
         [sys.executable, "-m", "optuna_boxcox.cli", *search],
         cwd=tmp_path,
-        env=env,
+        env=ENV,
         capture_output=True,
         text=True,
         timeout=240,
