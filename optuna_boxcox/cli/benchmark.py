@@ -7,7 +7,7 @@ from pathlib import Path
 import time
 from typing import Any
 
-from optuna_boxcox.cli._args import CLASSIFIERS
+from optuna_boxcox.classifiers import ALL_CLASSIFIERS
 from optuna_boxcox.cli._args import SCORINGS
 from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import add_jobs_argument
@@ -63,7 +63,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--classifiers",
         default="knn,bayes,linear",
-        help=f"comma-separated, of {', '.join(CLASSIFIERS)} (default knn,bayes,linear)",
+        help=f"comma-separated, of {', '.join(ALL_CLASSIFIERS)} (default knn,bayes,linear)",
     )
     parser.add_argument(
         "--samplers",
@@ -134,7 +134,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     samplers = split_names(args.samplers) or []
     transforms = split_names(args.transforms) or []
     for option, names, known in (
-        ("--classifiers", classifiers, CLASSIFIERS),
+        ("--classifiers", classifiers, ALL_CLASSIFIERS),
         ("--samplers", samplers, (*SAMPLERS, GUARDED)),
         ("--transforms", transforms, FIXED_TRANSFORMS),
     ):

@@ -75,7 +75,7 @@ import optuna
 from scipy import stats
 
 from optuna_boxcox._study._guard import search_sampler
-from optuna_boxcox.classifiers import CLASSIFIERS
+from optuna_boxcox.classifiers import ALL_CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._benchmark_data import DEFAULT_MAX_ROWS
 from optuna_boxcox.experiments._benchmark_data import NAMED_DATASETS
@@ -240,9 +240,9 @@ def benchmark(
             f"unknown fixed transform(s) {unknown}; choose from {list(FIXED_TRANSFORMS)}"
         )
     for name in classifiers:
-        if name not in CLASSIFIERS:
+        if name not in ALL_CLASSIFIERS:
             raise ValueError(
-                f"unknown classifier {name!r}; choose one of {', '.join(CLASSIFIERS)}"
+                f"unknown classifier {name!r}; choose one of {', '.join(ALL_CLASSIFIERS)}"
             )
     for name in samplers:
         make_sampler(search_sampler(name))  # an unknown name fails here, before any study
