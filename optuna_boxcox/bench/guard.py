@@ -49,18 +49,21 @@ def _held_out(clf: Any, transform: Any, X_train, y_train, X_test, y_test) -> flo
     return float(np.mean(model.predict(t.transform(X_test)) == y_test))
 
 
-def _inner_correct(clf: Any, lambdas: np.ndarray, X: np.ndarray, y: np.ndarray) -> list[list[int]]:
-    """Per repeat and row, 1 if the row was predicted right out of fold."""
+def _inner_correct(clf: Any, transform: Any, X: np.ndarray, y: np.ndarray) -> list[list[int]]:
+    """Per repeat and row, 1 if the row was predicted right out of fold; ``transform`` is a Λ
+    (a :class:`~optuna_boxcox.BoxCoxTransformer` with it) or a transformer."""
     from sklearn.model_selection import RepeatedStratifiedKFold
 
     from optuna_boxcox import BoxCoxTransformer
 
+    if isinstance(transform, np.ndarray):
+        transform = BoxCoxTransformer(lambdas=transform)
     correct = np.zeros((INNER_REPEATS, len(y)), dtype=int)
     splits = RepeatedStratifiedKFold(
         n_splits=INNER_SPLITS, n_repeats=INNER_REPEATS, random_state=0
     ).split(X, y)
     for i, (train, test) in enumerate(splits):
-        predicted = _predict(clf, BoxCoxTransformer(lambdas=lambdas), X[train], y[train], X[test])
+        predicted = _predict(clf, transform, X[train], y[train], X[test])
         correct[i // INNER_SPLITS, test] = np.asarray(predicted) == y[test]
     return correct.tolist()
 
@@ -85,14 +88,53 @@ def _predict(clf, transform, X_train, y_train, X_test):
     return clone(clf).fit(t.transform(X_train), y_train).predict(t.transform(X_test))
 
 
+#: The fixed and peer transforms a selection rule may choose, scored by inner CV too (the rest
+#: rarely rank first and would double the cost).
+INNER_FIXED = ("quantile", "yeo-johnson", "kdi", "squashing")
+#: Peers' transforms a user would pick instead (optional libraries), beside the fixed ones.
+PEERS = ("kdi", "squashing")
+
+
+def _peer(key: str) -> Any:
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if key == "kdi":
+        from kditransform import KDITransformer
+
+        return make_pipeline(KDITransformer(), StandardScaler())
+    from skrub import SquashingScaler
+
+    return SquashingScaler()
+
+
+def skew_lambdas(X: np.ndarray) -> np.ndarray:
+    """TabPFN's skew rule as a Λ: the per-feature MLE where |skew| > 0.5, else 1 (standard)."""
+    from scipy.stats import skew
+
+    from optuna_boxcox import BoxCoxTransformer
+
+    mle = BoxCoxTransformer(lambdas="mle").fit(X).lambdas_
+    with np.errstate(all="ignore"):
+        skewed = np.abs(np.nan_to_num(skew(X, axis=0))) > 0.5
+    return np.where(skewed, mle, 1.0)
+
+
+def _all_fixed(n: int) -> dict[str, Any]:
+    from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
+    from optuna_boxcox.experiments.compare import fixed_transform
+
+    out = {key: fixed_transform(key, n) for key in FIXED_TRANSFORMS}
+    out.update({key: _peer(key) for key in PEERS})
+    return out
+
+
 def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: int) -> dict:
     from sklearn.model_selection import StratifiedKFold
 
     from optuna_boxcox import BoxCoxClassifier
     from optuna_boxcox import BoxCoxTransformer
     from optuna_boxcox.classifiers import make_classifier
-    from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
-    from optuna_boxcox.experiments.compare import fixed_transform
 
     train, test = list(StratifiedKFold(OUTER_SPLITS, shuffle=True, random_state=0).split(X, y))[
         fold
@@ -100,10 +142,8 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
     Xtr, ytr, Xte, yte = X[train], y[train], X[test], y[test]
     clf = make_classifier(classifier)
     record: dict[str, Any] = {"dataset": name, "classifier": classifier, "fold": fold}
-    record["fixed"] = {
-        key: _held_out(clf, fixed_transform(key, len(ytr)), Xtr, ytr, Xte, yte)
-        for key in FIXED_TRANSFORMS
-    }
+    fixed = _all_fixed(len(ytr))
+    record["fixed"] = {key: _held_out(clf, t, Xtr, ytr, Xte, yte) for key, t in fixed.items()}
     start = time.perf_counter()
     # Today's default, named: the default itself may be what is measured against it.
     model = BoxCoxClassifier(make_classifier(classifier), sampler="coordinate").fit(Xtr, ytr)
@@ -114,6 +154,7 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
         "searched": model.lambdas_,
         "mle": BoxCoxTransformer(lambdas="mle").fit(Xtr).lambdas_,
         "ones": np.ones(X.shape[1]),
+        "skew": skew_lambdas(Xtr),
     }
     record["lambdas"] = {k: [float(v) for v in lam] for k, lam in lambdas.items()}
     record["held_out"] = {
@@ -123,6 +164,7 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
     start = time.perf_counter()
     record["inner"] = {k: _inner_correct(clf, lam, Xtr, ytr) for k, lam in lambdas.items()}
     record["inner_seconds"] = time.perf_counter() - start
+    record["inner_fixed"] = {k: _inner_correct(clf, fixed[k], Xtr, ytr) for k in INNER_FIXED}
     record["inner_folds"] = _inner_folds(ytr)
     return record
 
@@ -253,10 +295,69 @@ RULES = {
 }
 
 
+#: Selection rules: the candidate with the best inner-CV accuracy (the first listed on a tie);
+#: ``fixed:`` names a fixed or peer transform, the others a Λ.
+SELECTIONS = {
+    "sel-anchors": ["ones", "mle", "skew"],
+    "sel-3": ["ones", "mle", "searched"],
+    "sel-4": ["ones", "mle", "skew", "searched"],
+    "sel-sk": ["ones", "mle", "skew", "fixed:yeo-johnson", "fixed:quantile", "searched"],
+    "sel-peer": ["ones", "mle", "skew", "fixed:kdi", "searched"],
+    "sel-all": [
+        "ones",
+        "mle",
+        "skew",
+        "fixed:quantile",
+        "fixed:yeo-johnson",
+        "fixed:kdi",
+        "fixed:squashing",
+        "searched",
+    ],
+}
+SELECTIONS["sel-all-nos"] = SELECTIONS["sel-all"][:-1]
+SELECTIONS["sel-sk-nos"] = SELECTIONS["sel-sk"][:-1]
+SELECTIONS["sel-kdi-nos"] = ["ones", "mle", "skew", "fixed:kdi"]
+SELECTIONS["sel-os"] = ["ones", "skew", "searched"]
+
+
+def _cv_mean(record: dict, name: str) -> float:
+    if name.startswith("fixed:"):
+        return float(np.mean(record["inner_fixed"][name[6:]]))
+    return float(np.mean(record["inner"][name]))
+
+
+def _held(record: dict, name: str) -> float:
+    if name.startswith("fixed:"):
+        return record["fixed"][name[6:]]
+    return record["held_out"][name]
+
+
+def select(record: dict, candidates: list[str], margin: float = 0.0) -> str:
+    """The candidate with the best inner-CV accuracy; the searched Λ (listed last) only if it beats
+    the best other by more than ``margin`` corrected standard errors of the per-fold differences."""
+    others = [c for c in candidates if c != "searched"]
+    best = max(others, key=lambda c: _cv_mean(record, c))  # first on a tie
+    if "searched" not in candidates:
+        return best
+    if margin == 0.0:
+        return "searched" if _cv_mean(record, "searched") > _cv_mean(record, best) else best
+    if best.startswith("fixed:"):
+        return "searched" if _cv_mean(record, "searched") > _cv_mean(record, best) else best
+    c = _fold_scores(record)
+    d = c["searched"] - c[best]
+    se = np.sqrt((1 / len(d) + 1 / (INNER_SPLITS - 1)) * np.var(d, ddof=1))
+    return "searched" if d.mean() > margin * se else best
+
+
 def policies(record: dict) -> dict[str, float]:
     """Held-out accuracy of each candidate rule on one record."""
     held = record["held_out"]
     out = {"default": held["searched"]}
+    if "inner_fixed" in record:
+        for name, candidates in SELECTIONS.items():
+            out[name] = _held(record, select(record, candidates))
+        out["sel-4-gate"] = _held(record, select(record, SELECTIONS["sel-4"], margin=1.0))
+        out["sel-sk-gate"] = _held(record, select(record, SELECTIONS["sel-sk"], margin=1.0))
     for name, kwargs in RULES.items():
         out[name] = held[guarded_choice(record, **kwargs)]
     # The built default (optuna_boxcox._study._guard.rule_of): k-NN by leave-one-out confirmed by CV,
@@ -313,15 +414,18 @@ def table(results: str) -> str:
         sets = {d: rs for (c, d), rs in by.items() if c == classifier and len(rs) == OUTER_SPLITS}
         if not sets:
             continue
-        methods = [*FIXED_TRANSFORMS, "default", "guarded", "loo-gate", *RULES]
+        fixed_names = [*FIXED_TRANSFORMS, *PEERS, "skew-rule"]
+        extra = [*SELECTIONS, "sel-4-gate", "sel-sk-gate"]
+        methods = [*fixed_names, "default", "guarded", "loo-gate", *RULES, *extra]
         scores = []
         seconds = []
         gate_seconds = []
         for rs in sets.values():
             per = {m: [] for m in methods}
             for r in rs:
-                for k in FIXED_TRANSFORMS:
+                for k in [*FIXED_TRANSFORMS, *PEERS]:
                     per[k].append(r["fixed"][k])
+                per["skew-rule"].append(r["held_out"]["skew"])
                 for k, v in policies(r).items():
                     per[k].append(v)
             scores.append([100 * np.mean(per[m]) for m in methods])
@@ -331,7 +435,7 @@ def table(results: str) -> str:
             gate = 0.0 if classifier == "linear" else sum(r["inner_seconds"] for r in rs)
             gate_seconds.append(gate)
         S = np.array(scores)
-        fixed = len(FIXED_TRANSFORMS)
+        fixed = len(fixed_names)
         ref = np.maximum(S[:, methods.index("standard")], S[:, methods.index("box-cox")])
         loss = ((ref[:, None] - 1.0 > S).mean(axis=0)) * 100
         median = int(np.argsort(seconds)[len(seconds) // 2])
@@ -363,7 +467,7 @@ def table(results: str) -> str:
 
 
 USAGE = (
-    "usage: python -m optuna_boxcox.bench.guard RESULTS.jsonl DATASETS CLASSIFIERS\n"
+    "usage: python -m optuna_boxcox.bench.guard RESULTS.jsonl DATASETS CLASSIFIERS [MAX_ROWS]\n"
     "       python -m optuna_boxcox.bench.guard table RESULTS.jsonl\n"
     "DATASETS: comma-separated, as benchmark --datasets; CLASSIFIERS: comma-separated, of "
     "knn, svc, bayes, linear"
@@ -377,8 +481,8 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "table":
         print(table(argv[1]))
         return 0
-    if len(argv) == 3 and argv[0] != "table":
-        run(argv[0], argv[1].split(","), argv[2].split(","))
+    if len(argv) in (3, 4) and argv[0] != "table":
+        run(argv[0], argv[1].split(","), argv[2].split(","), *map(int, argv[3:]))
         return 0
     print(USAGE, file=sys.stderr)
     return 2
