@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,browser,figures,postgres]'
+	$(PY) -m pip install --quiet -e '.[test,browser,figures,postgres,peers]'
 	touch $(STAMP)
 
 # Debian's Chromium drives the browser tests and PNG export (Playwright never downloads a browser).

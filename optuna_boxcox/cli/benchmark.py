@@ -14,7 +14,12 @@ from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import split_names
 from optuna_boxcox.cli.compare import FIXED_TRANSFORMS
+from optuna_boxcox.cli.compare import PEER_TRANSFORMS
 from optuna_boxcox.cli.compare import check_holdout
+from optuna_boxcox.cli.compare import check_peers
+
+#: Every fixed method by name (``--transforms all``).
+ALL_TRANSFORMS = (*FIXED_TRANSFORMS, *PEER_TRANSFORMS)
 
 DEFAULT_DATASETS = "breast_cancer,wine,iris,digits,moons,blobs"
 #: Mirrors optuna_boxcox.experiments.benchmark.DEFAULT_MAX_ROWS (the module is imported only when the command
@@ -30,10 +35,12 @@ def register(subparsers: Any) -> None:
         "(resumable: a finished study is read back). Each method — a fixed transform or a "
         "sampler's chosen Λ — is fitted on each fold's training part and scored on its test part; "
         "the table gives the mean held-out score per data set, the average rank of each method per "
-        "classifier (1 = best, ties share their mean rank) and the two-sided Wilcoxon signed-rank "
-        "p-value of each method against the best fixed transform across the data sets "
-        "(zero_method='zsplit'). The rank plot is attached to a summary study "
-        "benchmark/<settings> and written as HTML (and PNG with kaleido and Chromium).",
+        "classifier (1 = best, ties share their mean rank), the two-sided Wilcoxon signed-rank "
+        "p-value of each method against the best other method (the fixed transform of lowest "
+        "average rank, peers included) across the data sets (zero_method='zsplit') and the loss "
+        "rate (data sets more than 1 point below the better of standard and box-cox). The rank "
+        "plot is attached to a summary study benchmark/<settings> and written as HTML (and PNG "
+        "with kaleido and Chromium).",
     )
     parser.add_argument(
         "--datasets",
@@ -41,7 +48,18 @@ def register(subparsers: Any) -> None:
         help="comma-separated: breast_cancer, iris, wine, sonar (OpenML), digits (load_digits "
         "pooled over 2×2 pixel blocks: 16 features), gaussian_quantiles, moons, blobs, random "
         "(the paper's Figure 1 sets, seed 1; moons:7 for seed 7), csv:PATH, csv:FOLDER (every "
-        f".csv in it) (default {DEFAULT_DATASETS})",
+        ".csv in it), or a fixed half of the 25 development sets: dev-a (design: 13 sets), "
+        "dev-b (confirm: 12), dev (both), whose CSV files are read from --data-dir "
+        f"(default {DEFAULT_DATASETS})",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the folder of the development sets' CSV files: a name that is not one of the "
+        "package's (breast_cancer, iris, wine, digits, the Figure 1 sets) is read from "
+        "DIR/NAME.csv or DIR/dev/NAME.csv (needed by dev-a, dev-b, dev)",
     )
     parser.add_argument(
         "--label", default="y", help="the class column of csv: data sets (default y)"
@@ -73,9 +91,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--transforms",
-        default=",".join(FIXED_TRANSFORMS),
-        help=f"comma-separated fixed transforms (default {','.join(FIXED_TRANSFORMS)}; box-cox is "
-        "this package's BoxCoxTransformer with MLE λ after the [1,2] scaling)",
+        default=None,
+        help=f"comma-separated fixed transforms of {','.join(ALL_TRANSFORMS)}, or all (box-cox "
+        "is this package's BoxCoxTransformer with MLE λ after the [1,2] scaling; kdi: "
+        "kditransform's KDITransformer then StandardScaler; squashing: skrub's SquashingScaler; "
+        "skew-rule: Box-Cox MLE where |skew| > 0.5, then StandardScaler). kdi and squashing "
+        "need pip install 'optuna-boxcox[peers]'. Default: all ten, less a peer not installed "
+        "(said when the run starts)",
     )
     parser.add_argument(
         "--n-trials",
@@ -123,20 +145,28 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     from optuna_boxcox._study._guard import GUARDED
     from optuna_boxcox.experiments.benchmark import RANK_PLOT
     from optuna_boxcox.experiments.benchmark import benchmark
+    from optuna_boxcox.experiments.benchmark import default_transforms
     from optuna_boxcox.experiments.benchmark import expand_datasets
     from optuna_boxcox.experiments.benchmark import format_benchmark
     from optuna_boxcox.figures import write_figures
     from optuna_boxcox.samplers import SAMPLERS
     from optuna_boxcox.storage import redact
 
-    datasets = expand_datasets(split_names(args.datasets) or [])
+    datasets = expand_datasets(split_names(args.datasets) or [], args.data_dir)
     classifiers = split_names(args.classifiers) or []
     samplers = split_names(args.samplers) or []
-    transforms = split_names(args.transforms) or []
+    left_out: list[str] = []
+    if args.transforms is None:
+        transforms = default_transforms()
+        left_out = [t for t in ALL_TRANSFORMS if t not in transforms]
+    elif args.transforms.strip() == "all":
+        transforms = list(ALL_TRANSFORMS)
+    else:
+        transforms = split_names(args.transforms) or []
     for option, names, known in (
         ("--classifiers", classifiers, ALL_CLASSIFIERS),
         ("--samplers", samplers, (*SAMPLERS, GUARDED)),
-        ("--transforms", transforms, FIXED_TRANSFORMS),
+        ("--transforms", transforms, ALL_TRANSFORMS),
     ):
         unknown = [n for n in names if n not in known and not n.startswith("coordinate:")]
         if unknown:
@@ -158,7 +188,14 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     if args.test_size is not None and not 0 < args.test_size < 1:
         raise UsageError(f"--test-size must be a fraction in (0, 1), got {args.test_size}")
     check_holdout(args)
+    check_peers(transforms)
     started = time.perf_counter()
+    if left_out:
+        print(
+            f"fixed transforms: {', '.join(left_out)} left out, not installed "
+            "(pip install 'optuna-boxcox[peers]')",
+            flush=True,
+        )
     print(
         f"benchmark: {len(datasets)} data sets × {len(classifiers)} classifiers × "
         f"{len(transforms) + len(samplers)} methods",
@@ -170,6 +207,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         samplers,
         transforms,
         label=args.label,
+        data_dir=args.data_dir,
         features=args.features,
         max_rows=args.max_rows or None,
         n_trials=args.n_trials,

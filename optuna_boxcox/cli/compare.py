@@ -18,6 +18,9 @@ from optuna_boxcox.cli._args import split_names
 #: The fixed transforms' keys, as optuna_boxcox.experiments.compare.FIXED_TRANSFORMS has them (not imported:
 #: ``--help`` would pay for scikit-learn); a test checks the two agree.
 FIXED_TRANSFORMS = ("raw", "standard", "minmax", "maxabs", "quantile", "yeo-johnson", "box-cox")
+#: The peers' keys, as optuna_boxcox.experiments._peers.PEER_TRANSFORMS has them (kdi and squashing
+#: need the extra ``peers``).
+PEER_TRANSFORMS = ("kdi", "squashing", "skew-rule")
 
 
 def register(subparsers: Any) -> None:
@@ -76,7 +79,9 @@ def register(subparsers: Any) -> None:
         "--transforms",
         default=",".join(FIXED_TRANSFORMS),
         help=f"fixed transforms scored as reference rows (default {','.join(FIXED_TRANSFORMS)}; "
-        "box-cox is this package's BoxCoxTransformer with MLE λ after the [1,2] scaling)",
+        "box-cox is this package's BoxCoxTransformer with MLE λ after the [1,2] scaling); also "
+        f"the peers {','.join(PEER_TRANSFORMS)} (kdi and squashing need "
+        "pip install 'optuna-boxcox[peers]')",
     )
     add_storage_argument(parser)
     add_jobs_argument(parser, "studies run at once, each in its own process")
@@ -118,12 +123,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"--plot names the HTML file to write, got a directory: {str(args.plot)!r}"
         )
     transforms = split_names(args.transforms) or []
-    unknown = [t for t in transforms if t not in FIXED_TRANSFORMS]
+    unknown = [t for t in transforms if t not in (*FIXED_TRANSFORMS, *PEER_TRANSFORMS)]
     if unknown:
         raise UsageError(
             f"unknown fixed transform(s) {', '.join(unknown)}; choose from "
-            f"{', '.join(FIXED_TRANSFORMS)}"
+            f"{', '.join((*FIXED_TRANSFORMS, *PEER_TRANSFORMS))}"
         )
+    check_peers(transforms)
     if args.null and not (args.test_size or args.outer_cv):
         raise UsageError("--null needs held-out scores: add --outer-cv 5x2 or --test-size 0.3")
     X, y, data_name = load_data(args)
@@ -165,6 +171,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     best_so_far(studies).write_html(str(plot), include_plotlyjs=True)
     print(f"best-so-far plot: {plot}")
     return 0
+
+
+def check_peers(transforms: list[str]) -> None:
+    """A peer asked for whose library is not installed: one line naming the extra."""
+    from optuna_boxcox.experiments._peers import missing_peer
+
+    for key in transforms:
+        reason = missing_peer(key)
+        if reason is not None:
+            raise UsageError(f"--transforms: {reason}")
 
 
 def check_holdout(args: argparse.Namespace) -> None:

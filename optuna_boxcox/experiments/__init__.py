@@ -1,8 +1,8 @@
 """The applications that run many studies, apart from the library they are built on.
 
 - ``compare`` (:func:`~optuna_boxcox.experiments.compare.compare`: samplers on one data set, with
-  ``_problems``, ``_compare_runs`` and ``_compare_table``), ``benchmark`` (methods over many data
-  sets, with ``_benchmark_data``), ``meta`` (which settings of the iterative
+  ``_problems``, ``_compare_runs``, ``_compare_table`` and the peer transforms ``_peers``),
+  ``benchmark`` (methods over many data sets, with ``_benchmark_data``), ``meta`` (which settings of the iterative
   grid search matter), ``reproduce`` (the paper's tables);
 - the paper's experiments they compose: data (``_data``), evaluation protocol (``_protocol``), grid
   exploration (``_grid``), the published numbers (``_paper``), the reproduction's units and

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from optuna_boxcox.datasets import BUNDLED
 from optuna_boxcox.datasets import DATASETS
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.datasets import load_csv
@@ -33,10 +34,56 @@ DEFAULT_MAX_ROWS = 1500
 SUBSAMPLE_SEED = 0
 
 
-def expand_datasets(specs: Sequence[str]) -> list[str]:
+#: The 25 development data sets in two fixed halves, so that a change is designed on one and
+#: confirmed on the other (a protocol that resists tuning to the whole). Four ship with
+#: scikit-learn; the others are CSV files (class column ``y``) in a folder the user names
+#: (``data_dir``: ``DIR/NAME.csv`` or ``DIR/dev/NAME.csv``).
+DEV_A = (
+    "abalone9-18",
+    "breast_cancer",
+    "cm1",
+    "digits",
+    "hepatitis",
+    "iris",
+    "kc1",
+    "magic",
+    "optdigits",
+    "page-blocks-1-3-vs-4",
+    "penbased",
+    "ring",
+    "saheart",
+)
+DEV_B = (
+    "movement_libras",
+    "pc1",
+    "satimage",
+    "segment",
+    "shuttle-c0-vs-c4",
+    "sonar",
+    "spambase",
+    "texture",
+    "titanic",
+    "twonorm",
+    "wine",
+    "winequality-red-4",
+)
+#: The halves by name (``dev`` = both, all 25), with what each is for.
+HALVES: dict[str, tuple[str, ...]] = {"dev-a": DEV_A, "dev-b": DEV_B, "dev": (*DEV_A, *DEV_B)}
+HALF_ROLES = {"dev-a": "design half", "dev-b": "confirm half", "dev": "both halves"}
+
+#: Names loaded without a file: scikit-learn's bundled sets and the synthetic ones.
+_IN_PACKAGE = (*BUNDLED, "digits", *SYNTHETIC)
+
+
+def expand_datasets(specs: Sequence[str], data_dir: str | Path | None = None) -> list[str]:
     """The data sets named, with ``csv:<folder>`` replaced by one ``csv:`` per CSV file in the
-    folder (sorted by name)."""
-    expanded = []
+    folder (sorted by name), a half (:data:`HALVES`) by its members, and, given ``data_dir``, a
+    name that is not in the package by its CSV file there (:func:`resolve_name`).
+
+    Every file that is missing is named in one :class:`~optuna_boxcox.datasets.DataError`.
+    """
+    expanded: list[str] = []
+    missing: list[str] = []
     for spec in specs:
         spec = spec.strip()
         folder = Path(spec[len("csv:") :]) if spec.startswith("csv:") else None
@@ -45,9 +92,48 @@ def expand_datasets(specs: Sequence[str]) -> list[str]:
             if not files:
                 raise DataError(f"{spec!r}: no .csv file in the folder")
             expanded += [f"csv:{file}" for file in files]
-        else:
-            expanded.append(spec)
+            continue
+        names = HALVES.get(spec, (spec,))
+        if spec in HALVES and data_dir is None:
+            raise DataError(
+                f"{spec!r} holds CSV data sets: name the folder that keeps them "
+                "(--data-dir DIR, with DIR/NAME.csv or DIR/dev/NAME.csv)"
+            )
+        for name in names:
+            resolved = resolve_name(name, data_dir)
+            if resolved is None:
+                missing.append(name)
+            else:
+                expanded.append(resolved)
+    if missing:
+        raise DataError(
+            f"not found in {data_dir} (as NAME.csv or dev/NAME.csv): {', '.join(missing)}"
+        )
     return expanded
+
+
+def resolve_name(name: str, data_dir: str | Path | None) -> str | None:
+    """What loads the data set ``name``: itself when it needs no file (scikit-learn's bundled
+    sets, ``digits``, the synthetic ones, ``csv:`` paths) or no ``data_dir`` is given; else
+    ``csv:DIR/NAME.csv`` or ``csv:DIR/dev/NAME.csv``, the first that exists (None: neither).
+    """
+    if data_dir is None or name.startswith("csv:") or name.split(":")[0] in _IN_PACKAGE:
+        return name
+    for candidate in (Path(data_dir) / f"{name}.csv", Path(data_dir) / "dev" / f"{name}.csv"):
+        if candidate.is_file():
+            return f"csv:{candidate}"
+    return None
+
+
+def half_of(specs: Sequence[str]) -> str | None:
+    """The half (:data:`HALVES` key) whose members are exactly the data sets named, or None.
+
+    ``specs`` as :func:`expand_datasets` returns them: a ``csv:`` file counts by its stem.
+    """
+    names = {Path(s[len("csv:") :]).stem if s.startswith("csv:") else s for s in specs}
+    if len(names) != len(specs):
+        return None
+    return next((half for half, members in HALVES.items() if names == set(members)), None)
 
 
 def load_benchmark_data(
@@ -80,7 +166,8 @@ def load_benchmark_data(
         name, (X, y) = spec, load_dataset(spec)
     else:
         raise DataError(
-            f"unknown data set {spec!r}; choose from {', '.join(NAMED_DATASETS)} or csv:<path>"
+            f"unknown data set {spec!r}; choose from {', '.join(NAMED_DATASETS)}, "
+            f"{', '.join(HALVES)} (with a data folder) or csv:<path>"
         )
     if features is not None:
         if features < 1:

@@ -28,8 +28,8 @@ from optuna_boxcox._study._search import run_search
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox._system._progress import Progress
+from optuna_boxcox.experiments._problems import ALL_TRANSFORMS
 from optuna_boxcox.experiments._problems import FIXED_ATTR
-from optuna_boxcox.experiments._problems import FIXED_TRANSFORMS
 from optuna_boxcox.experiments._problems import HELD_OUT_ATTR
 from optuna_boxcox.experiments._problems import REFERENCE_SAMPLER
 from optuna_boxcox.experiments._problems import SETTINGS_ATTR
@@ -218,7 +218,7 @@ def _fixed_scores(
             known[t] = {"inner": inner, "held_out": outer}
             shown = inner if np.isfinite(inner) else outer  # a criterion has no inner score
             if shown is not None and study.direction == optuna.study.StudyDirection.MAXIMIZE:
-                attrs = {"transform": FIXED_TRANSFORMS[t], HELD_OUT_ATTR: outer}
+                attrs = {"transform": ALL_TRANSFORMS[t], HELD_OUT_ATTR: outer}
                 if split.fold is not None:
                     attrs["fold"] = split.fold
                 study.add_trial(optuna.trial.create_trial(value=shown, user_attrs=attrs))

@@ -25,6 +25,8 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
+from optuna_boxcox.experiments._peers import PEER_TRANSFORMS
+from optuna_boxcox.experiments._peers import peer_transform
 
 if TYPE_CHECKING:
     pass
@@ -66,8 +68,14 @@ FIXED_TRANSFORMS: dict[str, str] = {
 }
 
 
+#: Every transform a comparison can score, by key: :data:`FIXED_TRANSFORMS` (scikit-learn and this
+#: package) and the peers other tabular tools use (:mod:`~optuna_boxcox.experiments._peers`; kdi
+#: and squashing need the optional extra ``peers``).
+ALL_TRANSFORMS: dict[str, str] = {**FIXED_TRANSFORMS, **PEER_TRANSFORMS}
+
+
 def fixed_transform(key: str, n_samples: int = 1000) -> Any:
-    """A fresh fixed transform by key (see :data:`FIXED_TRANSFORMS`), for ``n_samples`` rows.
+    """A fresh fixed transform by key (see :data:`ALL_TRANSFORMS`), for ``n_samples`` rows.
 
     - ``raw``: the identity; the classifier sees the features as they are.
     - ``standard``, ``minmax``, ``maxabs``: scikit-learn's scalers with their defaults.
@@ -79,7 +87,11 @@ def fixed_transform(key: str, n_samples: int = 1000) -> Any:
     - ``box-cox``: this package's :class:`~optuna_boxcox.BoxCoxTransformer` with ``lambdas="mle"``:
       the paper's MLE strategy ([1, 2] scaling, per-feature MLE λ, standardised), which is also
       where the searches start.
+    - ``kdi``, ``squashing``, ``skew-rule``: the peers
+      (:func:`~optuna_boxcox.experiments._peers.peer_transform`).
     """
+    if key in PEER_TRANSFORMS:
+        return peer_transform(key)
     makers: dict[str, Callable[[], Any]] = {
         "raw": FunctionTransformer,
         "standard": StandardScaler,
@@ -92,7 +104,9 @@ def fixed_transform(key: str, n_samples: int = 1000) -> Any:
         "box-cox": lambda: BoxCoxTransformer(lambdas="mle"),
     }
     if key not in makers:
-        raise ValueError(f"unknown fixed transform {key!r}; choose from {', '.join(makers)}")
+        raise ValueError(
+            f"unknown fixed transform {key!r}; choose from {', '.join(ALL_TRANSFORMS)}"
+        )
     return makers[key]()
 
 

@@ -3,9 +3,16 @@
 ``optuna-boxcox benchmark`` asks, across many data sets, whether a per-feature Box-Cox search beats
 the fixed transforms a user would otherwise put in front of the classifier, the way Ortiz-Bejar,
 Tellez & Graff compare model-selection schemes over many benchmarks: held-out scores, average ranks
-and Wilcoxon signed-rank tests. Methods are fixed transforms
-(:data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`) and samplers (each a search of one Λ, scored with
-the search's own metric on the training part only).
+and Wilcoxon signed-rank tests. Methods are fixed transforms and samplers (each a search of one Λ,
+scored with the search's own metric on the training part only). The fixed transforms are
+scikit-learn's and this package's (:data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`:
+``raw``, ``standard``, ``minmax``, ``maxabs``, ``quantile``, ``yeo-johnson``, ``box-cox``) and the
+peers other tabular tools use (:mod:`~optuna_boxcox.experiments._peers`): ``kdi``
+(kditransform's ``KDITransformer``, then ``StandardScaler``), ``squashing`` (skrub's
+``SquashingScaler``) and ``skew-rule`` (TabPFN's rule: Box-Cox MLE where |skew| > 0.5, then
+``StandardScaler``). ``kdi`` and ``squashing`` need the optional extra ``peers``
+(``pip install 'optuna-boxcox[peers]'``); by default every fixed transform that can be built is
+scored (all ten with the extra), and a peer named but not installed is a one-line error.
 
 Protocol:
 
@@ -21,7 +28,8 @@ Protocol:
   average rank is the mean over the data sets. The row ``all`` averages over every (data set,
   classifier) pair.
 - **Wilcoxon signed-rank tests.** Per classifier, the *best fixed transform* is the fixed transform
-  with the lowest average rank (ties: the higher mean score, then the earlier in the list). Each
+  (peers included) with the lowest average rank (ties: the higher mean score, then the earlier in
+  the list): for a sampler, the best other method a user could have picked without a search. Each
   other method is paired with it data set by data set and tested two-sided with
   ``scipy.stats.wilcoxon(method, best, zero_method="zsplit")``: a data set where both score the
   same counts half for and half against (it is evidence of no difference, not dropped), and scipy
@@ -29,6 +37,9 @@ Protocol:
   (n ≤ 13). A method equal to the best fixed transform on every data set gets p = 1. The best fixed
   transform is chosen after seeing the scores, so its p-values lean towards it; with n data sets the
   smallest two-sided p is 2/2ⁿ (0.0625 for five).
+- **Loss rate.** Per classifier, the share of data sets on which a method scores more than one
+  point below the better of ``standard`` and ``box-cox`` (printed for every method, peers and
+  samplers alike, when both references are among the methods).
 
 Everything lives in one storage: a finished study is read back (a second run does no search), and
 a summary study ``benchmark/<settings>`` holds the table (user attributes, a note) and the rank plot
@@ -45,7 +56,19 @@ Data sets by name (all but sonar work offline):
 - ``gaussian_quantiles``, ``moons``, ``blobs``, ``random``: the paper's Figure 1 sets (1,000 × 2,
   binary, seed 1; ``random`` is ``make_classification``), ``moons:7`` for another seed;
 - ``csv:path/to/file.csv``: a CSV with a header row and the class in column ``label`` (default
-  ``y``), named after the file; ``csv:path/to/folder`` is every ``.csv`` file in the folder.
+  ``y``), named after the file; ``csv:path/to/folder`` is every ``.csv`` file in the folder;
+- ``dev-a``, ``dev-b``, ``dev``: the 25 development sets in two fixed halves
+  (:data:`~optuna_boxcox.experiments._benchmark_data.HALVES`), so that a change is designed on one
+  and confirmed on the other, never tuned to all 25. Design half ``dev-a`` (13):
+  abalone9-18, breast_cancer, cm1, digits, hepatitis, iris, kc1, magic, optdigits,
+  page-blocks-1-3-vs-4, penbased, ring, saheart. Confirm half ``dev-b`` (12): movement_libras, pc1,
+  satimage, segment, shuttle-c0-vs-c4, sonar, spambase, texture, titanic, twonorm, wine,
+  winequality-red-4. ``dev`` is both. breast_cancer, digits, iris and wine come with scikit-learn;
+  the others are CSV files (class column ``y``) in a folder the caller names with ``data_dir``
+  (``--data-dir``), read as ``DIR/NAME.csv`` or ``DIR/dev/NAME.csv`` (the package never looks
+  for them by itself; every missing file is named in one error). With ``data_dir`` any name
+  that is not in the package is read that way. When the data sets are exactly a half, the table's
+  first line and the summary study's name say which.
 
 A data set of more than ``max_rows`` rows (default 1,500) is replaced by a stratified, seeded
 sample of that many (:func:`subsample`; its name gets ``-r<N>``), so that a benchmark over the
@@ -60,6 +83,9 @@ Example::
     from optuna_boxcox.experiments.benchmark import benchmark, format_benchmark
     result = benchmark(["iris", "wine", "moons"], ["knn", "bayes"], n_trials=50)
     print(format_benchmark(result))
+    # the design half, outer stratified 5-fold, against all ten fixed transforms
+    result = benchmark(["dev-a"], ["logistic"], ["guarded"], data_dir="../shared/data",
+                       outer_cv="1x5")
 """
 
 from __future__ import annotations
@@ -78,11 +104,22 @@ from optuna_boxcox._study._guard import search_sampler
 from optuna_boxcox.classifiers import ALL_CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._benchmark_data import DEFAULT_MAX_ROWS
+from optuna_boxcox.experiments._benchmark_data import DEV_A
+from optuna_boxcox.experiments._benchmark_data import DEV_B
+from optuna_boxcox.experiments._benchmark_data import HALF_ROLES
+from optuna_boxcox.experiments._benchmark_data import HALVES
 from optuna_boxcox.experiments._benchmark_data import NAMED_DATASETS
 from optuna_boxcox.experiments._benchmark_data import SUBSAMPLE_SEED
 from optuna_boxcox.experiments._benchmark_data import expand_datasets
+from optuna_boxcox.experiments._benchmark_data import half_of
 from optuna_boxcox.experiments._benchmark_data import load_benchmark_data
+from optuna_boxcox.experiments._benchmark_data import resolve_name
 from optuna_boxcox.experiments._benchmark_data import subsample
+from optuna_boxcox.experiments._peers import PEER_TRANSFORMS
+from optuna_boxcox.experiments._peers import MissingPeerError
+from optuna_boxcox.experiments._peers import available_peers
+from optuna_boxcox.experiments._peers import require_peers
+from optuna_boxcox.experiments._problems import ALL_TRANSFORMS
 from optuna_boxcox.experiments._problems import outer_tag
 from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
 from optuna_boxcox.experiments.compare import Problem
@@ -145,6 +182,7 @@ class BenchmarkResult:
     studies_fixed: int = 0  # splits on which the fixed transforms were scored or read back
     wall_seconds: float = 0.0
     summary_study: str = ""
+    half: str | None = None  # the HALVES key when the data sets are exactly one of them
     figure: go.Figure | None = None
 
     def score_table(self, classifier: str) -> np.ndarray:
@@ -152,6 +190,13 @@ class BenchmarkResult:
         return np.array(
             [[self.scores[(d, classifier, m)] for m in self.methods] for d in self.datasets]
         )
+
+
+def default_transforms() -> list[str]:
+    """The fixed methods a benchmark scores when none are named: every one of
+    :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS` and every peer that can be built
+    here (all ten with the extra ``peers`` installed; skew-rule needs no extra)."""
+    return [*FIXED_TRANSFORMS, *available_peers()]
 
 
 def average_ranks(table: np.ndarray) -> np.ndarray:
@@ -193,6 +238,7 @@ def benchmark(
     transforms: Sequence[str] | None = None,
     *,
     label: str = "y",
+    data_dir: str | Any | None = None,
     features: int | None = None,
     max_rows: int | None = DEFAULT_MAX_ROWS,
     n_trials: int | None = None,
@@ -209,13 +255,20 @@ def benchmark(
     held-out data, rank the methods per classifier and test them against the best fixed transform.
 
     Args:
-        datasets: Data set names, ``csv:<path>`` or ``csv:<folder>`` (every CSV in it; see the
-            module's list); at least two.
+        datasets: Data set names, ``csv:<path>``, ``csv:<folder>`` (every CSV in it) or a half of
+            the development sets (``dev-a``, ``dev-b``, ``dev``; see the module's list); at least
+            two.
         classifiers: The paper's classifiers by name (``linear``, ``knn``, ``bayes``, ``svc``,
             ``nn``).
         samplers: Registry names of the searches (:func:`~optuna_boxcox.make_sampler`).
-        transforms: Keys of :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS` (default all).
+        transforms: Keys of the fixed methods,
+            :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS` and the peers
+            (``kdi``, ``squashing``, ``skew-rule``); default :func:`default_transforms`. A peer
+            asked for whose library is missing raises
+            :class:`~optuna_boxcox.experiments._peers.MissingPeerError` before anything runs.
         label: The class column of the ``csv:`` data sets.
+        data_dir: The folder of the development sets' CSV files: a name that is not in the
+            package (nor ``csv:``) is read from ``data_dir/NAME.csv`` or ``data_dir/dev/NAME.csv``.
         features: Use only the first N features of every data set (quick runs).
         max_rows: A larger data set is replaced by a stratified sample of this many rows
             (:func:`subsample`); None keeps every row.
@@ -233,12 +286,13 @@ def benchmark(
         progress: Show progress over the studies, with the time left.
     """
     started = time.perf_counter()
-    fixed = list(FIXED_TRANSFORMS) if transforms is None else list(transforms)
-    unknown = [t for t in fixed if t not in FIXED_TRANSFORMS]
+    fixed = default_transforms() if transforms is None else list(transforms)
+    unknown = [t for t in fixed if t not in ALL_TRANSFORMS]
     if unknown:
         raise ValueError(
-            f"unknown fixed transform(s) {unknown}; choose from {list(FIXED_TRANSFORMS)}"
+            f"unknown fixed transform(s) {unknown}; choose from {list(ALL_TRANSFORMS)}"
         )
+    require_peers(fixed)
     for name in classifiers:
         if name not in ALL_CLASSIFIERS:
             raise ValueError(
@@ -252,7 +306,8 @@ def benchmark(
         raise ValueError("a benchmark needs held-out scores: give outer_cv or test_size")
     if n_jobs == 1 and not hasattr(storage, "get_all_trials"):
         storage = open_storage(storage)  # once, for the studies and the summary
-    datasets = expand_datasets(datasets)
+    datasets = expand_datasets(datasets, data_dir)
+    half = half_of(datasets)
     if len(datasets) < 2:
         raise ValueError("a benchmark ranks methods across data sets: give at least two")
     loaded = [
@@ -296,6 +351,7 @@ def benchmark(
         fixed=fixed,
         metric=held_out_metric(scoring)[0],
         protocol=_protocol(outer_cv, test_size),
+        half=half,
     )
     for p, problem in enumerate(problems):
         splits = range(len(problem.splits))
@@ -317,6 +373,7 @@ def benchmark(
         result,
         storage,
         tags=[
+            *([half] if half else []),
             str(scoring),
             *([f"cv{cv}"] if cv else []),
             f"test{test_size:g}" if test_size else outer_tag(outer_cv),
@@ -400,7 +457,9 @@ def rank_figure(result: BenchmarkResult) -> go.Figure:
         )
     figure.update_layout(
         title={
-            "text": f"Average rank over {len(result.datasets)} data sets (1 = best)<br>"
+            "text": f"Average rank over {len(result.datasets)} data sets"
+            + (f" ({result.half})" if result.half else "")
+            + " (1 = best)<br>"
             f"<sup>held-out {result.metric}, {result.protocol}</sup>"
         },
         xaxis_title="method",
@@ -426,6 +485,7 @@ def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) ->
             "methods": result.methods,
             "metric": result.metric,
             "protocol": result.protocol,
+            "half": result.half,
             "held_out": {
                 c: {
                     d: {m: result.scores[(d, c, m)] for m in result.methods}
@@ -479,8 +539,17 @@ def format_benchmark(result: BenchmarkResult) -> str:
     budget = [
         [d, *(str(result.trials[(d, m)]) for m in samplers)] for d in result.datasets if samplers
     ]
+    peers = [m for m in result.fixed if m in PEER_TRANSFORMS]
     return "\n".join(
         [
+            *(
+                [
+                    f"data sets: {result.half} ({HALF_ROLES[result.half]} of the "
+                    f"{len(HALVES['dev'])} development sets, {n} sets)"
+                ]
+                if result.half
+                else []
+            ),
             f"held-out {result.metric}, {result.protocol}",
             *text_table(["data set", "classifier", *methods], scores),
             *(
@@ -496,8 +565,10 @@ def format_benchmark(result: BenchmarkResult) -> str:
             f"average rank over {n} data sets (1 = best, ties share their mean rank)",
             *text_table(["classifier", *methods], ranks),
             "",
-            f"Wilcoxon signed-rank p (two-sided, zero_method='zsplit', {n} data sets) against the "
-            "best fixed transform (lowest average rank)",
+            f"Wilcoxon signed-rank p (two-sided, zero_method='zsplit', {n} data sets) of each "
+            f"method against the best other method: the fixed method of lowest average rank "
+            f"among the {len(result.fixed)}"
+            + (f" (peers {', '.join(peers)} included)" if peers else ""),
             *text_table(["classifier", "winner", "best fixed", *methods], p_values),
             *(
                 [
@@ -516,16 +587,22 @@ def format_benchmark(result: BenchmarkResult) -> str:
 
 __all__ = [
     "DEFAULT_MAX_ROWS",
+    "DEV_A",
+    "DEV_B",
+    "HALVES",
     "NAMED_DATASETS",
     "SUBSAMPLE_SEED",
     "BenchmarkResult",
+    "MissingPeerError",
     "average_ranks",
     "benchmark",
+    "default_transforms",
     "expand_datasets",
     "format_benchmark",
     "load_benchmark_data",
     "loss_rates",
     "rank_figure",
+    "resolve_name",
     "subsample",
     "wilcoxon_p",
 ]

@@ -26,8 +26,9 @@ outer protocol, studies tagged ``null<seed>``). Inner scores on permuted labels 
 resubstitution rewards memorising noise — but held-out scores must sit at chance; the table shows
 the gap between inner best and held-out on real and on permuted labels.
 
-Fixed transforms (:data:`FIXED_TRANSFORMS`) are scored on the same splits as reference rows: what a
-user would otherwise put in front of the classifier. Their scores are kept in a study of their own,
+Fixed transforms (:data:`FIXED_TRANSFORMS`, and on request the peers of :data:`PEER_TRANSFORMS`)
+are scored on the same splits as reference rows: what a user would otherwise put in front of the
+classifier. Their scores are kept in a study of their own,
 ``<dataset>/<classifier>/fixed/<tags>`` (one user attribute per fold, read back by a second run;
 and one finished trial per transform and fold, its score maximised, so that the dashboard shows
 what the study holds rather than an empty "minimize" study).
@@ -48,6 +49,9 @@ from optuna_boxcox.experiments._compare_runs import run_problems
 from optuna_boxcox.experiments._compare_table import format_table
 from optuna_boxcox.experiments._compare_table import text_table
 from optuna_boxcox.experiments._compare_table import wilcoxon_runs
+from optuna_boxcox.experiments._peers import PEER_TRANSFORMS
+from optuna_boxcox.experiments._peers import require_peers
+from optuna_boxcox.experiments._problems import ALL_TRANSFORMS
 from optuna_boxcox.experiments._problems import FIXED_ATTR
 from optuna_boxcox.experiments._problems import FIXED_TRANSFORMS
 from optuna_boxcox.experiments._problems import HELD_OUT_ATTR
@@ -118,7 +122,8 @@ def compare(
         null: Also run everything on permuted labels (:func:`permuted_labels` with ``null_seed``);
             needs ``test_size`` or ``outer_cv``. Filled in ``null_best`` and ``null_held_out``.
         transforms: Keys of the fixed transforms to score (default all of
-            :data:`FIXED_TRANSFORMS`).
+            :data:`FIXED_TRANSFORMS`); the peers of :data:`PEER_TRANSFORMS` (``kdi``,
+            ``squashing``, ``skew-rule``) on request.
         n_jobs: Studies run at once, each in a process of its own (-1: one per CPU).
         progress: Show progress over the studies, with the time left.
 
@@ -145,6 +150,7 @@ def compare(
             )
         )
     keys = list(FIXED_TRANSFORMS) if transforms is None else list(transforms)
+    require_peers(keys)  # before any study: a peer asked for whose library is missing
     found = run_problems(
         problems,
         samplers=samplers,
@@ -178,7 +184,7 @@ def compare(
     wilcoxon_runs(runs)
     references = {}
     for key in keys:
-        row = Scores(FIXED_TRANSFORMS[key])
+        row = Scores(ALL_TRANSFORMS[key])
         for p, problem in enumerate(problems):
             for s in range(len(problem.splits)):
                 inner, outer = found[("fixed", p, s)][key]
@@ -195,10 +201,12 @@ def _add(scores: Scores, problem: Problem, best: float, held_out: float | None) 
 
 
 __all__ = [
+    "ALL_TRANSFORMS",
     "FIXED_ATTR",
     "FIXED_TRANSFORMS",
     "HELD_OUT_ATTR",
     "OUTER_SEED",
+    "PEER_TRANSFORMS",
     "REFERENCE_SAMPLER",
     "SETTINGS_ATTR",
     "WALL_ATTR",
