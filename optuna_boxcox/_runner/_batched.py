@@ -52,8 +52,8 @@ WRITE_VALUES_AT_MOST = 100_000
 #: Lists that pile up while the run goes through batches of points all known before
 #: (nothing to score or wait for, so none is handed over meanwhile) go together, up to this
 #: many trials: one transaction where workers ending a shared plan together each write its
-#: last known trials (two or three lists of ~100 each, measured with 16 workers). A crash also
-#: loses those; going through them took milliseconds.
+#: last known trials (two or three lists of a hundred each with many workers). A crash also
+#: loses those; going through them takes milliseconds.
 HANDOVER_AT_MOST = 1_000
 #: Share of the objective's memory budget it has not reserved that the written trials kept for the
 #: storage's cache may take (see ``RunTrials``); the writer's backlog is bounded in
@@ -264,9 +264,8 @@ class BatchedRun:
         writes those points as known).
 
         Workers started together announce themselves within milliseconds of each other, and the
-        first may find nobody yet: it would score its whole first batch alone (11 points of
-        0.5 s: 5.5 s, measured with 16 workers) while the others claim and score the same
-        points. So the first batch of expensive points is scored a piece at a time (the first
+        first may find nobody yet: it would score its whole first batch alone (seconds, when
+        its points are expensive) while the others claim and score the same points. So the first batch of expensive points is scored a piece at a time (the first
         piece one point per scoring process, the next ones ~``PIECE_SECONDS`` each), looking
         for other workers between pieces. Only the exact search of an objective that scores a
         batch point by point (halving compares a batch's points; k-NN scores a sweep as one),

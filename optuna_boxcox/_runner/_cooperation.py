@@ -185,8 +185,8 @@ class Cooperation:
         if free:
             # Read first which of them other workers hold or finished (a read, no lock): a claim
             # takes the study's write lock, and every worker that reaches a batch after the one
-            # that claimed its points would otherwise queue for it in vain (measured with 16
-            # workers: 470 of 501 claims got nothing).
+            # that claimed its points would otherwise queue for it in vain (with many workers,
+            # nearly every claim).
             unheld = set(self._poll(points, index, scored, how))
             free = [k for k in free if k in unheld]
             fresh = False

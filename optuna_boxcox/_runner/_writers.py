@@ -38,8 +38,8 @@ CHECKPOINT_EVERY = 2000
 #: The background writer's backlog: lists are handed over only while those not yet written hold
 #: fewer λ values than this (or none at all). SQLite writes a few hundred thousand a second, so an
 #: interrupted run writes what it scored in a second or two; on narrow data the queue's 16 lists
-#: are the bound, as before. It bounds the backlog's memory too (a trial of 10,000 λ is ~1 MB
-#: as rows to insert).
+#: are the bound, as before. It bounds the backlog's memory too (about a hundred bytes a λ as
+#: rows to insert).
 BACKLOG_VALUES = 200_000
 
 
