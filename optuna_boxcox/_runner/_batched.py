@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import optimize_loop
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import trial_id_of
-from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._runner._cooperation import Cooperation
 from optuna_boxcox._runner._cooperation import settle
 from optuna_boxcox._runner._halving import Halving
@@ -99,15 +99,15 @@ class BatchedRun:
         #: Successive halving of each batch when the objective has a fidelity (rows as the
         #: fidelity); None scores every point on all rows.
         self.halving = self._halving(study, objective, run)
-        bulk = bulk_supported(storage_of(study))
+        capabilities = capabilities_of(storage_of(study))
         self.writer: TrialWriter
-        if self.pool.n_workers > 0 and bulk:
+        if self.pool.n_workers > 0 and capabilities.bulk_write:
             self.writer = ProcessWriter(study, self.pool, last_trial_id, stats, self.trials)
         else:
             # A thread writes while this one scores: SQLite does its work with the GIL released,
             # so even one job keeps two cores busy; with worker processes on a storage they
             # cannot write to (in-memory, journal), the thread is the writer.
-            background = self.pool.n_workers > 0 or bulk
+            background = self.pool.n_workers > 0 or capabilities.bulk_write
             self.writer = ThreadWriter(
                 study, last_trial_id, stats, self.trials, background=background
             )
@@ -115,7 +115,7 @@ class BatchedRun:
         #: processes (or machines) can write.
         self.cooperation = (
             Cooperation(study, run, objective, self.trials, self.score, self.pool.n_workers + 1)
-            if bulk
+            if capabilities.sql_claims
             else None
         )
 

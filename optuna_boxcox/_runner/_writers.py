@@ -15,7 +15,7 @@ from typing import Any
 from typing import Protocol
 
 from optuna_boxcox._optuna import storage_of
-from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._write import checkpoint
 from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_prepared
@@ -78,7 +78,7 @@ class ThreadWriter:
         self.last_trial_id = last_trial_id
         self.stats = stats
         self.trials = trials
-        self.bulk = bulk_supported(storage_of(study))
+        self.bulk = capabilities_of(storage_of(study)).bulk_write
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[Row] | None] | None = None
         self._thread: threading.Thread | None = None
