@@ -11,6 +11,7 @@ from optuna.storages import RDBStorage
 from optuna.storages.journal import JournalFileBackend
 
 from optuna_boxcox._optuna import SUPPORTED
+from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna._capabilities import StorageCapabilities
 from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox.storage import open_storage
@@ -36,7 +37,7 @@ def test_an_rdb_storage_takes_the_packages_sql_on_a_checked_optuna(tmp_path):
     expected = RDB if _this_optuna_is_checked() else NONE
     url = f"sqlite:///{tmp_path / 'study.db'}"
     assert capabilities_of(RDBStorage(url)) == expected
-    assert capabilities_of(optuna.create_study(storage=url)._storage) == expected
+    assert capabilities_of(storage_of(optuna.create_study(storage=url))) == expected
     assert capabilities_of(open_storage(f"sqlite:///{tmp_path / 'cached.db'}")) == expected
 
 
