@@ -450,7 +450,7 @@ class BoxCoxObjective:
         if self._rungs.adopt(attrs.get(SPEC_ATTR)):
             self.spec = self._rungs.recorded_in(self.spec)
         write = check_study(study, self.spec, attrs)
-        # ... else measured now (for the sampler's plan).
+        # ... else priced now, with the sampler's plan size.
         self._rungs.choose(study.sampler, attrs.get(SPEC_ATTR))
         self.spec = self._rungs.recorded_in(self.spec)
         names = [self.metric_name, *self.objectives[1:]] if len(self.objectives) > 1 else None
