@@ -31,7 +31,7 @@ from optuna_boxcox._math._jit import parallel_map
 from optuna_boxcox._math._jit import single_threaded_blas
 
 #: Bound on the rounding error of a GEMM-based squared distance, relative to ‖x‖² + max ‖y‖²
-#: (the worst case of a p-term dot product is ~(p + 3)·2⁻⁵³, 1e-14 for p = 30; this leaves 100×).
+#: (a hundred times the worst case of a 30-term dot product, ~(p + 3)·2⁻⁵³ = 1e-14).
 GEMM_ERROR = 1e-12
 #: Relative margin below which a k-th and (k+1)-th distance count as a near-tie.
 RELATIVE_TIE = 1e-9

@@ -35,17 +35,15 @@ MIN_RUNG_ROWS = 200
 #: ... nor on fewer than this many rows per class (a rare class must still be learnable).
 MIN_RUNG_ROWS_PER_CLASS = 10
 #: ``auto`` searches exactly when the exact search is estimated to take at most this long: the
-#: halving search would save seconds and cost the fidelity of the scores. Not a minute: SVC's
-#: exact search on 3,500 rows of ring, estimated 25 s and measured 50, ran exact where halving
-#: takes a fifth of its time.
+#: halving search would save seconds and cost the fidelity of the scores. Not a minute: an
+#: exact search estimated just under one can take twice as long where halving takes a fifth.
 EXACT_SECONDS = 20.0
 #: ``auto`` chooses halving only when it is estimated at most this share of the exact time; with
 #: a cost that hardly grows with the rows, the rungs below the top would add more than they save.
 HALVING_SHARE = 0.5
 #: Time ``auto`` plans a search for: a halving search estimated longer gets its top rung capped
-#: to the most rows that fit (the result is then confirmed on all rows). With the guarded
-#: default's gate (at most 5,000 rows: ~1 min for the MLP) and start-up, a default search ends
-#: within 15 minutes; 20 let the MLP's search on 50,000 rows plan 14 min and take 25 under load.
+#: to the most rows that fit (the result is then confirmed on all rows). Chosen so that with
+#: the guarded default's gate and start-up a default search ends within a quarter of an hour.
 DEFAULT_BUDGET_SECONDS = 12 * 60.0
 #: Points a search with a capped top rung scores on all rows at its end (the best found and
 #: the start point, see the runner's confirmation): part of the time budget.
@@ -55,16 +53,6 @@ CONFIRMED_POINTS = 2
 TYPICAL_POSITIONS_PER_FEATURE = 30
 #: Candidates per batch assumed when the sampler does not say: the paper's sweeps of 11 points.
 TYPICAL_BATCH = 11
-#: How many of the plan's positions after its first pass over the parameters (one batch each, all
-#: new) are new points is not known before the search: a later sweep repeats the current point,
-#: and repeats all of its points when no λ moved since the parameter's last sweep (a cached score,
-#: no fit). Measured on 50,000 × 30 rows with halving, the share of later positions that were new
-#: points: SVC 9 %, perceptron 19 %, k-NN 65 %, the MLP 99.5 % (its small rungs rank noisily, so
-#: a λ moves in nearly every sweep); with the exact search on sonar 15–48 %. So the search is
-#: *planned* for the worst case, every position a new point (:func:`choose_fidelity` caps the top
-#: rung so that it fits the time budget: a search must not overrun it twofold), and its time is
-#: *estimated* for the geometric middle of the fewest and the most new points
-#: (:func:`expected_new_points`): for the paper's four epochs that is within 2× of either end.
 #: Seconds beyond the rows priced grow as a power law through the last FIT_POINTS of them.
 FIT_POINTS = 3
 #: The short sweep a sweep evaluator's ``sweep_ratio`` compares a whole one with.
@@ -409,7 +397,14 @@ def expected_new_points(positions: int, n_params: int, batch: int) -> int:
     (its first pass, a batch per parameter, all new) and the most (every position new), so that
     the estimate is within ``sqrt(positions / first pass)`` of what any search scores — 2× for
     the paper's four epochs. A search whose positions fit one pass (Optuna's samplers: one
-    batch of all their trials) counts every position."""
+    batch of all their trials) counts every position.
+
+    How many later positions are new is not known before the search: a later sweep repeats the
+    current point, and all of its points when no λ moved since the parameter's last sweep (a
+    cached score, no fit); the share differs by classifier and data by an order of magnitude
+    (docs/performance.md). So a search is *planned* for the most (:func:`choose_fidelity` caps
+    the top rung so that it fits the time budget: a search must not overrun it twofold) and
+    *estimated* for this middle."""
     first = min(positions, max(1, n_params) * max(1, batch))
     return math.ceil(math.sqrt(first * positions))
 

@@ -36,8 +36,6 @@ from optuna_boxcox._objective._arguments import resolve_transforms
 from optuna_boxcox._objective._arguments import stratified_subsample
 from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
-from optuna_boxcox._objective._facets import ChoiceFacet
-from optuna_boxcox._objective._facets import PointsFacet
 from optuna_boxcox._objective._fidelity import Fidelity
 from optuna_boxcox._objective._fidelity import FidelityChoice
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
@@ -67,7 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["CRITERIA", "METRICS", "OBJECTIVES", "BoxCoxObjective", "Configuration"]
 
 
-class BoxCoxObjective(PointsFacet, ChoiceFacet):
+class BoxCoxObjective:
     """Score of a classifier on Box-Cox transformed data, for one Λ per Optuna trial.
 
     Each feature's λ is a float parameter named after the feature (DataFrame column names;
@@ -356,9 +354,60 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
     # -- the search space ------------------------------------------------------------------
 
     @property
+    def param_names(self) -> list[str]:
+        """The λ parameters' names, in feature order (the features' names)."""
+        return list(self.names)
+
+    @property
+    def search_space(self) -> dict[str, BaseDistribution]:
+        """Every parameter of a trial: the λ, and any transform choice and setting."""
+        return self.space.distributions()
+
+    @property
+    def directions(self) -> list[str]:
+        """The study directions ``objectives`` needs (``optuna.create_study(directions=...)``)."""
+        return [OBJECTIVES[o] for o in self.objectives]
+
+    @property
+    def initial_params(self) -> dict[str, Any]:
+        """The search's starting point G (default: per-feature Box-Cox MLE), as a params dict."""
+        return self.space.to_params(self.space.initial)
+
+    @property
+    def mle_params(self) -> dict[str, float]:
+        """The per-feature maximum-likelihood λ (clipped into the domain), as a params dict."""
+        return {n: float(v) for n, v in zip(self.names, self.mle_lambdas)}
+
+    @property
     def n_evaluations(self) -> int:
         """Scores computed (cache misses that fitted a classifier) or remembered from elsewhere."""
         return self._cache.n_stored
+
+    def to_params(self, lambdas: Sequence[float]) -> dict[str, Any]:
+        """Point (or λ vector, see :meth:`evaluate`) → params dict."""
+        return self._points.to_params(lambdas)
+
+    def to_lambdas(self, params: Mapping[str, Any]) -> np.ndarray:
+        """Params dict (e.g. ``study.best_params``) → λ vector in feature order."""
+        return self._points.to_lambdas(params)
+
+    def to_point(self, params: Mapping[str, Any]) -> np.ndarray:
+        """Params dict → the point's vector (λ, transform indices, settings in search order); the
+        same as :meth:`to_lambdas` for the paper's space."""
+        return self.space.to_vector(params)
+
+    def configuration(self, point: Sequence[float] | Mapping[str, Any]) -> Configuration:
+        """What a point (vector, λ vector or params dict) makes of each feature and the classifier."""
+        return self._points.configuration(self._points.vector(point))
+
+    def cache_key(self, point: Sequence[float] | Mapping[str, Any]) -> bytes:
+        """What identifies a point's score: equal keys, equal models (a λ a feature's transform
+        ignores does not count)."""
+        return self._points.key(self._points.vector(point))
+
+    def n_kept(self, point: Sequence[float] | Mapping[str, Any]) -> int:
+        """Features a point keeps (those not dropped), the second objective's value."""
+        return self._points.n_kept(self._points.vector(point))
 
     # -- rows as the fidelity (see optuna_boxcox._objective._fidelity) -----------------------------------
     @property
@@ -401,7 +450,7 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         if self._rungs.adopt(attrs.get(SPEC_ATTR)):
             self.spec = self._rungs.recorded_in(self.spec)
         write = check_study(study, self.spec, attrs)
-        # ... else measured now (for the sampler's plan).
+        # ... else priced now, with the sampler's plan size.
         self._rungs.choose(study.sampler, attrs.get(SPEC_ATTR))
         self.spec = self._rungs.recorded_in(self.spec)
         names = [self.metric_name, *self.objectives[1:]] if len(self.objectives) > 1 else None
@@ -464,6 +513,56 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         for (key, _), score in zip(todo, found):
             scores[key] = self._cache.store(key, score)  # evaluate stored it already: no-op
         return [scores[key] for key in keys]
+
+    @property
+    def evaluator(self) -> str:
+        """How a Λ is scored here: ``"knn:incremental"``, ``"knn:blockwise"``, ``"svc:precomputed"``,
+        ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"criterion:<name>"`` or ``"sklearn"``
+        (scikit-learn's fit and predict), chosen once from the classifier, the scoring and the
+        memory limit (see :mod:`optuna_boxcox._objective._evaluators`)."""
+        return self._evaluation.name
+
+    @property
+    def generic_estimator(self) -> Any:
+        """The estimator scikit-learn's path fits at the starting settings: the classifier, or an
+        SVC with its kernel cache cut to fit the memory limit."""
+        return self._evaluation.generic
+
+    @property
+    def batch_work(self) -> str:
+        """How :meth:`evaluate_batch` shares work between the points of a batch: ``"sweep"``
+        (k-NN: the distances over the unswept columns once per sweep), ``"threads"`` (points side
+        by side) or ``"sequential"`` (one after another, nothing shared)."""
+        if self._evaluation.shares_sweeps:
+            return "sweep"
+        return "threads" if self._evaluation.batch_threads > 1 else "sequential"
+
+    def describe(self) -> dict[str, Any]:
+        """What the objective chose and why, JSON-serialisable (for recording on a study).
+
+        Keys: ``evaluator`` (see :attr:`evaluator`), ``batch`` (how :meth:`evaluate_batch` shares
+        work: ``"sweep"``, ``"threads"`` or ``"sequential"``), ``memory_limit`` and
+        ``estimated_peak_bytes`` (the objective's own allocations at their peak, by the footprints
+        stated before allocating), ``memory`` (that estimate per part), ``n_samples`` (rows given),
+        ``n_scored`` (rows each Λ is scored on), ``subsample``, ``n_features``, ``n_threads``,
+        ``batch_threads``, ``cache_capacity`` (scores kept before the oldest are dropped) and
+        ``fidelity`` (the :attr:`rungs` and why: ``auto``'s timings and estimates).
+        """
+        return {
+            "evaluator": self.evaluator,
+            "batch": self.batch_work,
+            "memory_limit": int(self.budget.limit),
+            "estimated_peak_bytes": int(self.budget.used),
+            "memory": {name: int(size) for name, size in self.budget.reserved.items()},
+            "n_samples": int(self.n_samples),
+            "n_scored": len(self.X),
+            "subsample": None if self.subsample is None else int(self.subsample),
+            "n_features": len(self.names),
+            "n_threads": int(self.n_threads),
+            "batch_threads": int(self._evaluation.batch_threads),
+            "cache_capacity": int(self._cache.capacity),
+            "fidelity": self._rungs.choice.to_attrs(),
+        }
 
     def cached_score(self, lambdas: Sequence[float]) -> float | None:
         """The score of a Λ scored before (here or reported by :meth:`remember_score`), else None."""

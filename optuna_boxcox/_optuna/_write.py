@@ -30,9 +30,9 @@ from optuna_boxcox._optuna import UpdateFinishedTrialError
 from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
-from optuna_boxcox._optuna import supported
 from optuna_boxcox._optuna import to_stored_datetime
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._claims import held_positions
 from optuna_boxcox._optuna._encode import EncodedTrial
 from optuna_boxcox._optuna._encode import PreparedTrials
@@ -96,12 +96,6 @@ class Written(NamedTuple):
     numbers: list[int]
     last_trial_id: int
     unsettled: list[int] | None = None
-
-
-def bulk_supported(storage: Any) -> bool:
-    """Whether finished trials can be written to ``storage`` in bulk (an RDB storage, on an Optuna
-    this module was tested against)."""
-    return rdb_backend(storage) is not None and supported()
 
 
 def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
@@ -257,7 +251,7 @@ def write_trials(
     written twice. Returns which records were written, with their trial ids and numbers.
     """
     storage = storage_of(study)
-    if bulk_supported(storage):
+    if capabilities_of(storage).bulk_write:
         return write_encoded(
             study, encode_trials(records, position_key), after_trial_id=after_trial_id
         )
@@ -291,7 +285,7 @@ class TrialRows:
 
     def __init__(self, study: optuna.Study) -> None:
         storage = rdb_backend(storage_of(study))
-        if storage is None or not bulk_supported(storage_of(study)):
+        if storage is None or not capabilities_of(storage_of(study)).bulk_write:
             raise TypeError("TrialRows needs an RDB storage of a supported Optuna version")
         self.study_id = study_id_of(study)
         dialect = storage.engine.dialect
@@ -435,7 +429,7 @@ def write_prepared(
 ) -> Written:
     """Write trials :class:`TrialRows` prepared, in one transaction; as :func:`write_encoded`."""
     storage = rdb_backend(storage_of(study))
-    if storage is None or not bulk_supported(storage_of(study)):
+    if storage is None or not capabilities_of(storage_of(study)).bulk_write:
         raise TypeError("write_prepared needs an RDB storage of a supported Optuna version")
     study_id = study_id_of(study)
     for attempt in range(WAITS_FOR_WRITERS + 1):

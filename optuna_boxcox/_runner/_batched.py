@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import optimize_loop
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import trial_id_of
-from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._runner._cooperation import Cooperation
 from optuna_boxcox._runner._cooperation import settle
 from optuna_boxcox._runner._halving import Halving
@@ -52,8 +52,8 @@ WRITE_VALUES_AT_MOST = 100_000
 #: Lists that pile up while the run goes through batches of points all known before
 #: (nothing to score or wait for, so none is handed over meanwhile) go together, up to this
 #: many trials: one transaction where workers ending a shared plan together each write its
-#: last known trials (two or three lists of ~100 each, measured with 16 workers). A crash also
-#: loses those; going through them took milliseconds.
+#: last known trials (two or three lists of a hundred each with many workers). A crash also
+#: loses those; going through them takes milliseconds.
 HANDOVER_AT_MOST = 1_000
 #: Share of the objective's memory budget it has not reserved that the written trials kept for the
 #: storage's cache may take (see ``RunTrials``); the writer's backlog is bounded in
@@ -99,15 +99,15 @@ class BatchedRun:
         #: Successive halving of each batch when the objective has a fidelity (rows as the
         #: fidelity); None scores every point on all rows.
         self.halving = self._halving(study, objective, run)
-        bulk = bulk_supported(storage_of(study))
+        capabilities = capabilities_of(storage_of(study))
         self.writer: TrialWriter
-        if self.pool.n_workers > 0 and bulk:
+        if self.pool.n_workers > 0 and capabilities.bulk_write:
             self.writer = ProcessWriter(study, self.pool, last_trial_id, stats, self.trials)
         else:
             # A thread writes while this one scores: SQLite does its work with the GIL released,
             # so even one job keeps two cores busy; with worker processes on a storage they
             # cannot write to (in-memory, journal), the thread is the writer.
-            background = self.pool.n_workers > 0 or bulk
+            background = self.pool.n_workers > 0 or capabilities.bulk_write
             self.writer = ThreadWriter(
                 study, last_trial_id, stats, self.trials, background=background
             )
@@ -115,7 +115,7 @@ class BatchedRun:
         #: processes (or machines) can write.
         self.cooperation = (
             Cooperation(study, run, objective, self.trials, self.score, self.pool.n_workers + 1)
-            if bulk
+            if capabilities.sql_claims
             else None
         )
 
@@ -264,9 +264,8 @@ class BatchedRun:
         writes those points as known).
 
         Workers started together announce themselves within milliseconds of each other, and the
-        first may find nobody yet: it would score its whole first batch alone (11 points of
-        0.5 s: 5.5 s, measured with 16 workers) while the others claim and score the same
-        points. So the first batch of expensive points is scored a piece at a time (the first
+        first may find nobody yet: it would score its whole first batch alone (seconds, when
+        its points are expensive) while the others claim and score the same points. So the first batch of expensive points is scored a piece at a time (the first
         piece one point per scoring process, the next ones ~``PIECE_SECONDS`` each), looking
         for other workers between pieces. Only the exact search of an objective that scores a
         batch point by point (halving compares a batch's points; k-NN scores a sweep as one),

@@ -9,11 +9,9 @@ sweep differ only in the swept column. Scores live in this process's cache, so n
 its trial's datetimes.
 
 The standard library's pools hand each task to a worker through a queue and its result back
-through another while this process only waits. Measured on the batches this pool serves (sonar,
-GaussianNB, 4 coordinate sweeps of 11 points, 2 processes, median of 5 alternating runs on a
-shared 2-core machine): this pool 89 ms, ``concurrent.futures.ProcessPoolExecutor`` 123 ms,
-``multiprocessing.Pool.map(chunksize=1)`` 123 ms; an empty task alone costs the executor
-0.28 ms and the Pool 0.08 ms. So the pool is hand-written.
+through another while this process only waits; on the short batches this pool serves, that
+hand-over costs a third more than scoring through the counter (docs/performance.md), so the pool
+is hand-written.
 
 The first worker can host one more duty (:meth:`ScoringPool.host`): the process writer, which
 then writes in a process that is always scoring or writing, instead of a third process that

@@ -65,8 +65,8 @@ Row = tuple[
 ]
 
 
-#: Bytes a written trial kept as a FrozenTrial holds per λ (its params dict and float objects:
-#: 0.17 MiB per trial of 3,000 λ measured, rounded up) and besides them.
+#: Bytes a written trial kept as a FrozenTrial holds per λ (its params dict and float objects,
+#: rounded up from a wide trial's size) and besides them.
 STORED_BYTES_PER_PARAM = 100
 STORED_BYTES_PER_TRIAL = 4096
 

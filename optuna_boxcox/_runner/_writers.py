@@ -15,7 +15,7 @@ from typing import Any
 from typing import Protocol
 
 from optuna_boxcox._optuna import storage_of
-from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._write import checkpoint
 from optuna_boxcox._optuna._write import take_over_writes
 from optuna_boxcox._optuna._write import write_prepared
@@ -38,8 +38,8 @@ CHECKPOINT_EVERY = 2000
 #: The background writer's backlog: lists are handed over only while those not yet written hold
 #: fewer λ values than this (or none at all). SQLite writes a few hundred thousand a second, so an
 #: interrupted run writes what it scored in a second or two; on narrow data the queue's 16 lists
-#: are the bound, as before. It bounds the backlog's memory too (a trial of 10,000 λ is ~1 MB
-#: as rows to insert).
+#: are the bound, as before. It bounds the backlog's memory too (about a hundred bytes a λ as
+#: rows to insert).
 BACKLOG_VALUES = 200_000
 
 
@@ -78,7 +78,7 @@ class ThreadWriter:
         self.last_trial_id = last_trial_id
         self.stats = stats
         self.trials = trials
-        self.bulk = bulk_supported(storage_of(study))
+        self.bulk = capabilities_of(storage_of(study)).bulk_write
         self.error: BaseException | None = None
         self._queue: queue.Queue[list[Row] | None] | None = None
         self._thread: threading.Thread | None = None

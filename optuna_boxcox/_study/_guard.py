@@ -91,9 +91,9 @@ REPEATS = 2
 #: How many corrected standard errors the searched Λ must beat the better anchor by.
 MARGIN = 1.0
 #: The most rows the gate judges on: more rows are a stratified sample of this many (drawn with
-#: the search's seed). The gate fits each classifier 5 × 2 times per candidate; on all of 50,000
-#: rows that took longer than the search (the MLP ~12 min, the SVC and k-NN longer still), while
-#: 5,000 rows measure a difference of accuracy to a few tenths of a point.
+#: the search's seed). The gate fits each classifier 5 × 2 times per candidate, which on tens of
+#: thousands of rows takes longer than the search, while 5,000 rows measure a difference of
+#: accuracy to a few tenths of a point.
 MAX_ROWS = 5_000
 #: The candidates, in the order a tie goes (first wins among equal anchors).
 CANDIDATES = ("searched", "mle", "ones")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Bytes a trial's parameter takes in a SQLite study (its value, name and distribution; measured:
-#: 8.6 GB after 5,500 trials of 10,000 λ).
+#: Bytes a trial's parameter takes in a SQLite study (its value, name and distribution), read
+#: off a wide study's database file.
 BYTES_PER_PARAM = 160
 #: More trials than this is refused without confirmation (the paper's largest plan, 4 epochs of
 #: 11 points on sonar's 60 features, is 2,640).

@@ -37,7 +37,7 @@ DEFAULT_SWEEP = np.linspace(-5.0, 5.0, 41)
 #: Points of each curve of :func:`transform_curves`.
 _CURVE_POINTS = 101
 #: Decimals kept of each curve of :func:`transform_curves`: 1e-4 of the plot's height is far below
-#: a pixel, and with every digit and its x values the 60 curves of sonar took 170 kB of the study.
+#: a pixel, and every digit more is stored in the study for nothing.
 _CURVE_DECIMALS = 4
 
 

@@ -12,7 +12,7 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
-from optuna_boxcox._optuna._write import bulk_supported
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._write import has_rival
 from optuna_boxcox._system._process import REAPED_KEY
 
@@ -90,7 +90,7 @@ def rival_holds(study: Study, trial: FrozenTrial, position: int, ledger: Ledger)
     unfinished end of the study, not at all of its trials (which made claiming O(n) per trial).
     """
     storage = storage_of(study)
-    if bulk_supported(storage):
+    if capabilities_of(storage).sql_claims:
         return has_rival(
             storage,
             study_id_of(study),

@@ -42,10 +42,10 @@ from optuna.trial import TrialState
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._claims import claim_trial
 from optuna_boxcox._optuna._claims import is_dead
 from optuna_boxcox._optuna._claims import reap
-from optuna_boxcox._optuna._write import bulk_supported
 from optuna_boxcox._optuna._write import set_trial_user_attrs
 from optuna_boxcox._study._settings import record_settings
 from optuna_boxcox._study._space import SPACE_ATTR
@@ -405,7 +405,7 @@ class PlanSampler(BaseSampler, abc.ABC):
             return False
         self._assigned[trial_id_of(trial)] = position
         batch, index = replay.locate(position)
-        if bulk_supported(storage):
+        if capabilities_of(storage).sql_claims:
             set_trial_user_attrs(storage, trial_id_of(trial), batch.attrs[index])
         else:
             for key, value in batch.attrs[index].items():
@@ -564,7 +564,7 @@ def _claim_position(study: Study, trial: FrozenTrial, position: int, ledger: Led
     """Claim plan ``position`` for the RUNNING ``trial`` of a ``study.optimize`` worker; False
     when another claim or a finished trial holds it."""
     storage = storage_of(study)
-    if bulk_supported(storage):
+    if capabilities_of(storage).sql_claims:
         # The one claim mechanism of the batched workers: under the study's write lock, so that
         # neither a rival claim nor a bulk write not yet committed can hold it too.
         return claim_trial(
