@@ -91,6 +91,7 @@ class LogisticScorer(FastScorer):
     name = "logistic"
     classifier = LogisticRegression
     shares_sweeps = True
+    exact = False
 
     def __init__(
         self,
