@@ -157,8 +157,9 @@ class Evaluators:
 #: "The cost classes"). GaussianNB updates one column's likelihoods (rows × classes); k-NN one
 #: column's term of the distances and the votes (rows²); the SVC refits libsvm on the kernel
 #: (rows²); the perceptron refits SGD (rows × features, a weight vector per class beyond two);
-#: the MLP and LogisticRegression refit from scratch through scikit-learn (rows × features, at
-#: least a floor: the MLP's iterations, lbfgs's set-up).
+#: LogisticRegression takes Newton steps from the last optimum (rows × features, a Hessian per
+#: step; at least a floor: the steps' set-up); the MLP refits from scratch through scikit-learn
+#: (rows × features, at least its iterations).
 REGISTRY: dict[type, Evaluators] = {
     GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(2e-7, 1.0, per_class=True)),
     KNeighborsClassifier: Evaluators(
@@ -174,7 +175,7 @@ REGISTRY: dict[type, Evaluators] = {
     SGDClassifier: Evaluators((SGDScorer,), cost=CostClass(1.75e-7, 1.0, 1.0, per_class=True)),
     MLPClassifier: Evaluators(cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4)),
     LogisticRegression: Evaluators(
-        (LogisticScorer,), cost=CostClass(1.2e-6, 1.0, 1.0, per_class=True, floor=0.005)
+        (LogisticScorer,), cost=CostClass(1.2e-7, 1.0, 1.0, per_class=True, floor=0.0015)
     ),
 }
 #: The cost class of a classifier the registry does not know (any scikit-learn classifier,
