@@ -8,7 +8,7 @@ values differ from the optimum's by up to ``tol · C · n · ‖H⁻¹ x̃‖₁
 against a bound of ~0.035, which two to five of the 208 rows fall within on every Λ. Answering None
 there (the other scorers' rule) would send ~97 % of the scores to scikit-learn's fit. This scorer
 answers the optimum's predictions instead: the model LogisticRegression defines, the one
-scikit-learn's fit converges to as ``tol`` shrinks (the tests compare with ``tol=1e-10``), and the
+scikit-learn's fit converges to as ``tol`` shrinks (the tests compare with newton-cholesky at ``tol=1e-12``), and the
 same answer for the same matrix whatever the search's path. With the default tolerance ~1 score in
 10 differs from scikit-learn's by one row (docs/performance.md). A row within rounding of the
 optimum's own boundary is still a near-tie (None: scikit-learn decides).
@@ -78,7 +78,7 @@ class LogisticScorer(FastScorer):
     newton-cholesky; binary or multinomial), from the objective's unique optimum.
 
     Each score takes Newton steps from the previous optimum (a coordinate search changes one column:
-    two to four steps) down to rounding (:mod:`optuna_boxcox._math._logistic`). scikit-learn stops
+    about four steps) down to rounding (:mod:`optuna_boxcox._math._logistic`). scikit-learn stops
     its solver at a gradient of at most ``tol``, not at the optimum, so its decision values differ
     from the optimum's by up to a first-order bound per row (``tol · C · n · ‖H⁻¹ x̃‖₁``); a row
     whose decision value (for more classes: the winner's lead over any other class) is
