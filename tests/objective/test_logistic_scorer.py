@@ -202,3 +202,14 @@ def test_the_objective_scores_logistic_regression_through_the_fast_scorer():
     X, y = _data(0, 2)
     objective = BoxCoxObjective(X, y, LogisticRegression(max_iter=2000))
     assert objective.evaluator == "logistic"
+
+
+def test_data_too_wide_for_newton_steps_is_left_to_scikit_learn():
+    # 300 features: each Newton step's Hessian would cost more than scikit-learn's lbfgs fit.
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1] * 20)
+    scorer = make_fast_scorer(LogisticRegression(), y, accuracy_score)
+    scorer.reset(rng.normal(size=(40, 300)))
+    assert scorer.score() is None
+    scorer.reset(rng.normal(size=(40, 30)))
+    assert scorer.score() is not None

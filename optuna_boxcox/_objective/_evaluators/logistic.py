@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 _SOLVERS = ("lbfgs", "newton-cg", "newton-cholesky")
 #: Fewer iterations than scikit-learn's default may stop its solver short of its tolerance.
 _MIN_MAX_ITER = 100
-#: Coefficients (features + intercept, times the classes beyond two) above which a Newton step's
-#: dense Hessian costs more than scikit-learn's whole fit; the generic path is used.
-_MAX_COEFFICIENTS = 1500
+#: Coefficients (features + intercept, times the classes beyond two) above which the Newton steps'
+#: n·d² Hessians cost more than scikit-learn's whole lbfgs fit (~n·d per iteration): at 5,000 × 30
+#: 16 ms against 110 ms, a ratio that shrinks as d grows. The generic path is used above it.
+_MAX_COEFFICIENTS = 256
 
 
 def logistic_settings(estimator: Any) -> dict[str, Any] | None:
