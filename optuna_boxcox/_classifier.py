@@ -224,7 +224,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``confirmation`` (5 × 2 CV scores of the searched Λ and the anchor, when leave-one-out
         kept it) and the ``settings`` it was made with; for a linear classifier (not gated: its training accuracy is not flattered)
         ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
-        attribute ``boxcox_decision``.
+        attribute ``boxcox_decision``. For a tree model with the default sampler (no search: no
+        monotone per-feature transform changes its fit, said in a ``MonotoneInvariantWarning``)
+        ``chosen`` is ``"ones"``, ``gated`` False, ``study_`` None and ``best_score_`` NaN.
     fidelity_ : dict
         The fidelity the search ran with and why: ``summary`` (one line, as ``search`` prints
         it), ``fidelity`` (the rungs' ``min_rows``, ``eta`` and ``top_rows``, or None for
