@@ -213,3 +213,20 @@ def test_data_too_wide_for_newton_steps_is_left_to_scikit_learn():
     assert scorer.score() is None
     scorer.reset(rng.normal(size=(40, 30)))
     assert scorer.score() is not None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_adopting_another_c_scores_that_c(n_classes):
+    X, y = _data(3, n_classes)
+    estimator = LogisticRegression(max_iter=2000)
+    S = BoxCoxObjective(X, y, estimator).transform(np.ones(X.shape[1]))
+    recorder = _Recorder()
+    scorer = make_fast_scorer(estimator, y, recorder)
+    scorer.reset(S)
+    scorer.score()
+    for C in (0.01, 100.0):
+        other = clone(estimator).set_params(C=C)
+        assert scorer.adopt(other)
+        assert scorer.score() is not None
+        _assert_optimum_predictions(other, S, y, recorder.predicted)
+    assert not scorer.adopt(clone(estimator).set_params(solver="liblinear"))
