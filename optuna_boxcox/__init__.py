@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from optuna_boxcox._objective._fidelity import Fidelity
     from optuna_boxcox._objective._objective import BoxCoxObjective
     from optuna_boxcox._runner import optimize
+    from optuna_boxcox._study._guard import MonotoneInvariantWarning
     from optuna_boxcox._study._spec import ForeignStudy
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox._study._spec import StudyMismatch
@@ -44,6 +45,7 @@ _EXPORTS = {
     "BoxCoxTransformer": "optuna_boxcox._math._transform",
     "box_cox": "optuna_boxcox._math._transform",
     "optimize": "optuna_boxcox._runner",
+    "MonotoneInvariantWarning": "optuna_boxcox._study._guard",
     "ForeignStudy": "optuna_boxcox._study._spec",
     "SearchSpec": "optuna_boxcox._study._spec",
     "StudyMismatch": "optuna_boxcox._study._spec",
@@ -72,6 +74,7 @@ __all__ = [
     "ForeignStudy",
     "FullGridSampler",
     "MLESampler",
+    "MonotoneInvariantWarning",
     "NelderMeadSampler",
     "SearchResult",
     "SearchSpec",

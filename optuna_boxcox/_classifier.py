@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import copy
 from numbers import Integral
 from typing import Any
+import warnings
 
 import numpy as np
 import optuna
@@ -36,13 +37,17 @@ from optuna_boxcox._math._sklearn_compat import Interval
 from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
 from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._objective._arguments import feature_names
 from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._objective._fidelity import FidelityChoice
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._objective._points import Configuration
 from optuna_boxcox._study._guard import GUARDED
 from optuna_boxcox._study._guard import SEARCH_SAMPLER
+from optuna_boxcox._study._guard import MonotoneInvariantWarning
+from optuna_boxcox._study._guard import monotone_invariant
 from optuna_boxcox._study._search import run_search
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PRESETS
@@ -219,7 +224,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``confirmation`` (5 × 2 CV scores of the searched Λ and the anchor, when leave-one-out
         kept it) and the ``settings`` it was made with; for a linear classifier (not gated: its training accuracy is not flattered)
         ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
-        attribute ``boxcox_decision``.
+        attribute ``boxcox_decision``. For a tree model with the default sampler (no search: no
+        monotone per-feature transform changes its fit, said in a ``MonotoneInvariantWarning``)
+        ``chosen`` is ``"ones"``, ``gated`` False, ``study_`` None and ``best_score_`` NaN.
     fidelity_ : dict
         The fidelity the search ran with and why: ``summary`` (one line, as ``search`` prints
         it), ``fidelity`` (the rungs' ``min_rows``, ``eta`` and ``top_rows``, or None for
@@ -399,6 +406,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
         if sampler == GUARDED and self.ensemble is not None:
             sampler = SEARCH_SAMPLER  # an ensemble votes over the search's best: not gated
+        if sampler == GUARDED and self._owns_study() and self._plain_trees():
+            return self._fit_without_search(frame, X, y)
         spec = SearchSpec(
             self._inner(),
             scoring=self.scoring,
@@ -454,6 +463,53 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         elif hasattr(self, "ensemble_"):
             del self.ensemble_  # from an earlier fit with an ensemble
+        return self
+
+    def _plain_trees(self) -> bool:
+        """The default's shortcut applies: a tree model with only Λ to choose."""
+        return (
+            self.transforms is None
+            and not self.estimator_params
+            and monotone_invariant(self._inner())
+        )
+
+    def _fit_without_search(self, frame: Any, X: np.ndarray, y: np.ndarray) -> BoxCoxClassifier:
+        """Λ = 1 (standard scaling) for a tree model, which no monotone per-feature transform
+        changes: said in one line, recorded in ``decision_``, and no study."""
+        name = type(self._inner()).__name__
+        reason = f"{name} is invariant to monotone per-feature transforms such as Box-Cox"
+        warnings.warn(
+            MonotoneInvariantWarning(f"{reason}: no search, Λ = 1 (standard scaling)"),
+            stacklevel=4,  # this, fit, scikit-learn's fit_context, then the user's line
+        )
+        names = feature_names(frame)
+        ones = np.ones(len(names))
+        self.study_ = None
+        self.search_lambdas_ = ones.copy()
+        self.lambdas_ = ones.copy()
+        self.decision_ = {
+            "chosen": "ones",
+            "lambdas": [1.0] * len(names),
+            "gated": False,
+            "rule": f"not searched: {reason}",
+        }
+        self.fidelity_ = {"summary": "no search", "fidelity": None, "reason": reason}
+        self.best_params_ = dict.fromkeys(names, 1.0)
+        self.best_score_ = float("nan")
+        configuration = Configuration(ones, (self.method,) * len(names), {})
+        chosen = fit_member(
+            configuration,
+            self.best_params_,
+            self.best_score_,
+            self._inner(),
+            X,
+            y,
+            method=self.method,
+            extrapolation=self.extrapolation,
+        )
+        self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
+        if hasattr(self, "ensemble_"):
+            del self.ensemble_
         return self
 
     def _member(

@@ -59,6 +59,11 @@ from typing import Any
 import warnings
 
 import numpy as np
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import MaxAbsScaler
+from sklearn.preprocessing import MinMaxScaler
+from sklearn.preprocessing import RobustScaler
+from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox._study._knn import leave_one_out_correct
 from optuna_boxcox._study._knn import neighbour_predictions
@@ -525,6 +530,47 @@ def gated(estimator: Any) -> bool:
     if isinstance(estimator, LinearSVC):
         return False
     return not type(estimator).__module__.startswith("sklearn.linear_model")
+
+
+class MonotoneInvariantWarning(UserWarning):
+    """The classifier is a tree model: no Box-Cox λ changes its fit, so none is searched."""
+
+
+#: Classifiers whose fit sees each feature only through the order of its values (splits between
+#: sorted values, quantile bins): a monotone per-feature map changes none of their partitions, and
+#: Box-Cox of the [1, 2]-scaled column is monotone, so no Λ can beat Λ = 1.
+#: By class name within scikit-learn's tree and ensemble modules (any subclass counts), so that
+#: checking does not import those modules.
+MONOTONE_INVARIANT = frozenset(
+    {
+        "DecisionTreeClassifier",
+        "ExtraTreeClassifier",
+        "RandomForestClassifier",
+        "ExtraTreesClassifier",
+        "GradientBoostingClassifier",
+        "HistGradientBoostingClassifier",
+    }
+)
+#: Steps before a pipeline's classifier that map each feature by an increasing affine function.
+_MONOTONE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler)
+
+
+def monotone_invariant(estimator: Any) -> bool:
+    """Whether ``estimator``'s predictions are the same for every monotone per-feature transform of
+    its input: a tree model, alone or last in a pipeline of per-feature scalers."""
+    if isinstance(estimator, Pipeline):
+        *first, (_, estimator) = estimator.steps
+        steps_monotone = all(
+            step is None or step == "passthrough" or isinstance(step, _MONOTONE_STEPS)
+            for _, step in first
+        )
+        if not steps_monotone:
+            return False
+    return any(
+        kind.__module__.startswith(("sklearn.tree.", "sklearn.ensemble."))
+        and kind.__name__ in MONOTONE_INVARIANT
+        for kind in type(estimator).__mro__
+    )
 
 
 def guard(

@@ -14,9 +14,10 @@ one-off start-up of about a second per process, printed separately); (a) has non
 All three must choose the same Λ; (b) is slow by design, so by default it runs the first
 ``--b-trials`` trials of the plan and is checked trial by trial against (c)'s first trials.
 
-(c) with one job and with ``--n-jobs`` jobs alternate ``--repeats`` times: this machine's speed
-drifts (the same run took 0.9 s and 1.3 s a minute apart), so each figure is the median of its runs and the
-speed-up the median of the ratios of neighbouring runs. Beside each pair, the same number of
+(c) with one job and with ``--n-jobs`` jobs alternate ``--repeats`` times, (a) beside them in the
+first three: this machine's speed drifts (the same run took 0.9 s and 1.3 s a minute apart), so
+each figure is the median of its runs and the speed-up the median of the ratios of neighbouring
+runs. Beside each pair, the same number of
 processes runs a fixed pure-Python loop, for the speed-up the machine itself gives at that moment
 (a ceiling for any program), and the bench reports the share of the parallel run spent after the
 last fit: sweeps of Λ scored before, which only one process can write to SQLite.
@@ -37,9 +38,11 @@ import numpy as np
 import optuna
 from scipy import stats
 from sklearn.base import clone
+from sklearn.metrics import accuracy_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.preprocessing import StandardScaler
 
+from optuna_boxcox._objective._evaluators import make_fast_scorer
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
@@ -51,6 +54,8 @@ from optuna_boxcox.samplers import CoordinateGridSampler
 from optuna_boxcox.storage import open_storage
 
 BENCH_CLASSIFIERS = BENCHMARKED
+#: Repeats of (a) alternating with (c) (its median is taken).
+_PLAIN_REPEATS = 3
 
 
 def training_fold(X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -74,9 +79,9 @@ def plain_loop_score(X: np.ndarray, y: np.ndarray, lambdas: np.ndarray, classifi
     return float(np.mean(model.predict(S) == y))
 
 
-def run_plain_loop(X, y, classifier_name, sampler, space) -> tuple[np.ndarray, int, float]:
-    """The sampler's plan, every point scored by :func:`plain_loop_score`: (Λopt, evaluations,
-    seconds)."""
+def run_plain_loop(X, y, classifier_name, sampler, space) -> tuple[np.ndarray, float, int, float]:
+    """The sampler's plan, every point scored by :func:`plain_loop_score`: (Λopt, its score,
+    evaluations, seconds)."""
     classifier = paper_classifier(classifier_name)
     evaluations = 0
 
@@ -86,8 +91,8 @@ def run_plain_loop(X, y, classifier_name, sampler, space) -> tuple[np.ndarray, i
         return [plain_loop_score(X, y, x, classifier) for x in points]
 
     started = time.perf_counter()
-    chosen, _ = sampler.plan(space).run(score)
-    return chosen, evaluations, time.perf_counter() - started
+    chosen, best = sampler.plan(space).run(score)
+    return chosen, float(best), evaluations, time.perf_counter() - started
 
 
 def warm_objective(X, y, classifier_name) -> tuple[BoxCoxObjective, float]:
@@ -173,12 +178,17 @@ def bench_classifier(
     space = BoxCoxObjective(X, y, make_classifier(name)).space
     sampler = CoordinateGridSampler.from_preset(preset)
     budget = sampler.budget(space.dim)
-    lambdas_a, n_a, t_a = run_plain_loop(X, y, name, sampler, space)
+    plain_seconds = []
     # (c) with one job and with n_jobs, alternating, each run on a new SQLite file.
     # (seconds, share spent writing, share after the last fit)
     runs: dict[int, list[tuple[float, float, float]]] = {1: [], n_jobs: []}
     results, capacity = [], []
     for k in range(repeats):
+        # (a) alternates with (c) too, so that its ratio to (c) is of runs made side by side; in
+        # the first three repeats only (the plain loop is the long part of the section).
+        if k < _PLAIN_REPEATS:
+            lambdas_a, best_a, n_a, seconds_a = run_plain_loop(X, y, name, sampler, space)
+            plain_seconds.append(seconds_a)
         for jobs in (1, n_jobs):
             study, result, seconds, startup, stats = run_fast(
                 X, y, name, preset, f"sqlite:///{workdir / f'c{jobs}-{name}-{k}.db'}", jobs
@@ -191,6 +201,7 @@ def bench_classifier(
                 study_c, result_c, first_startup = study, result, startup
             del study
         capacity.append(parallel_capacity(n_jobs))
+    t_a = statistics.median(plain_seconds)
     t_c = statistics.median(run[0] for run in runs[1])
     t_c2 = statistics.median(run[0] for run in runs[n_jobs])
     speedups = [one[0] / many[0] for one, many in zip(runs[1], runs[n_jobs])]
@@ -218,6 +229,13 @@ def bench_classifier(
         "capacity": statistics.median(capacity),
         "capacity_range": (min(capacity), max(capacity)),
         "same_lambda_a_c": bool(np.array_equal(lambdas_a, lambdas_c)),
+        "best_a": best_a,
+        "best_c": float(result_c.best_value),
+        # A scorer that answers the model's optimum rather than scikit-learn's stopping point
+        # (LogisticRegression) may choose another Λ; its best score must stay within half a point.
+        "exact": getattr(
+            make_fast_scorer(make_classifier(name), y, accuracy_score), "exact", True
+        ),
         "same_lambda_c_c2": all(params == result_c.params for params in results),
         "b_equals_c": b_matches
         and (n_b < budget or study_b.sampler.result(study_b).params == result_c.params),
@@ -277,7 +295,9 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             f"{r['c_c2']:>6.2f} {f'{low:.2f}–{high:.2f}':>11} {r['capacity']:>7.2f} "
             f"{f'{machine_low:.2f}–{machine_high:.2f}':>11} {r['c_write_share']:>6.0%} {r['c2_tail_share']:>5.0%}  "
             f"{r['same_lambda_a_c']}, {r['same_lambda_c_c2']}, "
-            f"{r['b_equals_c']} (first {r['b_trials']} trials); start-up {r['startup_s']:.2f} s"
+            f"{r['b_equals_c']} (first {r['b_trials']} trials); best a {r['best_a']:.4f}, "
+            f"c {r['best_c']:.4f}{'' if r['exact'] else ' (optimum, not exact)'}; "
+            f"start-up {r['startup_s']:.2f} s"
         )
     return "\n".join(lines)
 

@@ -286,3 +286,34 @@ def test_fidelity_bench_sets_autos_estimates_beside_the_measured_search_times(tm
     assert line[3:] == ["exact", "30.0", "3.0", "0.10", "30.0", "3.2", "0.11"]
     with pytest.raises(ValueError, match="subsample with exact and auto"):
         fidelity.measure("scale", "bayes", tmp_path, modes=("auto", "subsample"))
+
+
+@pytest.mark.timeout(600)
+def test_bench_prints_logistic_regressions_best_scores_beside_its_ratio(sonar, tmp_path, capsys):
+    # Its fast scorer predicts from the optimum, not scikit-learn's stopping point: the row says
+    # so and gives both best scores, which the exit status compares (within half a point).
+    csv = tmp_path / "sonar.csv"
+    sonar.frame.to_csv(csv, index=False)
+    main(
+        [
+            "bench",
+            "--sections",
+            "components",
+            "--csv",
+            str(csv),
+            "--features",
+            "3",
+            "--classifiers",
+            "logistic",
+            "--b-trials",
+            "6",
+            "--memory-preset",
+            "",
+            "--repeats",
+            "1",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert "187 × 3" in out
+    row = [line for line in out.splitlines() if line.startswith("logistic")][-1]
+    assert "best a 0." in row and "(optimum, not exact)" in row
