@@ -517,9 +517,9 @@ class BoxCoxObjective:
     @property
     def evaluator(self) -> str:
         """How a Λ is scored here: ``"knn:incremental"``, ``"knn:blockwise"``, ``"svc:precomputed"``,
-        ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"criterion:<name>"`` or ``"sklearn"``
-        (scikit-learn's fit and predict), chosen once from the classifier, the scoring and the
-        memory limit (see :mod:`optuna_boxcox._objective._evaluators`)."""
+        ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"logistic"``, ``"criterion:<name>"`` or
+        ``"sklearn"`` (scikit-learn's fit and predict), chosen once from the classifier, the scoring
+        and the memory limit (see :mod:`optuna_boxcox._objective._evaluators`)."""
         return self._evaluation.name
 
     @property

@@ -179,8 +179,8 @@ REGISTRY: dict[type, Evaluators] = {
     ),
 }
 #: The cost class of a classifier the registry does not know (any scikit-learn classifier,
-#: through scikit-learn's fit and predict): priced as a fit linear in rows × features, at least
-#: 20 ms (LogisticRegression: 21 ms on 276 × 17; a 100-tree forest: ~1.5e-5 s a row and feature).
+#: through scikit-learn's fit and predict): priced as a fit linear in rows × features, with the
+#: floor of a small iterative fit (the measurements are in docs/performance.md).
 GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
 #: What a classifier without an entry has: scikit-learn's path only, priced by GENERIC_COST.
 _NONE = Evaluators()

@@ -210,8 +210,8 @@ class KNeighborsScorer(_NeighbourSweeps):
     #: Candidates per row and neighbour (on average) above which the full partial sort is cheaper.
     _MAX_CANDIDATES = 16
     #: Columns changed since the last score up to which the matrix is updated rather than the
-    #: score computed block-wise (measured: 1 column 2-5× faster by the matrix, all 30 of breast
-    #: cancer's ~2× and of 5,000 rows ~10× slower).
+    #: score computed block-wise: a sweep's one column is cheaper by the matrix, many columns
+    #: cheaper block-wise (measured in docs/performance.md).
     _MATRIX_COLUMNS = 2
 
     def _resident_bytes(self, n_features: int) -> int:

@@ -40,8 +40,8 @@ _SOLVERS = ("lbfgs", "newton-cg", "newton-cholesky")
 #: Fewer iterations than scikit-learn's default may stop its solver short of its tolerance.
 _MIN_MAX_ITER = 100
 #: Coefficients (features + intercept, times the classes beyond two) above which the Newton steps'
-#: n·d² Hessians cost more than scikit-learn's whole lbfgs fit (~n·d per iteration): at 5,000 × 30
-#: 16 ms against 110 ms, a ratio that shrinks as d grows. The generic path is used above it.
+#: n·d² Hessians cost more than scikit-learn's whole lbfgs fit (~n·d per iteration); the generic
+#: path is used above it (measured in docs/performance.md).
 _MAX_COEFFICIENTS = 256
 
 
