@@ -29,6 +29,9 @@ from optuna_boxcox._ensemble import Member
 from optuna_boxcox._ensemble import ballot
 from optuna_boxcox._ensemble import best_members
 from optuna_boxcox._ensemble import fit_member
+from optuna_boxcox._lifecycle._guard import GUARDED
+from optuna_boxcox._lifecycle._guard import SEARCH_SAMPLER
+from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._math._numerics import constant_columns
 from optuna_boxcox._math._numerics import warn_constant_columns
 from optuna_boxcox._math._sklearn_compat import HasMethods
@@ -36,20 +39,17 @@ from optuna_boxcox._math._sklearn_compat import Interval
 from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
 from optuna_boxcox._math._transform import _check_features
-from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._objective._fidelity import FidelityChoice
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._objective._objective import BoxCoxObjective
-from optuna_boxcox._study._guard import GUARDED
-from optuna_boxcox._study._guard import SEARCH_SAMPLER
-from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 
 #: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search,
-#: then the gate of :mod:`optuna_boxcox._study._guard` (searched Λ against the MLE and Λ = 1 anchors).
+#: then the gate of :mod:`optuna_boxcox._lifecycle._guard` (searched Λ against the MLE and Λ = 1 anchors).
 DEFAULT_SAMPLER = GUARDED
 
 
@@ -472,7 +472,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         )
 
     def _where(self, spec: SearchSpec) -> dict[str, Any]:
-        """Where fit searches (:func:`~optuna_boxcox._study._search.run_search`'s arguments): the
+        """Where fit searches (:func:`~optuna_boxcox._lifecycle._search.run_search`'s arguments): the
         user's own study, or a new (or resumed) one with the spec's sampler (or a copy of the one
         given)."""
         if isinstance(self.storage, optuna.Study):

@@ -38,8 +38,6 @@ from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
 from optuna_boxcox._objective._facets import ChoiceFacet
 from optuna_boxcox._objective._facets import PointsFacet
-from optuna_boxcox._objective._fidelity import Fidelity
-from optuna_boxcox._objective._fidelity import FidelityChoice
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
 from optuna_boxcox._objective._memory import MemoryBudget
 from optuna_boxcox._objective._points import Configuration
@@ -53,6 +51,8 @@ from optuna_boxcox._objective._scoring import Scoring
 from optuna_boxcox._objective._scoring import inner_splits
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._study._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._spec import OBJECTIVES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
@@ -360,7 +360,7 @@ class BoxCoxObjective(PointsFacet, ChoiceFacet):
         """Scores computed (cache misses that fitted a classifier) or remembered from elsewhere."""
         return self._cache.n_stored
 
-    # -- rows as the fidelity (see optuna_boxcox._objective._fidelity) -----------------------------------
+    # -- rows as the fidelity (see optuna_boxcox._study._fidelity) -----------------------------------
     @property
     def fidelity(self) -> Fidelity | None:
         """The successive halving's rungs, or None for exact (``auto``: chosen on first use)."""

@@ -13,12 +13,12 @@ from optuna_boxcox._objective._auto import Pricing
 from optuna_boxcox._objective._auto import choose_auto
 from optuna_boxcox._objective._evaluators import GENERIC_COST
 from optuna_boxcox._objective._evaluators import evaluators_of
-from optuna_boxcox._objective._fidelity import AutoFidelity
-from optuna_boxcox._objective._fidelity import Fidelity
-from optuna_boxcox._objective._fidelity import FidelityChoice
-from optuna_boxcox._objective._fidelity import is_int
-from optuna_boxcox._objective._fidelity import resolve_request
-from optuna_boxcox._objective._fidelity import score_folds
+from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import is_int
+from optuna_boxcox._study._fidelity import resolve_request
+from optuna_boxcox._study._fidelity import score_folds
 
 if TYPE_CHECKING:
     import optuna

@@ -26,8 +26,8 @@ from optuna.distributions import distribution_to_json
 from optuna.distributions import json_to_distribution
 from optuna.trial import TrialState
 
-from optuna_boxcox._objective._fidelity import fidelity_identity
-from optuna_boxcox._objective._fidelity import may_halve
+from optuna_boxcox._study._fidelity import fidelity_identity
+from optuna_boxcox._study._fidelity import may_halve
 from optuna_boxcox._study._space import SPACE_ATTR
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class SearchSpec:
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).
         pruner: The Optuna pruner of a search with a fidelity through ``study.optimize`` (a name
-            of :data:`~optuna_boxcox._objective._fidelity.PRUNERS`; None: successive halving).
+            of :data:`~optuna_boxcox._study._fidelity.PRUNERS`; None: successive halving).
         seed: Seed of the sampler, the inner folds and the subsample.
         source: Where the data came from (``dataset``, ``csv``, ``label``, ``features``), so that
             a worker can load them again; not part of the experiment (the fingerprint is).

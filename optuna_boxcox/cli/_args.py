@@ -201,7 +201,7 @@ def parse_fidelity(text: str | None) -> str | int | None:
     """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError;
     not given: ``"default"`` (the search lifecycle decides: a resumed study's own, else auto)."""
     if text is None:
-        from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+        from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 
         return DEFAULT_REQUEST
     value = text.strip().lower()

@@ -120,7 +120,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from optuna_boxcox._study._guard import GUARDED
+    from optuna_boxcox._lifecycle._guard import GUARDED
     from optuna_boxcox.experiments.benchmark import RANK_PLOT
     from optuna_boxcox.experiments.benchmark import benchmark
     from optuna_boxcox.experiments.benchmark import expand_datasets

@@ -89,7 +89,7 @@ def register(subparsers: Any) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     import optuna
 
-    from optuna_boxcox._study._guard import GUARDED
+    from optuna_boxcox._lifecycle._guard import GUARDED
     from optuna_boxcox.classifiers import make_classifier
     from optuna_boxcox.experiments.compare import compare
     from optuna_boxcox.experiments.compare import format_table

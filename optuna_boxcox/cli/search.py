@@ -25,7 +25,7 @@ from optuna_boxcox.cli._space_args import add_space_arguments
 from optuna_boxcox.cli._space_args import space_options
 
 if TYPE_CHECKING:
-    from optuna_boxcox._study._search import SearchRun
+    from optuna_boxcox._lifecycle._search import SearchRun
     from optuna_boxcox._study._spec import SearchSpec
 
 #: Settings of the paper's grid samplers that ``search`` offers as options.
@@ -137,7 +137,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The sampler settings given on the command line (refused where the sampler has none)."""
-    from optuna_boxcox._study._guard import search_sampler
+    from optuna_boxcox._lifecycle._guard import search_sampler
     from optuna_boxcox.samplers import PRESETS
 
     given: dict[str, Any] = {}
@@ -240,8 +240,8 @@ def run_search(args: argparse.Namespace) -> SearchRun:
 def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
     """Refuse, in one line and before anything is computed, a plan too large to write (see
     :mod:`optuna_boxcox._study._plan_size`); ``--allow-large`` runs it as it is."""
+    from optuna_boxcox._lifecycle._search import plan_search
     from optuna_boxcox._study._plan_size import plan_size
-    from optuna_boxcox._study._search import plan_search
 
     try:
         sampler = plan_search(spec).sampler
@@ -266,11 +266,11 @@ def run_spec(
     what_to_do: str = "use another --study-name, or --restart",
     **options: Any,
 ) -> SearchRun:
-    """:func:`~optuna_boxcox._study._search.run_search` with the library's errors as the command line's
+    """:func:`~optuna_boxcox._lifecycle._search.run_search` with the library's errors as the command line's
     one-line messages; a study of another experiment is refused, the message ending with
     ``what_to_do`` "to start it over"."""
-    from optuna_boxcox._study._search import SearchInterrupted
-    from optuna_boxcox._study._search import run_search as run
+    from optuna_boxcox._lifecycle._search import SearchInterrupted
+    from optuna_boxcox._lifecycle._search import run_search as run
     from optuna_boxcox._study._spec import ForeignStudy
     from optuna_boxcox._study._spec import StudyMismatch
 
@@ -343,7 +343,7 @@ def print_search(found: SearchRun) -> None:
             f"{kept} is the result"
         )
     if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
-        from optuna_boxcox._study._open import trials_left
+        from optuna_boxcox._lifecycle._open import trials_left
 
         if found.total is not None and trials_left(found.study, found.total) == 0:
             print(
@@ -375,7 +375,7 @@ def print_fidelity(objective: Any) -> None:
 def fidelity_summary(objective: Any) -> str | None:
     """What the search's fidelity is and why, in one line; None for an exact search asked as such
     (the paper's search, nothing to say)."""
-    from optuna_boxcox._objective._fidelity import FidelityChoice
+    from optuna_boxcox._study._fidelity import FidelityChoice
 
     choice = FidelityChoice.from_attrs(objective.describe()["fidelity"])
     if choice.fidelity is None and choice.requested != "auto":
@@ -443,7 +443,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
-    from optuna_boxcox._study._search import attach_note
+    from optuna_boxcox._lifecycle._search import attach_note
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.samplers import PlanSampler
@@ -488,7 +488,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+    from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact

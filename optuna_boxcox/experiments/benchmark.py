@@ -74,7 +74,7 @@ import numpy as np
 import optuna
 from scipy import stats
 
-from optuna_boxcox._study._guard import search_sampler
+from optuna_boxcox._lifecycle._guard import search_sampler
 from optuna_boxcox.classifiers import ALL_CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._benchmark_data import DEFAULT_MAX_ROWS

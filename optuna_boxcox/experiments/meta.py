@@ -28,10 +28,10 @@ import optuna
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
+from optuna_boxcox._lifecycle._open import Recorded
+from optuna_boxcox._lifecycle._open import open_study
+from optuna_boxcox._lifecycle._open import trials_left
 from optuna_boxcox._runner import optimize
-from optuna_boxcox._study._open import Recorded
-from optuna_boxcox._study._open import open_study
-from optuna_boxcox._study._open import trials_left
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import paper_features

@@ -17,7 +17,7 @@ from optuna.trial import TrialState
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from optuna_boxcox._study._guard import NAMES
+from optuna_boxcox._lifecycle._guard import NAMES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.figures._draw import best_so_far
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from optuna.artifacts._protocol import ArtifactStore
     from optuna.samplers import BaseSampler
 
+    from optuna_boxcox._lifecycle._guard import Decision
     from optuna_boxcox._objective._objective import BoxCoxObjective
-    from optuna_boxcox._study._guard import Decision
     from optuna_boxcox.samplers import SearchResult
 
     #: One search's finished trials: the study, or the trials themselves.

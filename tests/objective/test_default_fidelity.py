@@ -14,15 +14,15 @@ from sklearn.datasets import load_digits
 from sklearn.datasets import make_classification
 
 from optuna_boxcox import BoxCoxClassifier
-from optuna_boxcox._objective import _fidelity as fidelity_module
+from optuna_boxcox._lifecycle._search import plan_search
+from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._objective import _rungs as rungs_module
 from optuna_boxcox._objective._evaluators import REGISTRY
 from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
-from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._objective._fidelity import AutoFidelity
-from optuna_boxcox._study._search import plan_search
-from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study import _fidelity as fidelity_module
+from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier

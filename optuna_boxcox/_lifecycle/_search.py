@@ -36,8 +36,12 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
-from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._lifecycle import _guard
+from optuna_boxcox._lifecycle._open import FINISHED
+from optuna_boxcox._lifecycle._open import Recorded
+from optuna_boxcox._lifecycle._open import open_study
+from optuna_boxcox._lifecycle._open import prepare_study
+from optuna_boxcox._lifecycle._open import trials_left
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._objective import fingerprint_of
 from optuna_boxcox._objective._rungs import make_pruner
@@ -46,12 +50,8 @@ from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox._runner._memory import first_best
 from optuna_boxcox._runner._memory import optimize_in_memory
-from optuna_boxcox._study import _guard
-from optuna_boxcox._study._open import FINISHED
-from optuna_boxcox._study._open import Recorded
-from optuna_boxcox._study._open import open_study
-from optuna_boxcox._study._open import prepare_study
-from optuna_boxcox._study._open import trials_left
+from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PlanSampler
@@ -105,7 +105,7 @@ class SearchPlan:
         spec: The spec to search (its fidelity made concrete where the policy decides it).
         sampler: The sampler that searches.
         n_trials: New trials to run; None runs a plan sampler's plan to its end.
-        guarded: The guarded default (:mod:`optuna_boxcox._study._guard`): after the paper's search
+        guarded: The guarded default (:mod:`optuna_boxcox._lifecycle._guard`): after the paper's search
             (``spec.sampler``), the searched Λ is kept only if it beats the anchors on rows no
             fit saw.
     """

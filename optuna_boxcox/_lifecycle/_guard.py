@@ -60,9 +60,9 @@ import warnings
 
 import numpy as np
 
-from optuna_boxcox._study._knn import leave_one_out_correct
-from optuna_boxcox._study._knn import neighbour_predictions
-from optuna_boxcox._study._knn import neighbours
+from optuna_boxcox._lifecycle._knn import leave_one_out_correct
+from optuna_boxcox._lifecycle._knn import neighbour_predictions
+from optuna_boxcox._lifecycle._knn import neighbours
 from optuna_boxcox._system import _stop
 
 #: The name of the guarded default wherever a sampler is named (``BoxCoxClassifier(sampler=…)``,
