@@ -54,9 +54,14 @@ from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox.figures import attach_figures
+from optuna_boxcox.figures import search_figures
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers._plan import RESULT_ATTR
 from optuna_boxcox.samplers._registry import sampler_key
+from optuna_boxcox.samplers._registry import sampler_of
+from optuna_boxcox.storage import StorageError
+from optuna_boxcox.storage import open_storage
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
@@ -218,7 +223,7 @@ def plan_search(
                 f"{', '.join(_guard.sampler_names())}"
             )
         try:
-            sampler = spec.make_sampler()
+            sampler = sampler_of(spec)
         except TypeError as error:
             raise ValueError(str(error)) from None
     plan_sampler = isinstance(sampler, PlanSampler)
@@ -487,16 +492,11 @@ def _read_back(
 def _opened(storage: str | BaseStorage | None) -> BaseStorage | None:
     """The storage of a URL (an unusable one is refused with a message naming it, password
     redacted), or the one given."""
-    from optuna_boxcox.storage import open_storage
-
     return open_storage(storage) if isinstance(storage, str) else storage
 
 
 def _existing(storage: str | BaseStorage | None) -> BaseStorage | None:
     """The storage, when it exists already (None for a file not made yet, or none at all)."""
-    from optuna_boxcox.storage import StorageError
-    from optuna_boxcox.storage import open_storage
-
     if not isinstance(storage, str):
         return storage
     try:
@@ -610,9 +610,6 @@ def attach_note(found: SearchRun, *, figures: bool = False) -> None:
     at λ = 1 and at the MLE (two more scorings of the objective). The figures cost more (the
     grid heatmap of a two-feature search scores a whole grid).
     """
-    from optuna_boxcox.figures import attach_figures
-    from optuna_boxcox.figures import search_figures
-
     study = found.study
     if found.front is not None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))

@@ -20,6 +20,7 @@ from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
 from optuna_boxcox.cli._args import load_data_source
+from optuna_boxcox.samplers._registry import sampler_of
 
 
 def curved_boundary(seed: int = 0, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
@@ -393,7 +394,7 @@ def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
     spec = SearchSpec.of_study(study)
     X, y, _ = load_data_source(**spec.source)
     study = optuna.load_study(
-        study_name=study.study_name, storage=storage, sampler=spec.make_sampler()
+        study_name=study.study_name, storage=storage, sampler=sampler_of(spec)
     )
     optimize(study, BoxCoxObjective.from_spec(spec, X, y))
     assert study.user_attrs["boxcox_result"] == result
