@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import optuna
 from optuna.study import StudyDirection
+import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
@@ -393,8 +394,6 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         seed = self._seed()
         frame = X
         if hasattr(self, "feature_names_in_"):
-            import pandas as pd
-
             frame = pd.DataFrame(X, columns=self.feature_names_in_)
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
         if sampler == GUARDED and self.ensemble is not None:

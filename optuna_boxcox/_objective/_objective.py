@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
+import pandas as pd
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._math._jit import resolve_threads
@@ -512,8 +513,6 @@ def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
     """A new objective like ``objective`` on a stratified subset of ``rows`` of its rows (its
     subsample: the transform's scaling and MLE start from all rows), within what is left of its
     memory budget."""
-    import pandas as pd
-
     with warnings.catch_warnings():  # the objective has warned about its data already
         warnings.simplefilter("ignore")
         return BoxCoxObjective(
