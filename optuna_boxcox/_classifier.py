@@ -32,6 +32,8 @@ from optuna_boxcox._ensemble import best_members
 from optuna_boxcox._ensemble import fit_member
 from optuna_boxcox._lifecycle._guard import GUARDED
 from optuna_boxcox._lifecycle._guard import SEARCH_SAMPLER
+from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._math._numerics import constant_columns
 from optuna_boxcox._math._numerics import warn_constant_columns
@@ -421,12 +423,15 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 spec,
                 frame,
                 y,
-                **self._where(spec),
-                memory_limit=self.memory_limit,
-                n_jobs=self.n_jobs,
-                n_trials=self.n_trials,
-                note=True,
-                figures=self.figures,
+                self._where(),
+                RunOptions(
+                    sampler=self._sampler(spec),
+                    memory_limit=self.memory_limit,
+                    n_jobs=self.n_jobs,
+                    n_trials=self.n_trials,
+                    note=True,
+                    figures=self.figures,
+                ),
             )
         objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study
@@ -470,17 +475,18 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             extrapolation=self.extrapolation,
         )
 
-    def _where(self, spec: SearchSpec) -> dict[str, Any]:
-        """Where fit searches (:func:`~optuna_boxcox._lifecycle._search.run_search`'s arguments): the
-        user's own study, or a new (or resumed) one with the spec's sampler (or a copy of the one
-        given)."""
+    def _where(self) -> Where:
+        """Where fit searches: the user's own study, or a new (or resumed) one."""
         if isinstance(self.storage, optuna.Study):
-            return {"study": _users_study(self.storage, self.sampler, self.study_name)}
-        return {
-            "storage": self.storage,
-            "study_name": self.study_name,
-            "sampler": None if spec.sampler else copy.deepcopy(self.sampler),
-        }
+            return Where(study=_users_study(self.storage, self.sampler, self.study_name))
+        return Where(storage=self.storage, study_name=self.study_name)
+
+    def _sampler(self, spec: SearchSpec) -> Any:
+        """The sampler object fit searches a study it opens with: none when the spec names one,
+        else a copy of the one given (the user's own study keeps its own)."""
+        if isinstance(self.storage, optuna.Study) or spec.sampler:
+            return None
+        return copy.deepcopy(self.sampler)
 
     def _owns_study(self) -> bool:
         return not isinstance(self.storage, optuna.Study)

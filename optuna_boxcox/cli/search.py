@@ -269,22 +269,18 @@ def run_spec(
     """:func:`~optuna_boxcox._lifecycle._search.run_search` with the library's errors as the command line's
     one-line messages; a study of another experiment is refused, the message ending with
     ``what_to_do`` "to start it over"."""
+    from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import SearchInterrupted
+    from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._lifecycle._search import run_search as run
     from optuna_boxcox._study._spec import ForeignStudy
     from optuna_boxcox._study._spec import StudyMismatch
 
+    restart = options.pop("restart", False)
+    where = Where(storage=storage, study_name=study_name, data_name=data_name, restart=restart)
     try:
         return run(
-            spec,
-            X,
-            y,
-            study_name=study_name,
-            data_name=data_name,
-            storage=storage,
-            progress=True,
-            announce=print_fidelity,
-            **options,
+            spec, X, y, where, RunOptions(progress=True, announce=print_fidelity, **options)
         )
     except StudyMismatch as mismatch:
         raise UsageError(

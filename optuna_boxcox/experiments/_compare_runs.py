@@ -21,6 +21,8 @@ from sklearn.pipeline import make_pipeline
 from optuna_boxcox._lifecycle._guard import search_sampler
 from optuna_boxcox._lifecycle._open import Recorded
 from optuna_boxcox._lifecycle._open import open_study
+from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._objective import CRITERIA
@@ -297,18 +299,21 @@ def _run_one(
     found = run_search(
         dataclasses.replace(spec, sampler=sampler_name, seed=seed),
         *rows,
-        storage=store,
-        study_name=name,
-        sampler=sampler,
-        total=target,
-        in_memory=True,
-        settings=Recorded(
-            SETTINGS_ATTR, settings, "use another --storage, or delete the study to run it again"
+        Where(storage=store, study_name=name),
+        RunOptions(
+            sampler=sampler,
+            total=target,
+            in_memory=True,
+            settings=Recorded(
+                SETTINGS_ATTR,
+                settings,
+                "use another --storage, or delete the study to run it again",
+            ),
+            objective=objective,
+            # The dashboard shows every study with the Λ used and its figures: they added no
+            # measurable time to a comparison (a study read back keeps those it was given).
+            figures=True,
         ),
-        objective=objective,
-        # The dashboard shows every study with the Λ used and its figures: they added no
-        # measurable time to a comparison (a study read back keeps those it was given).
-        figures=True,
     )
     study = found.study
     attrs = study.user_attrs
