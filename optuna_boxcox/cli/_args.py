@@ -16,6 +16,9 @@ from optuna_boxcox.classifiers import CLASSIFIERS as PAPER_CLASSIFIERS
 if TYPE_CHECKING:
     import pandas as pd
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 __all__ = ["DEFAULT_STORAGE", "REPRODUCE_STORAGE"]
 
 DATASETS = ("breast_cancer", "iris", "wine", "sonar")

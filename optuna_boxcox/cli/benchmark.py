@@ -16,6 +16,9 @@ from optuna_boxcox.cli._args import split_names
 from optuna_boxcox.cli.compare import FIXED_TRANSFORMS
 from optuna_boxcox.cli.compare import check_holdout
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 DEFAULT_DATASETS = "breast_cancer,wine,iris,digits,moons,blobs"
 #: Mirrors optuna_boxcox.experiments.benchmark.DEFAULT_MAX_ROWS (the module is imported only when the command
 #: runs, so that --help stays fast); a test keeps the two equal.

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from optuna_boxcox._lifecycle._search import SearchRun
     from optuna_boxcox._study._spec import SearchSpec
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 #: Settings of the paper's grid samplers that ``search`` offers as options.
 GRID_SETTINGS = ("grid_size", "grid_range")
 COORDINATE_SETTINGS = ("epochs", "shift_epoch", "shuffle_epoch", "finer_epoch")
