@@ -15,13 +15,13 @@ from optuna_boxcox._version import __version__
 
 if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
+    from optuna_boxcox._lifecycle._guard import MonotoneInvariantWarning
     from optuna_boxcox._math._transform import BoxCoxTransformer
     from optuna_boxcox._math._transform import box_cox
-    from optuna_boxcox._objective._fidelity import AutoFidelity
-    from optuna_boxcox._objective._fidelity import Fidelity
     from optuna_boxcox._objective._objective import BoxCoxObjective
     from optuna_boxcox._runner import optimize
-    from optuna_boxcox._study._guard import MonotoneInvariantWarning
+    from optuna_boxcox._study._fidelity import AutoFidelity
+    from optuna_boxcox._study._fidelity import Fidelity
     from optuna_boxcox._study._spec import ForeignStudy
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox._study._spec import StudyMismatch
@@ -39,13 +39,13 @@ if TYPE_CHECKING:
 #: Public name → the module that defines it.
 _EXPORTS = {
     "BoxCoxClassifier": "optuna_boxcox._classifier",
-    "AutoFidelity": "optuna_boxcox._objective._fidelity",
-    "Fidelity": "optuna_boxcox._objective._fidelity",
+    "AutoFidelity": "optuna_boxcox._study._fidelity",
+    "Fidelity": "optuna_boxcox._study._fidelity",
     "BoxCoxObjective": "optuna_boxcox._objective._objective",
     "BoxCoxTransformer": "optuna_boxcox._math._transform",
     "box_cox": "optuna_boxcox._math._transform",
     "optimize": "optuna_boxcox._runner",
-    "MonotoneInvariantWarning": "optuna_boxcox._study._guard",
+    "MonotoneInvariantWarning": "optuna_boxcox._lifecycle._guard",
     "ForeignStudy": "optuna_boxcox._study._spec",
     "SearchSpec": "optuna_boxcox._study._spec",
     "StudyMismatch": "optuna_boxcox._study._spec",

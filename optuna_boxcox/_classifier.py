@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import optuna
 from optuna.study import StudyDirection
+import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
@@ -30,6 +31,13 @@ from optuna_boxcox._ensemble import Member
 from optuna_boxcox._ensemble import ballot
 from optuna_boxcox._ensemble import best_members
 from optuna_boxcox._ensemble import fit_member
+from optuna_boxcox._lifecycle._guard import GUARDED
+from optuna_boxcox._lifecycle._guard import SEARCH_SAMPLER
+from optuna_boxcox._lifecycle._guard import MonotoneInvariantWarning
+from optuna_boxcox._lifecycle._guard import monotone_invariant
+from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import Where
+from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._math._numerics import constant_columns
 from optuna_boxcox._math._numerics import warn_constant_columns
 from optuna_boxcox._math._sklearn_compat import HasMethods
@@ -38,23 +46,18 @@ from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
 from optuna_boxcox._math._transform import _check_features
 from optuna_boxcox._objective._arguments import feature_names
-from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._objective._fidelity import FidelityChoice
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._points import Configuration
-from optuna_boxcox._study._guard import GUARDED
-from optuna_boxcox._study._guard import SEARCH_SAMPLER
-from optuna_boxcox._study._guard import MonotoneInvariantWarning
-from optuna_boxcox._study._guard import monotone_invariant
-from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
 
 #: The sampler when neither ``sampler`` nor a study is given: the paper's iterative grid search,
-#: then the gate of :mod:`optuna_boxcox._study._guard` (searched Λ against the MLE and Λ = 1 anchors).
+#: then the gate of :mod:`optuna_boxcox._lifecycle._guard` (searched Λ against the MLE and Λ = 1 anchors).
 DEFAULT_SAMPLER = GUARDED
 
 
@@ -400,8 +403,6 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         seed = self._seed()
         frame = X
         if hasattr(self, "feature_names_in_"):
-            import pandas as pd
-
             frame = pd.DataFrame(X, columns=self.feature_names_in_)
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
         if sampler == GUARDED and self.ensemble is not None:
@@ -431,12 +432,15 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 spec,
                 frame,
                 y,
-                **self._where(spec),
-                memory_limit=self.memory_limit,
-                n_jobs=self.n_jobs,
-                n_trials=self.n_trials,
-                note=True,
-                figures=self.figures,
+                self._where(),
+                RunOptions(
+                    sampler=self._sampler(spec),
+                    memory_limit=self.memory_limit,
+                    n_jobs=self.n_jobs,
+                    n_trials=self.n_trials,
+                    note=True,
+                    figures=self.figures,
+                ),
             )
         objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study
@@ -527,17 +531,18 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             extrapolation=self.extrapolation,
         )
 
-    def _where(self, spec: SearchSpec) -> dict[str, Any]:
-        """Where fit searches (:func:`~optuna_boxcox._study._search.run_search`'s arguments): the
-        user's own study, or a new (or resumed) one with the spec's sampler (or a copy of the one
-        given)."""
+    def _where(self) -> Where:
+        """Where fit searches: the user's own study, or a new (or resumed) one."""
         if isinstance(self.storage, optuna.Study):
-            return {"study": _users_study(self.storage, self.sampler, self.study_name)}
-        return {
-            "storage": self.storage,
-            "study_name": self.study_name,
-            "sampler": None if spec.sampler else copy.deepcopy(self.sampler),
-        }
+            return Where(study=_users_study(self.storage, self.sampler, self.study_name))
+        return Where(storage=self.storage, study_name=self.study_name)
+
+    def _sampler(self, spec: SearchSpec) -> Any:
+        """The sampler object fit searches a study it opens with: none when the spec names one,
+        else a copy of the one given (the user's own study keeps its own)."""
+        if isinstance(self.storage, optuna.Study) or spec.sampler:
+            return None
+        return copy.deepcopy(self.sampler)
 
     def _owns_study(self) -> bool:
         return not isinstance(self.storage, optuna.Study)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 from typing import Any
+import warnings
 
 if TYPE_CHECKING:
     from sklearn.svm import SVC
@@ -83,8 +84,6 @@ BENCHMARKED = tuple(name for name in CLASSIFIERS if name != "nn")
 
 def paper_svc() -> SVC:
     """The paper's literal SVC setting (probability=True), for the plain-loop benchmark."""
-    import warnings
-
     from sklearn.svm import SVC
 
     with warnings.catch_warnings():

@@ -7,8 +7,11 @@ scikit-learn's data home after the first download; offline, pass the CSV with ``
 
 from __future__ import annotations
 
+from collections import Counter
+import csv
 from pathlib import Path
 from typing import Any
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -91,9 +94,6 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
 
 def _duplicate_names(path: Path) -> list[str]:
     """Header names that occur more than once (pandas would read the second ``a`` as ``a.1``)."""
-    from collections import Counter
-    import csv
-
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
         header = next(csv.reader(f), [])
     return [name for name, n in Counter(h.strip() for h in header).items() if n > 1]
@@ -102,8 +102,6 @@ def _duplicate_names(path: Path) -> list[str]:
 def warn_constant(X: pd.DataFrame, *, source: str = "the data") -> None:
     """One line naming the constant feature columns: no λ changes them, so their share of the
     search is spent for nothing."""
-    import warnings
-
     constant = [str(c) for c in X.columns if X[c].nunique(dropna=False) <= 1]
     # With every column constant, the search refuses the data itself, naming them.
     if constant and len(constant) < X.shape[1]:

@@ -57,6 +57,8 @@ def storage_failure(error: BaseException, url: str | None = None) -> str | None:
     timeout, a full disk, or something else, quoted by its first line (unless ``error`` is a
     :class:`StorageError`, which says that itself). ``url`` names the storage (password redacted).
     """
+    # SQLAlchemy is imported where a database is used, in this whole module: `import optuna` does not
+    # load it and in-memory or journal storages never need it (docs/performance.md, imports).
     from sqlalchemy.exc import DBAPIError
 
     where = f" {redact(url)}" if url else ""

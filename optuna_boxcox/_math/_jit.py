@@ -19,6 +19,8 @@ import threading
 from typing import TYPE_CHECKING
 from typing import Any
 
+from threadpoolctl import ThreadpoolController
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from collections.abc import Iterator
@@ -99,8 +101,6 @@ def single_threaded_blas() -> Iterator[None]:
     with _BLAS_LOCK:
         if _BLAS_STATE["depth"] == 0:
             if _BLAS_STATE["controller"] is None:
-                from threadpoolctl import ThreadpoolController
-
                 _BLAS_STATE["controller"] = ThreadpoolController()
             _BLAS_STATE["limiter"] = _BLAS_STATE["controller"].limit(limits=1, user_api="blas")
         _BLAS_STATE["depth"] += 1

@@ -14,6 +14,8 @@ import math
 import warnings
 
 import numpy as np
+from scipy import optimize
+from scipy import special
 from scipy import stats
 
 #: Z values below this are raised to it before Box-Cox ("extrapolate" mode): Box-Cox needs Z > 0.
@@ -253,9 +255,6 @@ def boxcox_mle(column: np.ndarray) -> float:
     logarithms, taken once. Where the optimum would overflow the transformed data, scipy answers
     (it then constrains λ).
     """
-    from scipy import optimize
-    from scipy import special
-
     logdata = np.log(np.asarray(column, dtype=np.float64))
     n = logdata.shape[0]
     total = np.sum(logdata)

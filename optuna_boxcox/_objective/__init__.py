@@ -9,7 +9,7 @@
   criterion);
 - ``_score_cache``: scores already known;
 - ``_memory``: how many folds' columns fit in memory at once;
-- ``_fidelity``: rows as the fidelity (:class:`Fidelity`, the ``auto`` choice and its cost
-  model), ``_auto`` the timing ``auto`` decides from, and ``_rungs`` the rungs' objectives,
-  scoring a trial rung by rung and Optuna's pruners for them.
+- ``_auto``: what ``auto`` prices a search from (the fidelity values themselves are
+  ``optuna_boxcox._study._fidelity``), and ``_rungs`` the rungs' objectives, scoring a trial rung
+  by rung and Optuna's pruners for them.
 """

@@ -1,5 +1,5 @@
 """``auto``'s decision: price the search from the classifier's cost class and the data's shape,
-then choose exact or halving (:func:`~optuna_boxcox._objective._fidelity.choose_fidelity`).
+then choose exact or halving (:func:`~optuna_boxcox._study._fidelity.choose_fidelity`).
 
 Nothing is timed: a timing depends on the machine and on what else runs on it, and a choice made
 from one gave other rungs, hence other λ, on a busy machine than on a quiet one. The price of a
@@ -15,15 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from optuna_boxcox._objective._evaluators import CostClass
-from optuna_boxcox._objective._fidelity import TYPICAL_BATCH
-from optuna_boxcox._objective._fidelity import TYPICAL_POSITIONS_PER_FEATURE
-from optuna_boxcox._objective._fidelity import AutoFidelity
-from optuna_boxcox._objective._fidelity import CostModel
-from optuna_boxcox._objective._fidelity import FidelityChoice
-from optuna_boxcox._objective._fidelity import choose_fidelity
-from optuna_boxcox._objective._fidelity import expected_new_points
-from optuna_boxcox._objective._fidelity import is_int
-from optuna_boxcox._objective._fidelity import rung_floor
+from optuna_boxcox._study._fidelity import TYPICAL_BATCH
+from optuna_boxcox._study._fidelity import TYPICAL_POSITIONS_PER_FEATURE
+from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._fidelity import CostModel
+from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import choose_fidelity
+from optuna_boxcox._study._fidelity import expected_new_points
+from optuna_boxcox._study._fidelity import is_int
+from optuna_boxcox._study._fidelity import rung_floor
 
 #: Rows at which the cost class is priced for the cost model (then every doubling up to the
 #: data's rows): the model interpolates between them in log-log, which is exact for a power law.

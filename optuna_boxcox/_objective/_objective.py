@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
+import pandas as pd
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._math._jit import resolve_threads
@@ -36,8 +37,7 @@ from optuna_boxcox._objective._arguments import resolve_transforms
 from optuna_boxcox._objective._arguments import stratified_subsample
 from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
-from optuna_boxcox._objective._fidelity import Fidelity
-from optuna_boxcox._objective._fidelity import FidelityChoice
+from optuna_boxcox._objective._kind import PointsObjective
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
 from optuna_boxcox._objective._memory import MemoryBudget
 from optuna_boxcox._objective._points import Configuration
@@ -51,6 +51,8 @@ from optuna_boxcox._objective._scoring import Scoring
 from optuna_boxcox._objective._scoring import inner_splits
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._study._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._spec import OBJECTIVES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
 __all__ = ["CRITERIA", "METRICS", "OBJECTIVES", "BoxCoxObjective", "Configuration"]
 
 
-class BoxCoxObjective:
+class BoxCoxObjective(PointsObjective):
     """Score of a classifier on Box-Cox transformed data, for one Λ per Optuna trial.
 
     Each feature's λ is a float parameter named after the feature (DataFrame column names;
@@ -409,7 +411,7 @@ class BoxCoxObjective:
         """Features a point keeps (those not dropped), the second objective's value."""
         return self._points.n_kept(self._points.vector(point))
 
-    # -- rows as the fidelity (see optuna_boxcox._objective._fidelity) -----------------------------------
+    # -- rows as the fidelity (see optuna_boxcox._study._fidelity) -----------------------------------
     @property
     def fidelity(self) -> Fidelity | None:
         """The successive halving's rungs, or None for exact (``auto``: chosen on first use)."""
@@ -611,8 +613,6 @@ def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
     """A new objective like ``objective`` on a stratified subset of ``rows`` of its rows (its
     subsample: the transform's scaling and MLE start from all rows), within what is left of its
     memory budget."""
-    import pandas as pd
-
     with warnings.catch_warnings():  # the objective has warned about its data already
         warnings.simplefilter("ignore")
         return BoxCoxObjective(

@@ -4,24 +4,22 @@ stratified subset of the rows, transformed as all rows are."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+import dataclasses
 from typing import Any
 
 import numpy as np
+import optuna
 
 from optuna_boxcox._objective._auto import Pricing
 from optuna_boxcox._objective._auto import choose_auto
 from optuna_boxcox._objective._evaluators import GENERIC_COST
 from optuna_boxcox._objective._evaluators import evaluators_of
-from optuna_boxcox._objective._fidelity import AutoFidelity
-from optuna_boxcox._objective._fidelity import Fidelity
-from optuna_boxcox._objective._fidelity import FidelityChoice
-from optuna_boxcox._objective._fidelity import is_int
-from optuna_boxcox._objective._fidelity import resolve_request
-from optuna_boxcox._objective._fidelity import score_folds
-
-if TYPE_CHECKING:
-    import optuna
+from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import is_int
+from optuna_boxcox._study._fidelity import resolve_request
+from optuna_boxcox._study._fidelity import score_folds
 
 
 class Rungs:
@@ -118,8 +116,6 @@ class Rungs:
 
     def recorded_in(self, spec: Any) -> Any:
         """``spec`` with the choice recorded once it is made (``auto`` before it: as it is)."""
-        import dataclasses
-
         if isinstance(self.request, AutoFidelity):
             return spec
         return dataclasses.replace(spec, fidelity_choice=self.request.to_attrs())
@@ -151,8 +147,6 @@ def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:
     """Score a trial's point rung by rung for the study's pruner: each rung's value is reported
     (``step`` = its rows) and the trial is pruned when the pruner says so; the top rung's value
     is the trial's."""
-    import optuna
-
     *lower, top = objective.rungs
     for rows in lower:
         value = objective.at_rows(rows).evaluate(point)
@@ -170,8 +164,6 @@ PRUNERS = ("successive-halving", "hyperband", "median", "none")
 
 def make_pruner(name: str, fidelity: Fidelity, n_samples: int) -> optuna.pruners.BasePruner:
     """Optuna's pruner ``name`` set up for the rungs of ``fidelity`` (steps are row counts)."""
-    import optuna
-
     rungs = fidelity.rungs(n_samples)
     if name == "successive-halving":
         return optuna.pruners.SuccessiveHalvingPruner(

@@ -14,6 +14,7 @@ from sklearn.metrics import f1_score
 from sklearn.metrics import matthews_corrcoef
 from sklearn.model_selection import StratifiedKFold
 
+from optuna_boxcox._math import _criteria
 from optuna_boxcox._system import _stop
 
 
@@ -89,8 +90,6 @@ class Scoring:
         self.function = self._criterion() if self.is_criterion else METRICS.get(scoring, scoring)
 
     def _criterion(self) -> Callable[..., float]:
-        from optuna_boxcox._math import _criteria
-
         method, y, name = self.method, self.y, self.scoring
         if name == "ml":
             return lambda v, t, s, lam: _criteria.log_likelihood(v, t, lam, method)

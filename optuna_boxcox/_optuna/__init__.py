@@ -24,6 +24,8 @@ from collections.abc import Iterator
 import contextlib
 import datetime
 from pathlib import Path
+import re
+import sqlite3
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -90,6 +92,8 @@ def count_trials(study: Study, states: tuple[Any, ...] | None = None) -> int:
     backend = rdb_backend(storage_of(study))
     if backend is None:
         return len(study.get_trials(deepcopy=False, states=states))
+    # SQLAlchemy is imported where a database is used, in this whole module: `import optuna` does not
+    # load it and in-memory or journal storages never need it (docs/performance.md, imports).
     import sqlalchemy
 
     query = "SELECT COUNT(*) FROM trials WHERE study_id = :study"
@@ -149,8 +153,6 @@ def from_stored_datetime(stored: datetime.datetime | None) -> datetime.datetime 
 def schema_head() -> str | None:
     """The newest revision of this Optuna's RDB schema, read from its migration scripts (no
     alembic import, which costs most of a second); None if they cannot be read."""
-    import re
-
     try:
         from optuna.storages import _rdb
 
@@ -173,8 +175,6 @@ def schema_head() -> str | None:
 def sqlite_schema_is_current(path: Path) -> bool:
     """Whether a SQLite file already holds this Optuna's schema at its newest revision: opening it
     then needs neither table creation nor alembic's version check."""
-    import sqlite3
-
     head = schema_head()
     if head is None or not path.is_file():
         return False

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import datetime
+import hashlib
 import json
 import time
 from typing import TYPE_CHECKING
 from typing import Any
 
+import numpy as np
 from optuna.distributions import distribution_to_json
 from optuna.trial import TrialState
 
@@ -487,10 +489,6 @@ KEYS_PER_QUERY = 500
 def ahead_key(point: Any) -> str:
     """A Λ's key on the board: a digest of its float64 values (the plan computes the same bits
     in every worker)."""
-    import hashlib
-
-    import numpy as np
-
     data = np.ascontiguousarray(point, dtype=np.float64).tobytes()
     return AHEAD_PREFIX + hashlib.blake2b(data, digest_size=12).hexdigest()
 

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from optuna.distributions import FloatDistribution
 from optuna.distributions import distribution_to_json
+from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna._sql import stored_intermediate
@@ -25,7 +26,38 @@ if TYPE_CHECKING:
 
     from optuna.distributions import BaseDistribution
 
-    from optuna_boxcox._optuna._write import TrialRecord
+
+@dataclass
+class TrialRecord:
+    """One finished trial to write."""
+
+    params: Mapping[str, Any]
+    distributions: Mapping[str, BaseDistribution]
+    value: float | None
+    user_attrs: Mapping[str, Any]
+    system_attrs: Mapping[str, Any]
+    datetime_start: datetime.datetime
+    datetime_complete: datetime.datetime
+    state: TrialState = TrialState.COMPLETE
+    #: step → value, as ``trial.report`` records them (a PRUNED trial's value is its last one).
+    intermediate_values: Mapping[int, float] | None = None
+
+    def frozen(self) -> FrozenTrial:
+        value = None if self.value is None else float(self.value)
+        return FrozenTrial(
+            number=-1,
+            state=self.state,
+            value=told_value(self.state.name, value),
+            values=None,
+            datetime_start=self.datetime_start,
+            datetime_complete=self.datetime_complete,
+            params=dict(self.params),
+            distributions=dict(self.distributions),
+            user_attrs=dict(self.user_attrs),
+            system_attrs=dict(self.system_attrs),
+            intermediate_values=dict(self.intermediate_values or {}),
+            trial_id=-1,
+        )
 
 
 class EncodedTrial(NamedTuple):

@@ -35,6 +35,7 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import heartbeat_stale_trial_callback
 from optuna_boxcox._optuna._read import read_trials
+from optuna_boxcox._optuna._sql import Sql
 from optuna_boxcox._optuna._study_attrs import read_study_attrs
 from optuna_boxcox._optuna._study_attrs import read_study_name
 from optuna_boxcox._optuna._study_attrs import set_study_attr
@@ -346,8 +347,6 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
         return located[0] if located is not None else self._study_id_of_trial_in_storage(trial_id)
 
     def _study_id_of_trial_in_storage(self, trial_id: int) -> int:
-        from optuna_boxcox._optuna._sql import Sql
-
         with self._backend.engine.connect() as connection:
             rows = Sql(connection)("SELECT study_id FROM trials WHERE trial_id = ?", (trial_id,))
         if not rows:

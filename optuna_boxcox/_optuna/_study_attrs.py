@@ -54,6 +54,8 @@ def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, valu
     ``"system"``) without its ORM round trips: one insert-or-update statement on PostgreSQL;
     elsewhere one transaction of an update, and where the key is new, a check that the study
     exists and an insert. KeyError for no such study."""
+    # SQLAlchemy is imported where a database is used, in this whole module: `import optuna` does not
+    # load it and in-memory or journal storages never need it (docs/performance.md, imports).
     from sqlalchemy.exc import IntegrityError
 
     table, text = STUDY_ATTR_TABLES[kind], json.dumps(value)

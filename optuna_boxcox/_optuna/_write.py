@@ -14,7 +14,6 @@ template trial per trial, which is already a single write there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import datetime
 import json
 from typing import TYPE_CHECKING
@@ -23,7 +22,6 @@ from typing import NamedTuple
 
 import optuna
 from optuna.distributions import distribution_to_json
-from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import UpdateFinishedTrialError
@@ -36,11 +34,11 @@ from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._claims import held_positions
 from optuna_boxcox._optuna._encode import EncodedTrial
 from optuna_boxcox._optuna._encode import PreparedTrials
+from optuna_boxcox._optuna._encode import TrialRecord
 from optuna_boxcox._optuna._encode import encode_trials
 from optuna_boxcox._optuna._encode import whole_trial_attrs_insert
 from optuna_boxcox._optuna._sql import Sql as _Sql
 from optuna_boxcox._optuna._sql import insert_statement as _insert_statement
-from optuna_boxcox._optuna._sql import told_value
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -49,39 +47,6 @@ if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
     from optuna.storages import BaseStorage
     from optuna.storages import RDBStorage
-
-
-@dataclass
-class TrialRecord:
-    """One finished trial to write."""
-
-    params: Mapping[str, Any]
-    distributions: Mapping[str, BaseDistribution]
-    value: float | None
-    user_attrs: Mapping[str, Any]
-    system_attrs: Mapping[str, Any]
-    datetime_start: datetime.datetime
-    datetime_complete: datetime.datetime
-    state: TrialState = TrialState.COMPLETE
-    #: step → value, as ``trial.report`` records them (a PRUNED trial's value is its last one).
-    intermediate_values: Mapping[int, float] | None = None
-
-    def frozen(self) -> FrozenTrial:
-        value = None if self.value is None else float(self.value)
-        return FrozenTrial(
-            number=-1,
-            state=self.state,
-            value=told_value(self.state.name, value),
-            values=None,
-            datetime_start=self.datetime_start,
-            datetime_complete=self.datetime_complete,
-            params=dict(self.params),
-            distributions=dict(self.distributions),
-            user_attrs=dict(self.user_attrs),
-            system_attrs=dict(self.system_attrs),
-            intermediate_values=dict(self.intermediate_values or {}),
-            trial_id=-1,
-        )
 
 
 class Written(NamedTuple):
@@ -108,6 +73,8 @@ def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
     engine = rdb_backend(storage).engine
     engine.dispose(close=False)
     if defer_checkpoints and engine.dialect.name == "sqlite":
+        # SQLAlchemy is imported where a database is used, in this whole module: `import optuna`
+        # does not load it and in-memory or journal storages never need it (docs/performance.md).
         from sqlalchemy import event
 
         def no_auto_checkpoint(connection: Any, _record: Any) -> None:

@@ -20,6 +20,7 @@ import optuna
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
+from optuna_boxcox._objective._kind import PointsObjective
 from optuna_boxcox._runner._batched import BatchedRun
 from optuna_boxcox._runner._interrupt import TrialInterrupted
 from optuna_boxcox._runner._interrupt import resumable
@@ -162,9 +163,9 @@ def optimize(
 
 
 def _is_boxcox_objective(objective: Any) -> bool:
-    from optuna_boxcox._objective._objective import BoxCoxObjective
-
-    return isinstance(objective, BoxCoxObjective)
+    # By its base class: the objective's module would load scikit-learn, SciPy and pandas into a
+    # run of a plain Optuna objective (docs/performance.md).
+    return isinstance(objective, PointsObjective)
 
 
 def _name_metric(study: optuna.Study, objective: Any) -> None:

@@ -1,9 +1,12 @@
-"""One study: what it is, and the one way it is run.
+"""What a study is: values that say which experiment a study holds and what it recorded, imported
+by the layers above and importing of the package only the layers below it (the classifier names,
+the numerics, plain utilities; ``tests/package/test_import_graph.py``). Running a study is
+:mod:`optuna_boxcox._lifecycle`.
 
 - ``_spec``: :class:`SearchSpec`, a study's identity, refused when another experiment holds it;
 - ``_space``: :class:`LambdaSpace`, the λ range searched;
 - ``_settings``: a sampler's recorded settings, refused when changed;
-- ``_search``: :func:`run_search` (the study lifecycle) and :func:`plan_search` (default policy);
-- ``_guard``: the guarded default's gate (searched Λ vs the MLE and Λ = 1 anchors);
+- ``_fidelity``: rows as the fidelity: :class:`Fidelity`, ``auto`` and its price;
+- ``_decision``: the guarded default's :class:`Decision`, as the study records it;
 - ``_plan_size``: how large a search's plan is (trials, and what they write), told before it runs.
 """

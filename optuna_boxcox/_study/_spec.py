@@ -20,20 +20,21 @@ import math
 import re
 from typing import TYPE_CHECKING
 from typing import Any
+import warnings
 
 import numpy as np
+import optuna
 from optuna.distributions import distribution_to_json
 from optuna.distributions import json_to_distribution
 from optuna.trial import TrialState
 
-from optuna_boxcox._objective._fidelity import fidelity_identity
-from optuna_boxcox._objective._fidelity import may_halve
+from optuna_boxcox._study._fidelity import fidelity_identity
+from optuna_boxcox._study._fidelity import may_halve
 from optuna_boxcox._study._space import SPACE_ATTR
+from optuna_boxcox.classifiers import make_classifier
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-    import optuna
 
 
 #: Study user attribute holding :meth:`SearchSpec.to_dict`.
@@ -120,7 +121,7 @@ class SearchSpec:
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).
         pruner: The Optuna pruner of a search with a fidelity through ``study.optimize`` (a name
-            of :data:`~optuna_boxcox._objective._fidelity.PRUNERS`; None: successive halving).
+            of :data:`~optuna_boxcox._study._fidelity.PRUNERS`; None: successive halving).
         seed: Seed of the sampler, the inner folds and the subsample.
         source: Where the data came from (``dataset``, ``csv``, ``label``, ``features``), so that
             a worker can load them again; not part of the experiment (the fingerprint is).
@@ -153,8 +154,6 @@ class SearchSpec:
     def estimator(self) -> Any:
         """The classifier: made from its name, or the one given."""
         if isinstance(self.classifier, str):
-            from optuna_boxcox.classifiers import make_classifier
-
             return make_classifier(self.classifier)
         if isinstance(self.classifier, dict):
             raise ValueError(
@@ -162,17 +161,6 @@ class SearchSpec:
                 "be rebuilt from its record: build the objective with that classifier"
             )
         return self.classifier
-
-    def make_sampler(self) -> optuna.samplers.BaseSampler:
-        """The sampler named by :attr:`sampler`, with :attr:`sampler_settings` and :attr:`seed`."""
-        from optuna_boxcox.samplers import make_sampler
-
-        if self.sampler is None:
-            raise ValueError("this spec names no sampler: the study's own one searches")
-        settings = {
-            k: tuple(v) if isinstance(v, list) else v for k, v in self.sampler_settings.items()
-        }
-        return make_sampler(self.sampler, seed=self.seed, **settings)
 
     @property
     def directions(self) -> list[str]:
@@ -357,10 +345,6 @@ def record_search(
     dashboard: ``spec`` (None: the record stands, see :func:`check_study`), the λ space (a study
     recorded with another one is refused), the metric names of a multi-objective study and what
     the objective chose (``described``). ``recorded`` are the study's user attributes."""
-    import warnings
-
-    import optuna
-
     if spec is not None:
         study.set_user_attr(SPEC_ATTR, spec.to_dict())
     if recorded.get(SPACE_ATTR) is None:
@@ -410,8 +394,6 @@ def _classifier_record(classifier: Any) -> dict[str, Any]:
         return classifier
     name = classifier if isinstance(classifier, str) else None
     if name is not None:
-        from optuna_boxcox.classifiers import make_classifier
-
         classifier = make_classifier(name)
     kind = type(classifier)
     params = classifier.get_params(deep=False) if hasattr(classifier, "get_params") else {}

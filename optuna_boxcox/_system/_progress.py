@@ -12,6 +12,8 @@ import time
 from typing import IO
 from typing import Any
 
+from tqdm import tqdm
+
 #: Seconds between two progress lines when the output is not a terminal.
 LOG_EVERY = 10.0
 
@@ -54,8 +56,6 @@ class Progress:
         self._bar: Any = None
         self._closed = False
         if enabled and _is_terminal(self.stream):
-            from tqdm import tqdm
-
             self._bar = tqdm(
                 total=total,
                 initial=self.initial,

@@ -346,7 +346,7 @@ def policies(record: dict) -> dict[str, float]:
         out["sel-sk-gate"] = _held(record, select(record, SELECTIONS["sel-sk"], margin=1.0))
     for name, kwargs in RULES.items():
         out[name] = held[guarded_choice(record, **kwargs)]
-    # The built default (optuna_boxcox._study._guard.rule_of): k-NN by leave-one-out confirmed by CV,
+    # The built default (optuna_boxcox._lifecycle._guard.rule_of): k-NN by leave-one-out confirmed by CV,
     # the SVC the best of three by CV, linear models ungated, the others the one-SE CV gate.
     classifier = record["classifier"]
     if classifier == "linear":

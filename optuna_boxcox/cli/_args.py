@@ -16,6 +16,9 @@ from optuna_boxcox.classifiers import CLASSIFIERS as PAPER_CLASSIFIERS
 if TYPE_CHECKING:
     import pandas as pd
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 __all__ = ["DEFAULT_STORAGE", "REPRODUCE_STORAGE"]
 
 DATASETS = ("breast_cancer", "iris", "wine", "sonar")
@@ -201,7 +204,7 @@ def parse_fidelity(text: str | None) -> str | int | None:
     """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError;
     not given: ``"default"`` (the search lifecycle decides: a resumed study's own, else auto)."""
     if text is None:
-        from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+        from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 
         return DEFAULT_REQUEST
     value = text.strip().lower()

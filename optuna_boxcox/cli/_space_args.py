@@ -12,6 +12,9 @@ from optuna_boxcox.cli._args import UsageError
 if TYPE_CHECKING:
     pass
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 
 #: What --transforms offers (BoxCoxObjective's transforms).
 TRANSFORM_CHOICES = ("box-cox", "yeo-johnson", "identity", "drop")

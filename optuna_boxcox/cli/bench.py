@@ -27,6 +27,9 @@ from typing import Any
 
 from optuna_boxcox.classifiers import BENCHMARKED
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 BENCH_CLASSIFIERS = (*BENCHMARKED, "logistic")
 SECTIONS = ("end-to-end", "components", "scale", "parallel", "read", "workers", "fidelity")
 DEFAULT_SECTIONS = ("end-to-end", "components")

@@ -21,6 +21,9 @@ from optuna_boxcox.cli.compare import check_peers
 #: Every fixed method by name (``--transforms all``).
 ALL_TRANSFORMS = (*FIXED_TRANSFORMS, *PEER_TRANSFORMS)
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 DEFAULT_DATASETS = "breast_cancer,wine,iris,digits,moons,blobs"
 #: Mirrors optuna_boxcox.experiments.benchmark.DEFAULT_MAX_ROWS (the module is imported only when the command
 #: runs, so that --help stays fast); a test keeps the two equal.
@@ -142,7 +145,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_benchmark(args: argparse.Namespace) -> int:
-    from optuna_boxcox._study._guard import GUARDED
+    from optuna_boxcox._lifecycle._guard import GUARDED
     from optuna_boxcox.experiments.benchmark import RANK_PLOT
     from optuna_boxcox.experiments.benchmark import benchmark
     from optuna_boxcox.experiments.benchmark import default_transforms

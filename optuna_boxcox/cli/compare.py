@@ -15,6 +15,9 @@ from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import split_names
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 #: The fixed transforms' keys, as optuna_boxcox.experiments.compare.FIXED_TRANSFORMS has them (not imported:
 #: ``--help`` would pay for scikit-learn); a test checks the two agree.
 FIXED_TRANSFORMS = ("raw", "standard", "minmax", "maxabs", "quantile", "yeo-johnson", "box-cox")
@@ -94,7 +97,7 @@ def register(subparsers: Any) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     import optuna
 
-    from optuna_boxcox._study._guard import GUARDED
+    from optuna_boxcox._lifecycle._guard import GUARDED
     from optuna_boxcox.classifiers import make_classifier
     from optuna_boxcox.experiments.compare import compare
     from optuna_boxcox.experiments.compare import format_table

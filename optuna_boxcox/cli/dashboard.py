@@ -14,6 +14,9 @@ from typing import Any
 from optuna_boxcox.cli._args import DEFAULT_STORAGE
 from optuna_boxcox.cli._args import UsageError
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 
 def port_in_use(host: str, port: int) -> str | None:
     """Why ``host:port`` cannot be listened on (in use, not allowed), or None when it can."""

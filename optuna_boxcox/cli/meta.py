@@ -10,6 +10,9 @@ from optuna_boxcox.cli._args import CLASSIFIERS
 from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_storage_argument
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 PAPER_SEED = 42
 
 

@@ -13,6 +13,9 @@ from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import split_names
 
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
+
 TARGETS = ("table2", "table3", "table5", "table6", "table7", "table8")
 
 

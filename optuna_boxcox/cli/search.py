@@ -25,8 +25,11 @@ from optuna_boxcox.cli._space_args import add_space_arguments
 from optuna_boxcox.cli._space_args import space_options
 
 if TYPE_CHECKING:
-    from optuna_boxcox._study._search import SearchRun
+    from optuna_boxcox._lifecycle._search import SearchRun
     from optuna_boxcox._study._spec import SearchSpec
+
+# The library and its heavy dependencies are imported inside the functions that use them:
+# --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
 
 #: Settings of the paper's grid samplers that ``search`` offers as options.
 GRID_SETTINGS = ("grid_size", "grid_range")
@@ -137,7 +140,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The sampler settings given on the command line (refused where the sampler has none)."""
-    from optuna_boxcox._study._guard import search_sampler
+    from optuna_boxcox._lifecycle._guard import search_sampler
     from optuna_boxcox.samplers import PRESETS
 
     given: dict[str, Any] = {}
@@ -240,8 +243,8 @@ def run_search(args: argparse.Namespace) -> SearchRun:
 def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
     """Refuse, in one line and before anything is computed, a plan too large to write (see
     :mod:`optuna_boxcox._study._plan_size`); ``--allow-large`` runs it as it is."""
+    from optuna_boxcox._lifecycle._search import plan_search
     from optuna_boxcox._study._plan_size import plan_size
-    from optuna_boxcox._study._search import plan_search
 
     try:
         sampler = plan_search(spec).sampler
@@ -266,25 +269,21 @@ def run_spec(
     what_to_do: str = "use another --study-name, or --restart",
     **options: Any,
 ) -> SearchRun:
-    """:func:`~optuna_boxcox._study._search.run_search` with the library's errors as the command line's
+    """:func:`~optuna_boxcox._lifecycle._search.run_search` with the library's errors as the command line's
     one-line messages; a study of another experiment is refused, the message ending with
     ``what_to_do`` "to start it over"."""
-    from optuna_boxcox._study._search import SearchInterrupted
-    from optuna_boxcox._study._search import run_search as run
+    from optuna_boxcox._lifecycle._search import RunOptions
+    from optuna_boxcox._lifecycle._search import SearchInterrupted
+    from optuna_boxcox._lifecycle._search import Where
+    from optuna_boxcox._lifecycle._search import run_search as run
     from optuna_boxcox._study._spec import ForeignStudy
     from optuna_boxcox._study._spec import StudyMismatch
 
+    restart = options.pop("restart", False)
+    where = Where(storage=storage, study_name=study_name, data_name=data_name, restart=restart)
     try:
         return run(
-            spec,
-            X,
-            y,
-            study_name=study_name,
-            data_name=data_name,
-            storage=storage,
-            progress=True,
-            announce=print_fidelity,
-            **options,
+            spec, X, y, where, RunOptions(progress=True, announce=print_fidelity, **options)
         )
     except StudyMismatch as mismatch:
         raise UsageError(
@@ -343,7 +342,7 @@ def print_search(found: SearchRun) -> None:
             f"{kept} is the result"
         )
     if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
-        from optuna_boxcox._study._open import trials_left
+        from optuna_boxcox._lifecycle._open import trials_left
 
         if found.total is not None and trials_left(found.study, found.total) == 0:
             print(
@@ -375,7 +374,7 @@ def print_fidelity(objective: Any) -> None:
 def fidelity_summary(objective: Any) -> str | None:
     """What the search's fidelity is and why, in one line; None for an exact search asked as such
     (the paper's search, nothing to say)."""
-    from optuna_boxcox._objective._fidelity import FidelityChoice
+    from optuna_boxcox._study._fidelity import FidelityChoice
 
     choice = FidelityChoice.from_attrs(objective.describe()["fidelity"])
     if choice.fidelity is None and choice.requested != "auto":
@@ -443,7 +442,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
-    from optuna_boxcox._study._search import attach_note
+    from optuna_boxcox._lifecycle._search import attach_note
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.samplers import PlanSampler
@@ -488,7 +487,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
+    from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.storage import redact

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
 
 from optuna_boxcox.datasets import BUNDLED
 from optuna_boxcox.datasets import DATASETS
@@ -184,8 +186,6 @@ def subsample(y: np.ndarray, max_rows: int) -> np.ndarray:
     """Indices (in data order) of a stratified sample of ``max_rows`` rows, the same every time:
     ``train_test_split(train_size=max_rows, stratify=y, random_state=0)``. A class keeps its share
     of the rows, so a search on the sample faces the same class balance as on the whole set."""
-    from sklearn.model_selection import train_test_split
-
     if max_rows < 2:
         raise ValueError(f"max_rows must be at least 2, got {max_rows}")
     rows, _ = train_test_split(
@@ -195,8 +195,6 @@ def subsample(y: np.ndarray, max_rows: int) -> np.ndarray:
 
 
 def _pooled_digits() -> tuple[pd.DataFrame, np.ndarray]:
-    from sklearn.datasets import load_digits
-
     digits = load_digits()
     blocks = digits.images.reshape(-1, 4, 2, 4, 2).sum(axis=(2, 4)).reshape(-1, 16)
     columns = [f"block{r}{c}" for r in range(4) for c in range(4)]

@@ -18,13 +18,15 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 
+from optuna_boxcox._lifecycle._guard import search_sampler
+from optuna_boxcox._lifecycle._open import Recorded
+from optuna_boxcox._lifecycle._open import open_study
+from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import Where
+from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import BoxCoxObjective
-from optuna_boxcox._study._guard import search_sampler
-from optuna_boxcox._study._open import Recorded
-from optuna_boxcox._study._open import open_study
-from optuna_boxcox._study._search import run_search
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox._system._progress import Progress
@@ -278,7 +280,7 @@ def _run_one(
     A paper sampler runs its whole plan with ``whole_plan``, else at most ``budget`` trials of it;
     Optuna's samplers run ``budget`` trials (on an in-memory copy of the study, written back in
     chunks). The guarded default searches with the paper's coordinate search, then its gate
-    decides (:func:`~optuna_boxcox._study._search.run_search`). A study that runs gets the
+    decides (:func:`~optuna_boxcox._lifecycle._search.run_search`). A study that runs gets the
     search's note and figures, shown by optuna-dashboard.
 
     With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
@@ -297,18 +299,21 @@ def _run_one(
     found = run_search(
         dataclasses.replace(spec, sampler=sampler_name, seed=seed),
         *rows,
-        storage=store,
-        study_name=name,
-        sampler=sampler,
-        total=target,
-        in_memory=True,
-        settings=Recorded(
-            SETTINGS_ATTR, settings, "use another --storage, or delete the study to run it again"
+        Where(storage=store, study_name=name),
+        RunOptions(
+            sampler=sampler,
+            total=target,
+            in_memory=True,
+            settings=Recorded(
+                SETTINGS_ATTR,
+                settings,
+                "use another --storage, or delete the study to run it again",
+            ),
+            objective=objective,
+            # The dashboard shows every study with the Λ used and its figures: they added no
+            # measurable time to a comparison (a study read back keeps those it was given).
+            figures=True,
         ),
-        objective=objective,
-        # The dashboard shows every study with the Λ used and its figures: they added no
-        # measurable time to a comparison (a study read back keeps those it was given).
-        figures=True,
     )
     study = found.study
     attrs = study.user_attrs

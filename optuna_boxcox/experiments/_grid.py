@@ -326,6 +326,8 @@ def run_grid(
 
 
 def _attach(study: optuna.Study, figure: go.Figure) -> None:
+    # optuna-dashboard is imported where a note or graph is saved, in this whole module: it loads
+    # its web server's modules, the slowest import of the package (docs/performance.md, imports).
     from optuna_dashboard import save_plotly_graph_object
 
     save_plotly_graph_object(study, figure, graph_object_id="grid-exploration-heatmap")

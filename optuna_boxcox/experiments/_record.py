@@ -15,10 +15,10 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
+from optuna_boxcox._lifecycle._open import Recorded
+from optuna_boxcox._lifecycle._open import open_study as open_experiment_study
 from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import write_trials
-from optuna_boxcox._study._open import Recorded
-from optuna_boxcox._study._open import open_study as open_experiment_study
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -100,7 +100,7 @@ import numpy as np
 import optuna
 from scipy import stats
 
-from optuna_boxcox._study._guard import search_sampler
+from optuna_boxcox._lifecycle._guard import search_sampler
 from optuna_boxcox.classifiers import ALL_CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._benchmark_data import DEFAULT_MAX_ROWS
@@ -128,6 +128,7 @@ from optuna_boxcox.experiments.compare import outer_splits
 from optuna_boxcox.experiments.compare import parse_outer_cv
 from optuna_boxcox.experiments.compare import run_problems
 from optuna_boxcox.experiments.compare import text_table
+from optuna_boxcox.figures import attach_figures
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import DEFAULT_STORAGE
 from optuna_boxcox.storage import open_storage
@@ -472,8 +473,6 @@ def rank_figure(result: BenchmarkResult) -> go.Figure:
 
 def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) -> str:
     """The summary study: the table as user attributes and a note, the rank plot as a graph."""
-    from optuna_boxcox.figures import attach_figures
-
     name = "benchmark/" + "-".join(tags)
     store = storage if hasattr(storage, "get_all_trials") else open_storage(storage)
     study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)

@@ -28,10 +28,10 @@ import optuna
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
+from optuna_boxcox._lifecycle._open import Recorded
+from optuna_boxcox._lifecycle._open import open_study
+from optuna_boxcox._lifecycle._open import trials_left
 from optuna_boxcox._runner import optimize
-from optuna_boxcox._study._open import Recorded
-from optuna_boxcox._study._open import open_study
-from optuna_boxcox._study._open import trials_left
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import paper_features
@@ -205,6 +205,8 @@ def param_importances(study: optuna.Study, seed: int = PAPER_SEED) -> dict[str, 
 
 
 def _attach_importances(study: optuna.Study, seed: int) -> None:
+    # optuna-dashboard is imported where a note or graph is saved, in this whole module: it loads
+    # its web server's modules, the slowest import of the package (docs/performance.md, imports).
     from optuna_dashboard import save_plotly_graph_object
 
     figure = optuna.visualization.plot_param_importances(

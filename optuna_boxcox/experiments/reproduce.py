@@ -37,6 +37,7 @@ from optuna_boxcox.experiments._protocol import ROWS
 from optuna_boxcox.experiments._protocol import Protocol
 from optuna_boxcox.experiments._report import Reproduction
 from optuna_boxcox.experiments._tables import run_table
+from optuna_boxcox.figures import write_figures
 from optuna_boxcox.storage import REPRODUCE_STORAGE
 from optuna_boxcox.storage import open_storage
 
@@ -230,8 +231,6 @@ def _write(result: Reproduction, out: Path, heatmaps: dict, png: bool | None) ->
     result.files = [csv_path, md_path]
     if not heatmaps:
         return
-    from optuna_boxcox.figures import write_figures
-
     figures = {}
     for (key, _seed), by_classifier in heatmaps.items():
         name = "figure2" if key == "random" else f"appendix-a-{key}"

@@ -13,6 +13,7 @@ import optuna
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
+from plotly.colors import qualitative
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -133,8 +134,6 @@ def _feature_palette() -> tuple[str, ...]:
     next colour is the one farthest from those before it, so that a few lines differ most: the
     first 20 are at least ΔE = 33 apart, the first 30 at least 25.
     """
-    from plotly.colors import qualitative
-
     candidates = list(
         dict.fromkeys(
             colour.upper()

@@ -11,13 +11,14 @@ from typing import Any
 import warnings
 
 import optuna
+from optuna.artifacts import upload_artifact
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from optuna_boxcox._study._guard import NAMES
+from optuna_boxcox._study._decision import NAMES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.figures._draw import best_so_far
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from optuna.samplers import BaseSampler
 
     from optuna_boxcox._objective._objective import BoxCoxObjective
-    from optuna_boxcox._study._guard import Decision
+    from optuna_boxcox._study._decision import Decision
     from optuna_boxcox.samplers import SearchResult
 
     #: One search's finished trials: the study, or the trials themselves.
@@ -314,6 +315,8 @@ def attach_figures(
     ``artifact_store`` the figures are also uploaded as study artifacts (PNG when it can be
     rendered, otherwise self-contained HTML).
     """
+    # optuna-dashboard is imported where a note or graph is saved, in this whole module: it loads
+    # its web server's modules, the slowest import of the package (docs/performance.md, imports).
     from optuna_dashboard import save_note
     from optuna_dashboard import save_plotly_graph_object
 
@@ -321,8 +324,6 @@ def attach_figures(
         save_plotly_graph_object(study, figure, graph_object_id=key)
     save_note(study, note)
     if artifact_store is not None:
-        from optuna.artifacts import upload_artifact
-
         with tempfile.TemporaryDirectory() as directory:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)

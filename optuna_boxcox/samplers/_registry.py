@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
     from optuna.samplers import BaseSampler
 
+    from optuna_boxcox._study._spec import SearchSpec
+
 
 #: Optuna's samplers as the registry builds them: every argument whose default differs between the
 #: Optuna versions supported (4.2–5.x), or could, is given, so that ``tpe`` is the same sampler on
@@ -149,6 +151,19 @@ def make_sampler(name: str, seed: int = 0, **settings: Any) -> BaseSampler:
     if key is None:
         raise ValueError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}")
     return SAMPLERS[key](seed, **settings)
+
+
+def sampler_of(spec: SearchSpec) -> BaseSampler:
+    """The sampler ``spec`` names (:attr:`~SearchSpec.sampler`), with its settings and seed.
+
+    Here rather than a method of the spec: a spec is a value of the layer below the samplers.
+    """
+    if spec.sampler is None:
+        raise ValueError("this spec names no sampler: the study's own one searches")
+    settings = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in spec.sampler_settings.items()
+    }
+    return make_sampler(spec.sampler, seed=spec.seed, **settings)
 
 
 def sampler_key(name: str) -> str | None:

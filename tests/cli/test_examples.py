@@ -10,7 +10,7 @@ import sys
 import optuna
 import pytest
 
-from optuna_boxcox._study._guard import sampler_names
+from optuna_boxcox._lifecycle._guard import sampler_names
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -18,7 +18,7 @@ from test_dashboard_browser import sync_api
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox.samplers import make_sampler
 
 

@@ -176,7 +176,7 @@ def test_a_fit_leaves_a_note_on_its_study_naming_the_lambda_used(tmp_path, breas
     # words: a fit's study too (the note only, by default: the figures cost a fit more than 10 %).
     from optuna_dashboard import get_note
 
-    from optuna_boxcox._study._guard import NAMES
+    from optuna_boxcox._study._decision import NAMES
 
     X, y = breast_cancer.data.iloc[:, :3], breast_cancer.target
     url = f"sqlite:///{tmp_path / 'study.db'}"

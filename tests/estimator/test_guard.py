@@ -14,12 +14,13 @@ import pytest
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._study._guard import DECISION_ATTR
-from optuna_boxcox._study._guard import decide
+from optuna_boxcox._lifecycle._guard import DECISION_ATTR
+from optuna_boxcox._lifecycle._guard import decide
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
 from optuna_boxcox.cli._args import load_data_source
+from optuna_boxcox.samplers._registry import sampler_of
 
 
 def curved_boundary(seed: int = 0, n: int = 300) -> tuple[np.ndarray, np.ndarray]:
@@ -159,9 +160,9 @@ def test_the_gates_k_nn_predicts_as_scikit_learn(load, k, block_rows, monkeypatc
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import StandardScaler
 
-    from optuna_boxcox._study import _knn
-    from optuna_boxcox._study._knn import leave_one_out_correct
-    from optuna_boxcox._study._knn import neighbour_predictions
+    from optuna_boxcox._lifecycle import _knn
+    from optuna_boxcox._lifecycle._knn import leave_one_out_correct
+    from optuna_boxcox._lifecycle._knn import neighbour_predictions
 
     if block_rows is not None:
         monkeypatch.setattr(_knn, "BLOCK_BYTES", 8 * block_rows * 178)
@@ -184,10 +185,10 @@ def test_the_gate_judges_each_classifier_by_its_rule():
     from sklearn.metrics import accuracy_score
     from sklearn.metrics import balanced_accuracy_score
 
-    from optuna_boxcox._study._guard import KNN_RULE
-    from optuna_boxcox._study._guard import SVC_RULE
-    from optuna_boxcox._study._guard import Rule
-    from optuna_boxcox._study._guard import rule_of
+    from optuna_boxcox._lifecycle._guard import KNN_RULE
+    from optuna_boxcox._lifecycle._guard import SVC_RULE
+    from optuna_boxcox._lifecycle._guard import Rule
+    from optuna_boxcox._lifecycle._guard import rule_of
 
     y = np.arange(40) % 2
     assert rule_of(make_classifier("knn"), accuracy_score, y) == KNN_RULE
@@ -210,7 +211,7 @@ def test_the_gate_judges_each_classifier_by_its_rule():
 def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
     tmp_path, capsys, monkeypatch
 ):
-    from optuna_boxcox._study import _guard
+    from optuna_boxcox._lifecycle import _guard
 
     X, y = curved_boundary(n=300)
     frame = pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y)
@@ -239,7 +240,7 @@ def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
 
 
 def test_a_worker_that_finishes_a_guarded_study_gates_it(tmp_path, monkeypatch):
-    from optuna_boxcox._study import _guard
+    from optuna_boxcox._lifecycle import _guard
 
     X, y = curved_boundary(n=300)
     path = tmp_path / "curved.csv"
@@ -289,10 +290,10 @@ def test_more_rows_than_the_gate_judges_are_a_stratified_sample(monkeypatch):
     the one made on those rows alone, and says so (recorded, and in search's line)."""
     from sklearn.datasets import load_breast_cancer
 
-    from optuna_boxcox._study import _guard
-    from optuna_boxcox._study._guard import guard
-    from optuna_boxcox._study._guard import metric_of
-    from optuna_boxcox._study._guard import sample_rows
+    from optuna_boxcox._lifecycle import _guard
+    from optuna_boxcox._lifecycle._guard import guard
+    from optuna_boxcox._lifecycle._guard import metric_of
+    from optuna_boxcox._lifecycle._guard import sample_rows
 
     X, y = load_breast_cancer(return_X_y=True)
     knn = make_classifier("knn")
@@ -328,7 +329,7 @@ def test_the_gates_distances_survive_values_whose_squares_overflow():
     differences do not, and the neighbours are those of the column-by-column sum."""
     from sklearn.neighbors import KNeighborsClassifier
 
-    from optuna_boxcox._study._knn import leave_one_out_correct
+    from optuna_boxcox._lifecycle._knn import leave_one_out_correct
 
     rng = np.random.default_rng(0)
     T = 1e155 + rng.normal(size=(40, 3)) * 1e150
@@ -393,7 +394,7 @@ def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
     spec = SearchSpec.of_study(study)
     X, y, _ = load_data_source(**spec.source)
     study = optuna.load_study(
-        study_name=study.study_name, storage=storage, sampler=spec.make_sampler()
+        study_name=study.study_name, storage=storage, sampler=sampler_of(spec)
     )
     optimize(study, BoxCoxObjective.from_spec(spec, X, y))
     assert study.user_attrs["boxcox_result"] == result
@@ -412,8 +413,8 @@ def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
 def test_the_decision_in_words_says_which_lambda_is_used_and_why(
     chosen, difference, confirmation, words
 ):
-    from optuna_boxcox._study._guard import KNN_RULE
-    from optuna_boxcox._study._guard import Decision
+    from optuna_boxcox._lifecycle._guard import KNN_RULE
+    from optuna_boxcox._lifecycle._guard import Decision
 
     scores = {"searched": 0.94 + difference, "mle": 0.94, "ones": 0.92}
     decision = Decision(

@@ -148,7 +148,7 @@ def read_back(ci_run):
     def no_search(*args, **kwargs):
         raise AssertionError("a finished study was searched again")
 
-    import optuna_boxcox._study._search as lifecycle
+    import optuna_boxcox._lifecycle._search as lifecycle
 
     patch.setattr(lifecycle, "optimize", no_search)
     patch.setattr(lifecycle, "optimize_in_memory", no_search)
@@ -298,7 +298,7 @@ def test_the_guarded_default_is_a_method_with_its_decision_in_each_study(tmp_pat
 def test_a_guarded_benchmark_runs_its_studies_through_the_one_lifecycle(tmp_path, monkeypatch):
     """Each search is a study of the lifecycle: the spec and the comparison's settings recorded,
     the decision made once by the gate and read back by a second run, which scores nothing."""
-    from optuna_boxcox._study import _guard
+    from optuna_boxcox._lifecycle import _guard
 
     calls = []
     real = _guard.guard

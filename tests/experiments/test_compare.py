@@ -230,7 +230,7 @@ def test_outer_folds_are_read_back_not_rerun(outer_and_null, breast_cancer, monk
     def no_search(*args, **kwargs):
         raise AssertionError("a finished fold was searched again")
 
-    import optuna_boxcox._study._search as lifecycle
+    import optuna_boxcox._lifecycle._search as lifecycle
 
     monkeypatch.setattr(lifecycle, "optimize", no_search)
     monkeypatch.setattr(lifecycle, "optimize_in_memory", no_search)

@@ -14,15 +14,17 @@ from sklearn.datasets import load_digits
 from sklearn.datasets import make_classification
 
 from optuna_boxcox import BoxCoxClassifier
-from optuna_boxcox._objective import _fidelity as fidelity_module
+from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import Where
+from optuna_boxcox._lifecycle._search import plan_search
+from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._objective import _rungs as rungs_module
 from optuna_boxcox._objective._evaluators import REGISTRY
 from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
-from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._objective._fidelity import AutoFidelity
-from optuna_boxcox._study._search import plan_search
-from optuna_boxcox._study._search import run_search
+from optuna_boxcox._study import _fidelity as fidelity_module
+from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
@@ -165,8 +167,8 @@ def test_the_default_search_writes_the_exact_searchs_trials(sampler, clock_runs_
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     storage = f"sqlite:///{tmp_path}/s.db"
     spec = SearchSpec("bayes", sampler=sampler, fidelity=DEFAULT_REQUEST)
-    found = run_search(spec, X, y, storage=storage, study_name="s")
-    exact = run_search(SearchSpec("bayes", sampler=sampler), X, y, storage=storage, study_name="e")
+    found = run_search(spec, X, y, Where(storage=storage, study_name="s"))
+    exact = run_search(SearchSpec("bayes", sampler=sampler), X, y, Where(storage, study_name="e"))
     assert _digest(found.study) == _digest(exact.study)
     record = found.study.user_attrs[SPEC_ATTR]
     assert record["fidelity"] == "auto" and record["fidelity_choice"]["default"] is True
@@ -179,9 +181,9 @@ def test_an_exact_study_made_before_resumes_exact_and_auto_asked_is_refused(tmp_
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     storage = f"sqlite:///{tmp_path}/s.db"
     old = SearchSpec("bayes", sampler="iterative")  # exact, as every study made before
-    run_search(old, X, y, storage=storage, study_name="s", n_trials=30)
+    run_search(old, X, y, Where(storage, study_name="s"), RunOptions(n_trials=30))
     again = SearchSpec("bayes", sampler="iterative", fidelity=DEFAULT_REQUEST)
-    found = run_search(again, X, y, storage=storage, study_name="s", n_trials=30)
+    found = run_search(again, X, y, Where(storage, study_name="s"), RunOptions(n_trials=30))
     assert found.objective.fidelity is None and len(found.study.trials) == 60
     assert "fidelity" not in found.study.user_attrs[SPEC_ATTR]  # its record is as it was
     with pytest.raises(StudyMismatch, match=r"fidelity: None there, 'auto' here"):
@@ -189,8 +191,7 @@ def test_an_exact_study_made_before_resumes_exact_and_auto_asked_is_refused(tmp_
             SearchSpec("bayes", sampler="iterative", fidelity="auto"),
             X,
             y,
-            storage=storage,
-            study_name="s",
+            Where(storage=storage, study_name="s"),
         )
 
 

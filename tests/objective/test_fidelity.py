@@ -14,19 +14,19 @@ from sklearn.neighbors import KNeighborsClassifier
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import StudyMismatch
 from optuna_boxcox._objective import _auto as auto_module
-from optuna_boxcox._objective import _fidelity as fidelity_module
 from optuna_boxcox._objective import _rungs as rungs_module
 from optuna_boxcox._objective._evaluators import REGISTRY
 from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
-from optuna_boxcox._objective._fidelity import DEFAULT_BUDGET_SECONDS
-from optuna_boxcox._objective._fidelity import EXACT_SECONDS
-from optuna_boxcox._objective._fidelity import AutoFidelity
-from optuna_boxcox._objective._fidelity import CostModel
-from optuna_boxcox._objective._fidelity import Fidelity
-from optuna_boxcox._objective._fidelity import FidelityChoice
-from optuna_boxcox._objective._fidelity import choose_fidelity
-from optuna_boxcox._objective._fidelity import halving_seconds
+from optuna_boxcox._study import _fidelity as fidelity_module
+from optuna_boxcox._study._fidelity import DEFAULT_BUDGET_SECONDS
+from optuna_boxcox._study._fidelity import EXACT_SECONDS
+from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._fidelity import CostModel
+from optuna_boxcox._study._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import choose_fidelity
+from optuna_boxcox._study._fidelity import halving_seconds
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 

@@ -20,9 +20,9 @@ from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
-from optuna_boxcox._objective._fidelity import Fidelity
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
+from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import PlanRun
 from optuna_boxcox.samplers import make_sampler
@@ -273,7 +273,7 @@ import optuna
 from sklearn.datasets import load_breast_cancer
 from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective, optimize
-from optuna_boxcox._objective._fidelity import Fidelity
+from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox.samplers import make_sampler
 from optuna_boxcox.storage import open_storage

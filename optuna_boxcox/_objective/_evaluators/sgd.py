@@ -9,6 +9,9 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import SGDClassifier
 
+from optuna_boxcox._math._sgd import fit_sgd_binary
+from optuna_boxcox._math._sgd import sgd_settings
+
 if TYPE_CHECKING:
     pass
 from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
@@ -44,8 +47,6 @@ class SGDScorer(FastScorer):
         y: np.ndarray,
         metric: Callable[[np.ndarray, np.ndarray], float],
     ) -> SGDScorer | None:
-        from optuna_boxcox._math._sgd import sgd_settings
-
         settings = sgd_settings(estimator)
         if settings is None or len(np.unique(y)) != 2:
             return None
@@ -66,8 +67,6 @@ class SGDScorer(FastScorer):
         pass  # every score is a fresh fit on self.S
 
     def _predict_codes(self) -> np.ndarray | None:
-        from optuna_boxcox._math._sgd import fit_sgd_binary
-
         fitted = fit_sgd_binary(self.S, self.signs, self.settings)
         if fitted is None:
             return None

@@ -12,6 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.neighbors import KNeighborsClassifier
+
+from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
 
 
 def neighbour_predictions(
@@ -45,8 +49,6 @@ def leave_one_out_correct(estimator: Any, T: np.ndarray, y: np.ndarray) -> np.nd
     its class, else 0.0: exact leave-one-out, a row is not its own neighbour (resubstitution
     counts it among them). Distances a block of rows at a time (:data:`BLOCK_BYTES`); a row whose k-th neighbour is not clear-cut is
     answered by scikit-learn fitted without it."""
-    from sklearn.base import clone
-
     k = neighbours(estimator, y)
     classes, codes = np.unique(y, return_inverse=True)
     norms = _norms(T)
@@ -69,10 +71,6 @@ def leave_one_out_correct(estimator: Any, T: np.ndarray, y: np.ndarray) -> np.nd
 
 def neighbours(estimator: Any, y: np.ndarray) -> int | None:
     """k of a k-NN the fast evaluator reproduces on labels ``y`` (its own test), else None."""
-    from sklearn.neighbors import KNeighborsClassifier
-
-    from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
-
     if type(estimator) is not KNeighborsClassifier:
         return None
     scorer = BlockwiseKNeighborsScorer.from_estimator(estimator, y, _none)

@@ -3,7 +3,7 @@
 Create the study or resume it (deleting it first to start over), refuse it if it holds another
 experiment — before anything is written into it —, then record what it is continued with: the
 caller's settings and the arguments of the Optuna sampler that searches it, each refused when
-the study was run with others. :func:`~optuna_boxcox._study._search.run_search` opens every search's
+the study was run with others. :func:`~optuna_boxcox._lifecycle._search.run_search` opens every search's
 study here; the studies that are not searches of Λ (a meta-study over search settings, the fixed
 transforms' scores, a reproduction's experiment studies) open theirs here too.
 """

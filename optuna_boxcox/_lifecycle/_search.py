@@ -36,8 +36,12 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._defaults import DEFAULT_OPEN_ENDED_TRIALS
 from optuna_boxcox._defaults import DEFAULT_PRUNER
-from optuna_boxcox._objective._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._objective._fidelity import AutoFidelity
+from optuna_boxcox._lifecycle import _guard
+from optuna_boxcox._lifecycle._open import FINISHED
+from optuna_boxcox._lifecycle._open import Recorded
+from optuna_boxcox._lifecycle._open import open_study
+from optuna_boxcox._lifecycle._open import prepare_study
+from optuna_boxcox._lifecycle._open import trials_left
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._objective import fingerprint_of
 from optuna_boxcox._objective._rungs import make_pruner
@@ -46,17 +50,18 @@ from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox._runner._memory import first_best
 from optuna_boxcox._runner._memory import optimize_in_memory
-from optuna_boxcox._study import _guard
-from optuna_boxcox._study._open import FINISHED
-from optuna_boxcox._study._open import Recorded
-from optuna_boxcox._study._open import open_study
-from optuna_boxcox._study._open import prepare_study
-from optuna_boxcox._study._open import trials_left
+from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox.figures import attach_figures
+from optuna_boxcox.figures import search_figures
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers._plan import RESULT_ATTR
 from optuna_boxcox.samplers._registry import sampler_key
+from optuna_boxcox.samplers._registry import sampler_of
+from optuna_boxcox.storage import StorageError
+from optuna_boxcox.storage import open_storage
 
 if TYPE_CHECKING:
     from optuna.storages import BaseStorage
@@ -65,9 +70,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NoFinishedTrial",
+    "RunOptions",
     "SearchInterrupted",
     "SearchPlan",
     "SearchRun",
+    "Where",
     "attach_note",
     "default_study_name",
     "plan_search",
@@ -105,7 +112,7 @@ class SearchPlan:
         spec: The spec to search (its fidelity made concrete where the policy decides it).
         sampler: The sampler that searches.
         n_trials: New trials to run; None runs a plan sampler's plan to its end.
-        guarded: The guarded default (:mod:`optuna_boxcox._study._guard`): after the paper's search
+        guarded: The guarded default (:mod:`optuna_boxcox._lifecycle._guard`): after the paper's search
             (``spec.sampler``), the searched Λ is kept only if it beats the anchors on rows no
             fit saw.
     """
@@ -218,7 +225,7 @@ def plan_search(
                 f"{', '.join(_guard.sampler_names())}"
             )
         try:
-            sampler = spec.make_sampler()
+            sampler = sampler_of(spec)
         except TypeError as error:
             raise ValueError(str(error)) from None
     plan_sampler = isinstance(sampler, PlanSampler)
@@ -246,46 +253,35 @@ def _default_fidelity(spec: SearchSpec, recorded: SearchSpec | None) -> SearchSp
     return dataclasses.replace(spec, fidelity=AutoFidelity(default=True))
 
 
-def run_search(
-    spec: SearchSpec,
-    X: Any,
-    y: Any,
-    *,
-    storage: str | BaseStorage | None = None,
-    study: optuna.Study | None = None,
-    study_name: str | None = None,
-    data_name: str | None = None,
-    sampler: optuna.samplers.BaseSampler | None = None,
-    restart: bool = False,
-    memory_limit: int | str | None = None,
-    n_jobs: int = 1,
-    n_trials: int | None = None,
-    total: int | None = None,
-    n_trials_total: bool = False,
-    timeout: float | None = None,
-    batch: bool = True,
-    in_memory: bool = False,
-    settings: Recorded | None = None,
-    objective: Callable[[], BoxCoxObjective] | None = None,
-    progress: bool = False,
-    note: bool = False,
-    figures: bool = False,
-    announce: Callable[[BoxCoxObjective], None] | None = None,
-) -> SearchRun:
-    """Run (or resume) the study of ``spec`` on (X, y) and return what was found.
+@dataclass(frozen=True)
+class Where:
+    """Where a search's study lives.
 
-    Args:
-        spec: The experiment and how it is searched.
-        X, y: The data.
-        storage: Where the study lives: a URL (opened with
-            :func:`~optuna_boxcox.storage.open_storage`), a storage, or None (in memory).
+    Attributes:
+        storage: A URL (opened with :func:`~optuna_boxcox.storage.open_storage`), a storage, or
+            None (in memory).
         study: A study to search as it is, with its own sampler and pruner (instead of
             ``storage``, ``study_name`` and ``restart``).
         study_name: The study's name; default :func:`default_study_name` when ``data_name`` is
             given, else a name Optuna makes up.
         data_name: What the data are called, for the default study name.
-        sampler: A sampler object to search with instead of the spec's (which then names none).
         restart: Delete the study of this name first.
+    """
+
+    storage: str | BaseStorage | None = None
+    study: optuna.Study | None = None
+    study_name: str | None = None
+    data_name: str | None = None
+    restart: bool = False
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a search runs, beyond what its spec says: what a command, a comparison or the
+    estimator adds.
+
+    Attributes:
+        sampler: A sampler object to search with instead of the spec's (which then names none).
         memory_limit: The objective's memory budget (as in
             :class:`~optuna_boxcox.BoxCoxObjective`).
         n_jobs, timeout, batch: As :func:`~optuna_boxcox.optimize`.
@@ -313,6 +309,45 @@ def run_search(
         figures: Attach the search's figures too (and the note).
         announce: Called with the objective once the study is opened and the fidelity decided,
             before the first trial (the command line prints the decision).
+    """
+
+    sampler: optuna.samplers.BaseSampler | None = None
+    memory_limit: int | str | None = None
+    n_jobs: int = 1
+    n_trials: int | None = None
+    total: int | None = None
+    n_trials_total: bool = False
+    timeout: float | None = None
+    batch: bool = True
+    in_memory: bool = False
+    settings: Recorded | None = None
+    objective: Callable[[], BoxCoxObjective] | None = None
+    progress: bool = False
+    note: bool = False
+    figures: bool = False
+    announce: Callable[[BoxCoxObjective], None] | None = None
+
+
+def run_search(
+    spec: SearchSpec,
+    X: Any,
+    y: Any,
+    where: Where | None = None,
+    options: RunOptions | None = None,
+) -> SearchRun:
+    """Run (or resume) the study of ``spec`` on (X, y) and return what was found.
+
+    Each step is a function of its own, in this order: the study's name and the spec a study to
+    resume was made with (:func:`_recorded`), the spec and fidelity decided (:func:`plan_search`),
+    the objective (:func:`_objective`), the study (:func:`_study`), its pruner
+    (:func:`_set_pruner`), the run (:func:`_run`), the gate (:func:`_gate`) and the note and
+    figures (:func:`attach_note`).
+
+    Args:
+        spec: The experiment and how it is searched.
+        X, y: The data.
+        where: Where the study lives (default: a new study in memory).
+        options: How the search runs (default: :class:`RunOptions`'s).
 
     Raises:
         StudyMismatch: The study holds another experiment (nothing is written into it).
@@ -320,70 +355,130 @@ def run_search(
         NoFinishedTrial: The study has no finished trial to report.
         SearchInterrupted: Ctrl-C; what was scored is written.
     """
-    owned = study is None
-    opened = None
-    if owned and study_name is None and data_name is not None:
-        named = spec
-        if spec.source and spec.source.get("csv"):
-            named = dataclasses.replace(spec, fingerprint=fingerprint_of(X, y))
-        study_name = default_study_name(named, data_name, guarded=spec.sampler == _guard.GUARDED)
-    recorded = None
-    if spec.fidelity == DEFAULT_REQUEST:  # the fidelity the study was made with, if it exists
-        if study is not None:
-            recorded = SearchSpec.of_study(study)
-        elif not restart:
-            # Only a storage that exists is opened here: a new one is created (and said so) once
-            # the objective is built, so bad input is refused before anything is created.
-            opened = _existing(storage)
-            recorded = _recorded_spec(opened, study_name)
+    where = _named(spec, X, y, where or Where())
+    options = options or RunOptions()
+    opened, recorded = _recorded(spec, where)
     plan = plan_search(
         spec,
-        n_trials=n_trials,
-        sampler=sampler if study is None else study.sampler,
+        n_trials=options.n_trials,
+        sampler=options.sampler if where.study is None else where.study.sampler,
         recorded=recorded,
     )
-    built = None
-    if objective is None:
-        built = BoxCoxObjective.from_spec(plan.spec, X, y, memory_limit=memory_limit)
-        objective = functools.partial(_given, built)
-    # A study of another experiment is refused before anything is written into it (an objective
-    # given as built is checked once it is needed: a study read back is not scored).
-    check = None if built is None else built.register
-    if study is None:
-        opened = _opened(storage) if opened is None else opened
-        study = open_study(
-            opened,
-            study_name,
-            directions=built.directions if built is not None else plan.spec.directions,
-            sampler=plan.sampler,
-            restart=restart,
-            check=check,
-            settings=settings,
-        )
-    else:
-        prepare_study(study, check=check, settings=settings)
-    if n_trials_total and total is None:
+    built, objective = _objective(plan, X, y, options)
+    study = _study(where, opened, plan, built, options.settings)
+    total = options.total
+    if options.n_trials_total and total is None:
         total = plan.n_trials
     to_run = plan.n_trials if total is None else trials_left(study, total)
     if total is not None and to_run == 0:
-        return _read_back(study, storage, objective, plan, X, y, total)
+        return _read_back(study, where.storage, objective, plan, X, y, total)
     scored = objective()
     if built is None:
         scored.register(study)
-    if announce is not None:
-        announce(scored)
-    # The study records that it is the guarded default's: its spec names the search it runs
-    # (coordinate), and a worker joining it with that spec gates the result as search does.
-    guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
+    if options.announce is not None:
+        options.announce(scored)
+    guarded = _mark_guarded(study, plan)
+    if scored.fidelity is not None and where.study is None:
+        _set_pruner(study, plan, scored)
+    found = _run(study, scored, objective, where.storage, to_run, total, options)
+    if guarded and found.front is None and _guard.applies(scored):
+        found.used_trial = _gate(found, plan.spec, X, y)
+    if options.note or options.figures:
+        attach_note(found, figures=options.figures)
+    return found
+
+
+def _named(spec: SearchSpec, X: Any, y: Any, where: Where) -> Where:
+    """``where`` with the default study name of a study the search opens, when it has data's."""
+    if where.study is not None or where.study_name is not None or where.data_name is None:
+        return where
+    named = spec
+    if spec.source and spec.source.get("csv"):
+        named = dataclasses.replace(spec, fingerprint=fingerprint_of(X, y))
+    name = default_study_name(named, where.data_name, guarded=spec.sampler == _guard.GUARDED)
+    return dataclasses.replace(where, study_name=name)
+
+
+def _recorded(spec: SearchSpec, where: Where) -> tuple[BaseStorage | None, SearchSpec | None]:
+    """The storage when it had to be opened already, and the spec the study to resume was made
+    with: read for the default fidelity only (the fidelity that study was made with)."""
+    if spec.fidelity != DEFAULT_REQUEST:
+        return None, None
+    if where.study is not None:
+        return None, SearchSpec.of_study(where.study)
+    if where.restart:
+        return None, None
+    # Only a storage that exists is opened here: a new one is created (and said so) once
+    # the objective is built, so bad input is refused before anything is created.
+    opened = _existing(where.storage)
+    return opened, _recorded_spec(opened, where.study_name)
+
+
+def _objective(
+    plan: SearchPlan, X: Any, y: Any, options: RunOptions
+) -> tuple[BoxCoxObjective | None, Callable[[], BoxCoxObjective]]:
+    """The objective built now from the plan's spec (None when the caller gives one) and what
+    gives the objective when something is scored."""
+    if options.objective is not None:
+        return None, options.objective
+    built = BoxCoxObjective.from_spec(plan.spec, X, y, memory_limit=options.memory_limit)
+    return built, functools.partial(_given, built)
+
+
+def _study(
+    where: Where,
+    opened: BaseStorage | None,
+    plan: SearchPlan,
+    built: BoxCoxObjective | None,
+    settings: Recorded | None,
+) -> optuna.Study:
+    """The study opened (or the one given) and checked. A study of another experiment is refused
+    before anything is written into it (an objective given as built is checked once it is
+    needed: a study read back is not scored)."""
+    check = None if built is None else built.register
+    if where.study is not None:
+        prepare_study(where.study, check=check, settings=settings)
+        return where.study
+    return open_study(
+        _opened(where.storage) if opened is None else opened,
+        where.study_name,
+        directions=built.directions if built is not None else plan.spec.directions,
+        sampler=plan.sampler,
+        restart=where.restart,
+        check=check,
+        settings=settings,
+    )
+
+
+def _mark_guarded(study: optuna.Study, plan: SearchPlan) -> bool:
+    """Whether the search's result is gated. The study records that it is the guarded default's:
+    its spec names the search it runs (coordinate), and a worker joining it with that spec gates
+    the result as search does."""
     if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
         study.set_user_attr(_guard.GUARDED_ATTR, True)
-    if scored.fidelity is not None and owned:  # study.optimize's trials report their rungs
-        study.pruner = make_pruner(
-            plan.spec.pruner or DEFAULT_PRUNER, scored.fidelity, scored.n_samples
-        )
+    return plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
+
+
+def _set_pruner(study: optuna.Study, plan: SearchPlan, scored: BoxCoxObjective) -> None:
+    """study.optimize's trials report their rungs to the pruner the spec names."""
+    study.pruner = make_pruner(
+        plan.spec.pruner or DEFAULT_PRUNER, scored.fidelity, scored.n_samples
+    )
+
+
+def _run(
+    study: optuna.Study,
+    scored: BoxCoxObjective,
+    objective: Callable[[], BoxCoxObjective],
+    storage: str | BaseStorage | None,
+    to_run: int | None,
+    total: int | None,
+    options: RunOptions,
+) -> SearchRun:
+    """Optimise (the runner, or an in-memory copy for Optuna's samplers) and report the best."""
     stats = RunStats()
     started = time.perf_counter()
-    memory = in_memory and not isinstance(study.sampler, PlanSampler)
+    memory = options.in_memory and not isinstance(study.sampler, PlanSampler)
     try:
         if memory:
             result = optimize_in_memory(study, scored, to_run)
@@ -392,10 +487,10 @@ def run_search(
                 study,
                 scored,
                 n_trials=to_run,
-                timeout=timeout,
-                n_jobs=n_jobs,
-                show_progress_bar=progress,
-                batch=batch,
+                timeout=options.timeout,
+                n_jobs=options.n_jobs,
+                show_progress_bar=options.progress,
+                batch=options.batch,
                 stats=stats,
                 callbacks=_stop_at(total, study),
             )
@@ -413,17 +508,13 @@ def run_search(
         # RunStats counts the trials of a batched run of a plan sampler only.
         new_trials=(
             stats.trials
-            if batch and not memory and isinstance(study.sampler, PlanSampler)
+            if options.batch and not memory and isinstance(study.sampler, PlanSampler)
             else None
         ),
         result=result,
         total=total,
     )
     _report(found)
-    if guarded and found.front is None and _guard.applies(scored):
-        found.used_trial = _gate(found, plan.spec, X, y)
-    if note or figures:
-        attach_note(found, figures=figures)
     return found
 
 
@@ -487,16 +578,11 @@ def _read_back(
 def _opened(storage: str | BaseStorage | None) -> BaseStorage | None:
     """The storage of a URL (an unusable one is refused with a message naming it, password
     redacted), or the one given."""
-    from optuna_boxcox.storage import open_storage
-
     return open_storage(storage) if isinstance(storage, str) else storage
 
 
 def _existing(storage: str | BaseStorage | None) -> BaseStorage | None:
     """The storage, when it exists already (None for a file not made yet, or none at all)."""
-    from optuna_boxcox.storage import StorageError
-    from optuna_boxcox.storage import open_storage
-
     if not isinstance(storage, str):
         return storage
     try:
@@ -610,9 +696,6 @@ def attach_note(found: SearchRun, *, figures: bool = False) -> None:
     at λ = 1 and at the MLE (two more scorings of the objective). The figures cost more (the
     grid heatmap of a two-feature search scores a whole grid).
     """
-    from optuna_boxcox.figures import attach_figures
-    from optuna_boxcox.figures import search_figures
-
     study = found.study
     if found.front is not None:
         trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))

@@ -1,0 +1,261 @@
+"""The guarded default's decision, as a study records it: which of the searched Λ and the
+anchors (the MLE Λ, Λ = 1) is used, the scores that decided, and the rule that judged
+(:class:`Rule`). A value: the gate that makes it is ``optuna_boxcox._lifecycle._guard``, the
+figures and the note that show it read it from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: Study user attribute holding the decision.
+DECISION_ATTR = "boxcox_decision"
+#: Inner folds × repeats of the gate's cross-validation.
+SPLITS = 5
+REPEATS = 2
+#: How many corrected standard errors the searched Λ must beat the better anchor by.
+MARGIN = 1.0
+#: The candidates, in the order a tie goes (first wins among equal anchors).
+CANDIDATES = ("searched", "mle", "ones")
+
+
+CV = f"{SPLITS}x{REPEATS} cv"
+LOO = "leave-one-out"
+#: The candidates in words (the decision's explanation, the study's note).
+NAMES = {
+    "searched": "the searched Λ",
+    "mle": "the per-feature MLE Λ",
+    "ones": "Λ = 1 (standard scaling)",
+}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How a classifier's searched Λ is judged: by ``criterion`` (:data:`CV` or :data:`LOO`),
+    kept when it beats the better anchor by more than ``margin`` standard errors (and, with
+    ``confirm``, when its 5×2 CV score is above that anchor's too)."""
+
+    criterion: str = CV
+    margin: float = MARGIN
+    confirm: bool = False
+
+    def describe(self) -> str:
+        if self.criterion == LOO:
+            text = (
+                f"searched kept if its exact leave-one-out accuracy beats the better anchor (mle or "
+                f"ones, by leave-one-out) by more than {self.margin:g} standard error of the paired "
+                "per-row differences"
+            )
+        elif self.margin == 0:
+            text = f"the best {SPLITS}-fold x{REPEATS} CV score of searched, mle and ones (ties to the anchor)"
+        else:
+            text = (
+                f"searched kept if its {SPLITS}-fold x{REPEATS} CV score beats the better anchor "
+                f"(mle or ones) by more than {self.margin:g} corrected standard error"
+            )
+        if self.confirm:
+            text += f", and its {SPLITS}-fold x{REPEATS} CV score is above that anchor's"
+        return text
+
+    @classmethod
+    def from_description(cls, criterion: str, text: str) -> Rule:
+        for rule in (KNN_RULE, SVC_RULE, Rule()):
+            if rule.criterion == criterion and rule.describe() == text:
+                return rule
+        return Rule(criterion)
+
+
+#: k-NN: exact leave-one-out (a row is not its own neighbour), confirmed by 5×2 CV.
+KNN_RULE = Rule(LOO, MARGIN, confirm=True)
+#: The RBF SVC: the best of the three by 5×2 CV.
+SVC_RULE = Rule(CV, 0.0)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What the gate chose and the scores that decided it.
+
+    ``chosen`` is ``"searched"``, ``"mle"`` or ``"ones"``; ``scores`` the mean cross-validated
+    score of each candidate; ``anchor`` the better anchor; ``difference`` the searched Λ's score
+    minus the anchor's, ``threshold`` what it had to exceed (``margin`` corrected standard errors).
+    """
+
+    chosen: str
+    lambdas: np.ndarray
+    scores: dict[str, float]
+    anchor: str
+    difference: float
+    threshold: float
+    folds: int
+    gated: bool = True
+    reason: str = ""
+    #: The rule that judged (the gate's ``rule_of``).
+    rule: Rule | None = None
+    #: The leave-one-out rule's confirmation: the 5×2 CV scores of the searched Λ and the anchor.
+    confirmation: dict[str, float] | None = None
+    #: What the decision was made with (the gate's ``settings``), when a study records it.
+    settings: dict[str, Any] | None = None
+    #: (rows judged on, rows given) when the gate judged a sample (the gate's ``MAX_ROWS``).
+    sample: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        attr = self._to_dict()
+        if self.settings is not None:
+            attr["settings"] = self.settings
+        return attr
+
+    def _to_dict(self) -> dict[str, Any]:
+        if not self.gated:
+            return {
+                "chosen": self.chosen,
+                "lambdas": [float(v) for v in self.lambdas],
+                "gated": False,
+                "rule": f"not gated: {self.reason}; the searched Λ is kept",
+            }
+        rule = self.rule or Rule()
+        attr = {
+            "chosen": self.chosen,
+            "gated": True,
+            "lambdas": [float(v) for v in self.lambdas],
+            "criterion": rule.criterion,
+            "scores": {k: float(v) for k, v in self.scores.items()},
+            "anchor": self.anchor,
+            "difference": float(self.difference),
+            "threshold": float(self.threshold),
+            "folds": self.folds,
+            "rule": rule.describe(),
+        }
+        if self.confirmation is not None:
+            attr["confirmation"] = {k: float(v) for k, v in self.confirmation.items()}
+        if self.sample is not None:
+            attr["rows"] = {"judged": self.sample[0], "of": self.sample[1]}
+        return attr
+
+    def record(self, study: Any) -> None:
+        """Write the decision into the study's user attributes."""
+        study.set_user_attr(DECISION_ATTR, self.to_dict())
+
+    @classmethod
+    def from_dict(cls, attr: dict[str, Any]) -> Decision:
+        """The decision :meth:`to_dict` wrote."""
+        nan = float("nan")
+        if not attr["gated"]:
+            reason = (
+                attr["rule"].removeprefix("not gated: ").removesuffix("; the searched Λ is kept")
+            )
+            lambdas = np.asarray(attr["lambdas"], dtype=float)
+            return cls(
+                attr["chosen"],
+                lambdas,
+                {},
+                "",
+                nan,
+                nan,
+                0,
+                gated=False,
+                reason=reason,
+                settings=attr.get("settings"),
+            )
+        return cls(
+            chosen=attr["chosen"],
+            lambdas=np.asarray(attr["lambdas"], dtype=float),
+            scores=dict(attr["scores"]),
+            anchor=attr["anchor"],
+            difference=float(attr["difference"]),
+            threshold=float(attr["threshold"]),
+            folds=int(attr["folds"]),
+            rule=Rule.from_description(attr.get("criterion", CV), attr["rule"]),
+            confirmation=attr.get("confirmation"),
+            settings=attr.get("settings"),
+            sample=None if "rows" not in attr else (attr["rows"]["judged"], attr["rows"]["of"]),
+        )
+
+    def describe(self) -> str:
+        """One line for ``search``'s report."""
+        if not self.gated:
+            return f"searched Λ kept, not gated ({self.reason})"
+        scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
+        verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
+        line = (
+            f"{verdict}: {(self.rule or Rule()).criterion} {scores}; searched − {self.anchor} = "
+            f"{self.difference:+.4f}, needed > {self.threshold:.4f}"
+        )
+        if self.confirmation is not None:
+            line += f"; {CV} searched − {self.anchor} = {self._confirmed_difference():+.4f}, needed > 0"
+        if self.sample is not None:
+            line += f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
+        return line
+
+    def explain(self) -> str:
+        """The decision in words, with the scores that made it (the study's note and record)."""
+        if not self.gated:
+            return f"The searched Λ is used without a gate: {self.reason}."
+        rule = self.rule or Rule()
+        if rule.criterion == LOO:
+            criterion, label = "exact leave-one-out accuracy", "Leave-one-out accuracy"
+            error = "standard error of the paired per-row differences"
+        else:
+            criterion = f"{self.folds // REPEATS}-fold × {REPEATS} CV score"
+            label = f"{criterion}s"
+            error = "corrected standard error of the paired fold differences"
+        searched, anchor = self.scores["searched"], self.scores[self.anchor]
+        margin = "one" if rule.margin == 1 else f"{rule.margin:g}"
+        needed = f"{self.threshold:.4f} ({margin} {error})"
+        if rule.margin == 0:
+            text = (
+                f"The gate chose {NAMES[self.chosen]}: the best {criterion} of the three, "
+                "a tie going to an anchor."
+            )
+        elif self.chosen == "searched":
+            text = (
+                f"The gate kept the searched Λ: its {criterion} {searched:.4f} beat the better "
+                f"anchor, {NAMES[self.anchor]} ({anchor:.4f}), by {self.difference:.4f}, more "
+                f"than the {needed} it needed"
+            )
+            if self.confirmation is not None:
+                text += (
+                    f", and its {SPLITS}-fold × {REPEATS} CV score "
+                    f"{self.confirmation['searched']:.4f} was above the anchor's "
+                    f"{self.confirmation[self.anchor]:.4f}"
+                )
+            text += "."
+        elif self.difference > self.threshold:  # the cross-validation did not confirm it
+            text = (
+                f"The gate chose {NAMES[self.anchor]}: the searched Λ's {criterion} "
+                f"{searched:.4f} beat its {anchor:.4f} by {self.difference:.4f}, more than the "
+                f"{needed} needed, but its {SPLITS}-fold × {REPEATS} CV score "
+                f"{self.confirmation['searched']:.4f} was not above the anchor's "
+                f"{self.confirmation[self.anchor]:.4f}."
+            )
+        elif self.difference <= 0:
+            lead = (
+                f"its {criterion} {anchor:.4f} beat the searched Λ's {searched:.4f} by "
+                f"{-self.difference:.4f}"
+                if self.difference < 0
+                else f"the searched Λ's {criterion} {searched:.4f} tied with its {anchor:.4f}"
+            )
+            text = (
+                f"The gate chose {NAMES[self.anchor]}: {lead}; the searched Λ needed to beat it "
+                f"by more than {needed}."
+            )
+        else:
+            text = (
+                f"The gate chose {NAMES[self.anchor]}: the searched Λ's {criterion} "
+                f"{searched:.4f} beat its {anchor:.4f} by only {self.difference:.4f}, not more "
+                f"than the {needed} it needed."
+            )
+        scores = ", ".join(
+            f"{NAMES[name].removeprefix('the ')} {self.scores[name]:.4f}" for name in CANDIDATES
+        )
+        text += f" {label}: {scores}."
+        if self.sample is not None:
+            text += (
+                f" Judged on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows."
+            )
+        return text
+
+    def _confirmed_difference(self) -> float:
+        return self.confirmation["searched"] - self.confirmation[self.anchor]
