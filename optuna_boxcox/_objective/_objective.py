@@ -219,10 +219,11 @@ class BoxCoxObjective(PointsObjective):
         memory_limit: int | str | None = None,
         n_threads: int | None = 1,
         fast: bool = True,
+        initial_params: Mapping[str, float] | None = None,
     ) -> BoxCoxObjective:
         """The objective of ``spec`` on (X, y); its :attr:`spec` is ``spec`` with the data's
         columns, fingerprint and rows filled in. The arguments are how it computes (memory,
-        threads, the fast evaluators).
+        threads, the fast evaluators) and where a search starts (``initial_params``).
         An objective built from a spec that holds a fidelity choice uses those rungs without
         measuring again."""
         objective = cls.__new__(cls)
@@ -232,7 +233,7 @@ class BoxCoxObjective(PointsObjective):
             X,
             y,
             spec.estimator(),
-            initial_params=None,
+            initial_params=initial_params,
             fast=fast,
             memory_limit=memory_limit,
             n_threads=n_threads,
@@ -612,26 +613,19 @@ class BoxCoxObjective(PointsObjective):
 def _on_rows(objective: BoxCoxObjective, rows: int) -> BoxCoxObjective:
     """A new objective like ``objective`` on a stratified subset of ``rows`` of its rows (its
     subsample: the transform's scaling and MLE start from all rows), within what is left of its
-    memory budget."""
+    memory budget: built from its spec, as scikit-learn's halving search subsamples in its
+    splitter, so a field added to the spec reaches the rungs without being passed here."""
+    spec = dataclasses.replace(objective.spec, subsample=rows, fidelity=None, fidelity_choice=None)
     with warnings.catch_warnings():  # the objective has warned about its data already
         warnings.simplefilter("ignore")
-        return BoxCoxObjective(
+        return BoxCoxObjective.from_spec(
+            spec,
             pd.DataFrame(objective.X, columns=objective.names, copy=False),  # the λ names
             objective.y,
-            objective.estimator,
-            scoring=objective.scoring,
-            cv=objective.cv,
-            method=objective.method,
-            extrapolation=objective.extrapolation,
-            bounds=objective.bounds,
-            initial_params=objective.initial_params,
-            random_state=objective.spec.seed,
-            fast=objective.fast,
             memory_limit=max(objective.budget.remaining(), DEFAULT_FLOOR),
-            subsample=rows,
             n_threads=objective.n_threads,
-            transforms=objective.transforms,
-            estimator_params=objective.estimator_params,
+            fast=objective.fast,
+            initial_params=objective.initial_params,
         )
 
 
