@@ -28,6 +28,7 @@ from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._study._presets import PRESET_LABELS
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._names import ROW_KEYS
@@ -37,7 +38,6 @@ from optuna_boxcox.samplers import DiagonalSampler
 from optuna_boxcox.samplers import FullGridSampler
 from optuna_boxcox.samplers import MLESampler
 from optuna_boxcox.samplers import SphericalSampler
-from optuna_boxcox.samplers._coordinate import PRESET_LABELS
 
 if TYPE_CHECKING:
     from optuna_boxcox.samplers import PlanSampler

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from optuna_boxcox._study._presets import PRESETS
 from optuna_boxcox._study._space import DEFAULT_GRID_RANGE
 from optuna_boxcox._study._space import LAMBDA
 from optuna_boxcox._study._space import SETTING
@@ -22,25 +23,6 @@ if TYPE_CHECKING:
 
     from optuna.distributions import FloatDistribution
     from optuna.samplers import BaseSampler
-
-#: The paper's Table 4: settings of the iterative grid search and its refinements.
-PRESETS: dict[str, dict[str, int]] = {
-    "iterative": dict(grid_size=11, epochs=4, shift_epoch=4, shuffle_epoch=4, finer_epoch=4),
-    "shift": dict(grid_size=11, epochs=8, shift_epoch=4, shuffle_epoch=8, finer_epoch=8),
-    "shuffle": dict(grid_size=11, epochs=8, shift_epoch=8, shuffle_epoch=2, finer_epoch=8),
-    "finer": dict(grid_size=11, epochs=8, shift_epoch=8, shuffle_epoch=8, finer_epoch=4),
-    "combined1": dict(grid_size=11, epochs=16, shift_epoch=8, shuffle_epoch=2, finer_epoch=4),
-    "combined2": dict(grid_size=21, epochs=16, shift_epoch=8, shuffle_epoch=2, finer_epoch=4),
-}
-#: The row labels of the paper's tables for each preset.
-PRESET_LABELS = {
-    "iterative": "Iterative grid search",
-    "shift": "Shift",
-    "shuffle": "Shuffle",
-    "finer": "Finer",
-    "combined1": "Combined 1",
-    "combined2": "Combined 2",
-}
 
 
 def coordinate_search(
