@@ -18,6 +18,7 @@ from optuna.distributions import FloatDistribution
 import pytest
 
 from optuna_boxcox import CoordinateGridSampler
+from optuna_boxcox._study._presets import PRESETS
 
 #: The registry root of the package: hub/ mirrors the registry's package/ folder.
 REGISTRY_ROOT = Path(__file__).resolve().parents[2] / "hub"
@@ -160,3 +161,8 @@ def test_the_example_runs_and_prints_what_the_readme_says(monkeypatch, capsys):
     assert printed.startswith("396 {'x': 1.3125, 'y': -0.6875, 'z': 2.1875}")
     readme = (folder / "README.md").read_text(encoding="utf-8")
     assert "{'x': 1.3125, 'y': -0.6875, 'z': 2.1875}" in readme
+
+
+def test_the_hub_copy_has_the_packages_presets() -> None:
+    # A hub package stands alone, so it keeps its own copy of the presets: the two must agree.
+    assert hub.PRESETS == PRESETS
