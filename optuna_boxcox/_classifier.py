@@ -111,8 +111,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
           (Nadeau–Bengio corrected) standard error. Else that anchor is used. The
           resubstitution score flatters classifiers that memorise (k-NN, RBF SVC), and a choice
           among thousands of candidates overfits it: the gate keeps what the data support. See
-          ``decision_``. Linear classifiers (the perceptron) keep the searched Λ ungated: their
-          training accuracy is not flattered, and the gate only added noise. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
+          ``decision_``. Linear classifiers (the perceptron, LinearSVC) keep the searched Λ ungated:
+          their training accuracy is not flattered, and the gate only added noise;
+          LogisticRegression is gated like naive Bayes. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
           gated (the coordinate search alone);
         - ``"coordinate"`` (or ``"iterative"``): the paper's iterative grid search, Algorithm 6;
           its Table-4 variants ``"shift"``, ``"shuffle"``, ``"finer"`` (Algorithms 6.1–6.3),

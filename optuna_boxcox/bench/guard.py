@@ -349,7 +349,7 @@ def policies(record: dict) -> dict[str, float]:
     # The built default (optuna_boxcox._lifecycle._guard.rule_of): k-NN by leave-one-out confirmed by CV,
     # the SVC the best of three by CV, linear models ungated, the others the one-SE CV gate.
     classifier = record["classifier"]
-    if classifier == "linear":
+    if classifier in ("linear", "linear-svc"):
         chosen = "searched"
     elif classifier == "svc":
         chosen = guarded_choice(record, margin=0.0)
@@ -386,6 +386,10 @@ def table(results: str) -> str:
     from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
 
     rows = [json.loads(line) for line in Path(results).read_text().splitlines()]
+    for r in rows:  # arrays once: every rule reads them many times
+        for key in ("inner", "inner_fixed"):
+            if key in r:
+                r[key] = {k: np.asarray(v, dtype=float) for k, v in r[key].items()}
     side = Path(results + ".loo")
     if side.exists():
         loo = {(r["dataset"], r["fold"]): r["loo"] for r in map(json.loads, side.open())}

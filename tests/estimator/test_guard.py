@@ -10,6 +10,7 @@ import numpy as np
 import optuna
 import pandas as pd
 import pytest
+from sklearn.linear_model import LogisticRegression
 
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import BoxCoxObjective
@@ -56,6 +57,16 @@ def test_a_linear_classifier_keeps_the_searched_lambda_ungated():
     assert clf.decision_["chosen"] == "searched"
     np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
     assert clf.study_.user_attrs[DECISION_ATTR] == clf.decision_
+
+
+def test_logistic_regression_is_gated_by_cross_validation():
+    X, y = curved_boundary(n=200)
+    y = np.random.default_rng(1).permutation(y)
+    clf = BoxCoxClassifier(LogisticRegression(max_iter=2000)).fit(X, y)
+    assert clf.decision_["gated"] is True
+    assert clf.decision_["criterion"] == "5x2 cv"
+    # On permuted labels nothing the search found holds up on held-out folds.
+    assert clf.decision_["chosen"] in ("mle", "ones")
 
 
 def test_on_permuted_labels_the_anchor_is_used():
