@@ -84,7 +84,7 @@ Example::
     result = benchmark(["iris", "wine", "moons"], ["knn", "bayes"], n_trials=50)
     print(format_benchmark(result))
     # the design half, outer stratified 5-fold, against all ten fixed transforms
-    result = benchmark(["dev-a"], ["logistic"], ["guarded"], data_dir="../shared/data",
+    result = benchmark(["dev-a"], ["logistic"], ["guarded"], data_dir="path/to/data",
                        outer_cv="1x5")
 """
 
