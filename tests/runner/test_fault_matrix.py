@@ -73,6 +73,9 @@ CASE = (
     "7",
     "--no-figures",
 )
+#: A search that lasts minutes (all 30 features, scored by 5-fold CV: about 2 min on a quiet
+#: machine), for the tests that must catch it mid-run however fast the machine is.
+LONG_CASE = (*CASE[:2], *CASE[4:], "--cv", "5")
 #: Scoring processes per worker: each ``search`` forks one child that scores and writes.
 N_JOBS = 2
 #: A parent's children must be gone this long after it ended.
@@ -279,13 +282,13 @@ def interrupted_while_imported(err: str) -> bool:
     )
 
 
-def search_command(url: str, study: str) -> list[str]:
+def search_command(url: str, study: str, case: tuple[str, ...] = CASE) -> list[str]:
     return [
         sys.executable,
         "-m",
         "optuna_boxcox.cli",
         "search",
-        *CASE,
+        *case,
         "--n-jobs",
         str(N_JOBS),
         "--storage",
@@ -494,8 +497,11 @@ class Run:
     def problem(self, kind: str, text: str) -> None:
         self.problems.append(f"[{kind}] {text}")
 
-    def start(self, name: str, kind: str = "search") -> Worker:
-        command = launch_command(kind, self.url) if self.launch else search_command(self.url, "fm")
+    def start(self, name: str, kind: str = "search", case: tuple[str, ...] = CASE) -> Worker:
+        if self.launch:
+            command = launch_command(kind, self.url)
+        else:
+            command = search_command(self.url, "fm", case)
         worker = Worker(command, self.folder, name, kind)
         for other in self.workers:  # neither it nor any running worker is alone any more
             if other.ended is None:
@@ -1017,7 +1023,7 @@ def test_a_search_killed_leaves_no_process_behind(tmp_path, reference):
     the database and its memory, and ignore Ctrl-C)."""
     run = Run(0, f"sqlite:///{tmp_path / 'study.db'}", tmp_path, reference)
     try:
-        worker = run.start("w1")
+        worker = run.start("w1", case=LONG_CASE)
 
         def scoring_with_a_child() -> bool:
             worker.look()
