@@ -11,6 +11,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 import copy
 from numbers import Integral
+from numbers import Real
 from typing import Any
 import warnings
 
@@ -143,6 +144,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     cv : int, splitter or None, default=None
         ``None`` for the paper's resubstitution score (fit and predict the training data), else
         inner stratified folds.
+    error_score : "raise" or float, default="raise"
+        What a classifier fit that raises scores during the search, as in scikit-learn's
+        searches; ``"raise"`` stops the search. See :class:`BoxCoxObjective`.
     method : {"box-cox", "yeo-johnson"}, default="box-cox"
         The power transform; ``"box-cox"`` is the paper's.
     extrapolation : {"extrapolate", "clip"}, default="extrapolate"
@@ -299,6 +303,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "n_trials": [Interval(Integral, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(METRICS) | set(CRITERIA)), callable],
         "cv": ["cv_object", None],
+        "error_score": [StrOptions({"raise"}), Real],
         "method": [StrOptions({"box-cox", "yeo-johnson"})],
         "extrapolation": [StrOptions({"extrapolate", "clip"})],
         "bounds": [tuple, dict, None],
@@ -328,6 +333,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_trials: int | None = None,
         scoring: Any = "accuracy",
         cv: Any = None,
+        error_score: str | float = "raise",
         method: str = "box-cox",
         extrapolation: str = "extrapolate",
         bounds: tuple[float, float] | None = None,
@@ -349,6 +355,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_trials = n_trials
         self.scoring = scoring
         self.cv = cv
+        self.error_score = error_score
         self.method = method
         self.extrapolation = extrapolation
         self.bounds = bounds
@@ -414,6 +421,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._inner(),
             scoring=self.scoring,
             cv=self.cv,
+            error_score=self.error_score,
             method=self.method,
             extrapolation=self.extrapolation,
             transforms=self.transforms,

@@ -103,6 +103,10 @@ class BoxCoxObjective(PointsObjective):
             data (shuffled with ``random_state``), or a scikit-learn splitter. The transform's
             min/max and scaling come from all of X (they are unsupervised); the classifier is refit
             per fold.
+        error_score: What a classifier fit that raises scores, as in scikit-learn's searches
+            (e.g. ``0``: a searched setting the classifier refuses, such as linear discriminant
+            analysis's ``solver="svd"`` with shrinkage, loses instead of stopping the search), with a ``FitFailedWarning``; with inner
+            folds, each failed fold. ``"raise"`` (default): the error stops the search.
         method: ``"box-cox"`` (the paper) or ``"yeo-johnson"``.
         extrapolation: How the fitted transform treats values outside the training range
             (``"extrapolate"`` or ``"clip"``, SPEC §1). Resubstitution never meets any.
@@ -169,6 +173,7 @@ class BoxCoxObjective(PointsObjective):
         *,
         scoring: str | Callable[[np.ndarray, np.ndarray], float] = "accuracy",
         cv: int | Any | None = None,
+        error_score: str | float = "raise",
         method: str = "box-cox",
         extrapolation: str = "extrapolate",
         bounds: tuple[float, float] | Mapping[str, tuple[float, float]] | None = None,
@@ -187,6 +192,7 @@ class BoxCoxObjective(PointsObjective):
             estimator,
             scoring=scoring,
             cv=cv,
+            error_score=error_score,
             method=method,
             extrapolation=extrapolation,
             transforms=None if transforms is None else tuple(transforms),
@@ -293,7 +299,11 @@ class BoxCoxObjective(PointsObjective):
         self.values = values
         self.cv = cv
         self._scoring = Scoring(
-            scoring, self.y, method, inner_splits(cv, self.X, self.y, random_state)
+            scoring,
+            self.y,
+            method,
+            inner_splits(cv, self.X, self.y, random_state),
+            error_score=spec.error_score,
         )
         check_neighbours(estimator, scoring, self._scoring.splits, len(self.y))
         start = (

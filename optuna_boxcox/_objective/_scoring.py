@@ -4,10 +4,13 @@ inner folds, or a classifier-free criterion of the transformed data."""
 from __future__ import annotations
 
 from collections.abc import Callable
+import math
 from typing import Any
+import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import accuracy_score
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.metrics import f1_score
@@ -46,6 +49,18 @@ def check_scoring(scoring: Any) -> None:
         )
 
 
+def check_error_score(error_score: Any) -> None:
+    """A one-line error for an ``error_score`` that is neither ``"raise"`` nor a finite number."""
+    if isinstance(error_score, str) and error_score == "raise":
+        return
+    number = isinstance(error_score, (int, float, np.integer, np.floating))
+    if isinstance(error_score, bool) or not number or not math.isfinite(error_score):
+        raise ValueError(
+            f"error_score must be 'raise' or a finite number, got {error_score!r} (a NaN score "
+            "fails the trial, and the coordinate search compares every score it records)"
+        )
+
+
 def is_criterion(scoring: Any) -> bool:
     return isinstance(scoring, str) and scoring in CRITERIA
 
@@ -74,6 +89,9 @@ class Scoring:
         y: The scored rows' labels.
         method: The power transform the criteria's likelihoods are of.
         splits: The inner folds, or None for resubstitution.
+        error_score: What a fit that raises scores (each failed fold, with inner folds), with a
+            :class:`~sklearn.exceptions.FitFailedWarning`; ``"raise"``: the error stops the
+            search.
     """
 
     def __init__(
@@ -82,9 +100,12 @@ class Scoring:
         y: np.ndarray,
         method: str,
         splits: list[tuple[np.ndarray, np.ndarray]] | None,
+        error_score: Any = "raise",
     ) -> None:
         check_scoring(scoring)
+        check_error_score(error_score)
         self.scoring, self.y, self.method, self.splits = scoring, y, method, splits
+        self.error_score = error_score
         self.is_criterion = is_criterion(scoring)
         #: metric(y_true, y_pred), or criterion(values, transformed, scaled, lambdas).
         self.function = self._criterion() if self.is_criterion else METRICS.get(scoring, scoring)
@@ -107,15 +128,36 @@ class Scoring:
     def fit_score(self, features: np.ndarray, estimator: Any) -> float:
         """scikit-learn's fit and predict of ``estimator`` on the scored rows' features."""
         if self.splits is None:
-            model = clone(estimator).fit(features, self.y)
-            _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops the search
+            model = self._fit(estimator, features, self.y)
+            if model is None:
+                return float(self.error_score)
             return float(self.function(self.y, model.predict(features)))
         scores = []
         for train, test in self.splits:
-            model = clone(estimator).fit(features[train], self.y[train])
-            _stop.check()
+            model = self._fit(estimator, features[train], self.y[train])
+            if model is None:
+                scores.append(self.error_score)
+                continue
             scores.append(self.function(self.y[test], model.predict(features[test])))
         return float(np.mean(scores))
+
+    def _fit(self, estimator: Any, X: np.ndarray, y: np.ndarray) -> Any:
+        """A clone of ``estimator`` fitted on (X, y); None when the fit raised and
+        :attr:`error_score` stands in for its score."""
+        try:
+            model = clone(estimator).fit(X, y)
+        except Exception as error:
+            if isinstance(self.error_score, str):
+                raise
+            warnings.warn(
+                f"a fit failed and scores error_score={self.error_score}: "
+                f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
+                FitFailedWarning,
+                stacklevel=2,
+            )
+            return None
+        _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops the search
+        return model
 
     def majority_score(self) -> float:
         """The score of predicting the most frequent class (of the training rows of each fold):

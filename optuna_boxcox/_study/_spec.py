@@ -90,7 +90,7 @@ class SearchSpec:
     the objective records the spec in the study and
     refuses a study recorded with another experiment (:class:`StudyMismatch`). The experiment —
     :meth:`identity` — is the data, the classifier and its parameters, scoring, cv, objectives,
-    transforms, estimator parameters, subsample, λ bounds, fidelity, the transform method, and the
+    error score, transforms, estimator parameters, subsample, λ bounds, fidelity, the transform method, and the
     seed where it changes a score (inner folds, subsample). The sampler, its settings and where the data came
     from are recorded beside it; the sampler's own guard decides which of its settings may
     continue a study.
@@ -112,6 +112,9 @@ class SearchSpec:
             of the experiment (``"auto"`` as such, whatever it chose). ``"default"``: none asked
             for; the lifecycle's ``plan_search`` decides it (a resumed study's own fidelity, else
             ``"auto"``).
+        error_score: What a classifier fit that raises scores (``"raise"``: the error stops the
+            search; a number, as in scikit-learn's searches): part of the experiment, as it is
+            recorded as those trials' values.
         bounds: The λ domain asked for (as in :class:`~optuna_boxcox.BoxCoxObjective`; None: the
             default hull of SPEC §3): part of the experiment, as it decides which Λ may be found.
         fidelity_choice: What the objective made of ``fidelity`` (the rungs, and for ``"auto"``
@@ -132,6 +135,7 @@ class SearchSpec:
     classifier: Any
     scoring: Any = "accuracy"
     cv: Any = None
+    error_score: Any = "raise"
     method: str = "box-cox"
     extrapolation: str = "extrapolate"
     transforms: tuple[str, ...] | None = None
@@ -189,6 +193,7 @@ class SearchSpec:
             "classifier parameters": _classifier_record(self.classifier)["params"],
             "scoring": _callable_name(self.scoring),
             "cv": _cv_record(self.cv),
+            "error_score": self.error_score,
             "directions": dict(zip(self.objectives, self.directions)),
             "transforms": list(self.transforms or (self.method,)),
             "estimator_params": {
@@ -244,6 +249,8 @@ class SearchSpec:
             record["fidelity_choice"] = self.fidelity_choice
         if self.pruner is not None:
             record["pruner"] = self.pruner
+        if self.error_score != "raise":  # studies that raise keep their old record
+            record["error_score"] = self.error_score
         return _plain(record)
 
     @classmethod
@@ -257,6 +264,7 @@ class SearchSpec:
             classifier=classifier.get("name") or classifier,
             scoring=record.get("scoring", "accuracy"),
             cv=None if cv == "resubstitution" else cv,
+            error_score=record.get("error_score", "raise"),
             method=record.get("method", "box-cox"),
             extrapolation=record.get("extrapolation", "extrapolate"),
             transforms=None if record.get("transforms") is None else tuple(record["transforms"]),

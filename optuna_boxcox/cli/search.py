@@ -201,6 +201,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         args.classifier,
         scoring=args.scoring,
         cv=args.cv,
+        error_score=options.get("error_score", "raise"),
         transforms=options.get("transforms"),
         estimator_params=options.get("estimator_params", {}),
         objectives=options.get("objectives", ("score",)),
