@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import uuid
@@ -15,6 +16,16 @@ from shared import SONAR_CSV
 from shared import free_port
 from sklearn.datasets import load_breast_cancer
 from sklearn.utils import Bunch
+
+
+def pytest_configure(config) -> None:
+    """A shell starts a background job (``make test &``, ``nohup``) with SIGINT ignored, and every
+    process it starts inherits that: the Ctrl-C tests would then test a background job's ignored
+    Ctrl-C. A terminal's Ctrl-C never reaches a background job, so the suite takes Python's own
+    handler back and its children start with SIGINT as from a terminal. (SIGHUP stays as it is:
+    ``nohup`` is asked for; its tests skip, :func:`shared.skip_if_ignored`.)"""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

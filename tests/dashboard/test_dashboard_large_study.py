@@ -19,6 +19,10 @@ from test_dashboard_browser import run_search
 
 from optuna_boxcox.storage import open_storage
 
+#: A full-scale run (about two minutes, most of it the page filling): `make test-all` runs it;
+#: the CI-sized browser tests render smaller studies.
+pytestmark = pytest.mark.slow
+
 STUDY = "sonar/bayes/combined2"
 TRIALS = 20_160
 
