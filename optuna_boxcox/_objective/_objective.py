@@ -105,8 +105,9 @@ class BoxCoxObjective(PointsObjective):
             per fold.
         error_score: What a classifier fit that raises scores, as in scikit-learn's searches
             (e.g. ``0``: a searched setting the classifier refuses, such as linear discriminant
-            analysis's ``solver="svd"`` with shrinkage, loses instead of stopping the search), with a ``FitFailedWarning``; with inner
-            folds, each failed fold. ``"raise"`` (default): the error stops the search.
+            analysis's ``solver="svd"`` with shrinkage, loses instead of stopping the search),
+            with a ``FitFailedWarning``; with inner folds, each failed fold. ``"raise"``
+            (default): the error stops the search.
         method: ``"box-cox"`` (the paper) or ``"yeo-johnson"``.
         extrapolation: How the fitted transform treats values outside the training range
             (``"extrapolate"`` or ``"clip"``, SPEC §1). Resubstitution never meets any.

@@ -89,9 +89,9 @@ class SearchSpec:
     <optuna_boxcox.BoxCoxObjective.from_spec>` (a spec is a value: it never builds an objective);
     the objective records the spec in the study and
     refuses a study recorded with another experiment (:class:`StudyMismatch`). The experiment —
-    :meth:`identity` — is the data, the classifier and its parameters, scoring, cv, objectives,
-    error score, transforms, estimator parameters, subsample, λ bounds, fidelity, the transform method, and the
-    seed where it changes a score (inner folds, subsample). The sampler, its settings and where the data came
+    :meth:`identity` — is the data, the classifier and its parameters, scoring, cv, error score,
+    objectives, transforms, estimator parameters, subsample, λ bounds, fidelity, the transform
+    method, and the seed where it changes a score (inner folds, subsample). The sampler, its settings and where the data came
     from are recorded beside it; the sampler's own guard decides which of its settings may
     continue a study.
 
