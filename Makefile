@@ -51,7 +51,7 @@ COMPAT_TESTS := tests/storage/test_read.py tests/storage/test_storage.py tests/r
 	tests/objective/test_evaluators.py tests/estimator/test_sklearn_checks.py \
 	tests/storage/test_postgres.py tests/hub/test_coordinate_search_hub.py \
 	tests/samplers/test_baselines.py tests/storage/test_read_only.py \
-	tests/package/test_optuna_internals.py
+	tests/package/test_optuna_internals.py tests/objective/test_logistic_scorer.py
 $(COMPAT_STAMP): pyproject.toml
 	test -x $(COMPAT)/bin/python || $(PYTHON) -m venv $(COMPAT)
 	$(COMPAT)/bin/python -m pip install --quiet --upgrade pip

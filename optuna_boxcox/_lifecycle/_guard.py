@@ -82,6 +82,7 @@ from optuna_boxcox._lifecycle._knn import neighbours
 from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
 from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._objective._evaluators.logistic import logistic_predictions
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._study._decision import CANDIDATES
 from optuna_boxcox._study._decision import DECISION_ATTR
@@ -147,6 +148,8 @@ def fold_scores(
             ).fit(X[train])
             fitted, held = transform.transform(X[train]), transform.transform(X[test])
             predicted = neighbour_predictions(estimator, fitted, y[train], held)
+            if predicted is None:
+                predicted = logistic_predictions(estimator, fitted, y[train], held)
             if predicted is None:
                 model = clone(estimator).fit(fitted, y[train])
                 _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops

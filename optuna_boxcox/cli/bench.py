@@ -552,7 +552,7 @@ def _components(args: argparse.Namespace, workdir: Path) -> bool:
                 f"persisted): {rss:.0f} MiB"
             )
     return all(
-        (r["same_lambda_a_c"] or (not r["exact"] and abs(r["best_a"] - r["best_c"]) <= 0.005))
+        r["same_lambda_a_c"]
         and r["same_lambda_c_c2"]
         and r["b_equals_c"]
         for r in rows

@@ -19,12 +19,10 @@ generic scikit-learn path.
 - :class:`SGDScorer`: the binary perceptron/hinge ``SGDClassifier`` refitted by
   :func:`optuna_boxcox._math._sgd.fit_sgd_binary`, which returns scikit-learn's weights bit for bit
   without its ~1.4 ms of validation and set-up per fit.
-- :class:`LogisticScorer`: an L2-penalised ``LogisticRegression`` (lbfgs, newton-cg or
-  newton-cholesky) at its objective's unique optimum, by Newton steps from the previous optimum.
-  The one scorer that is not exact in the sense above: scikit-learn stops its solver at a gradient
-  of ``tol``, short of the optimum, so on a row within that stopping error of the decision boundary
-  the two may predict differently (:mod:`optuna_boxcox._objective._evaluators.logistic` says why
-  that is accepted).
+- :class:`LogisticScorer`: an L2-penalised ``LogisticRegression(solver="lbfgs")``, binary or
+  multinomial, refitted by :func:`optuna_boxcox._math._lbfgs.lbfgs_fit`, which retraces
+  scikit-learn's L-BFGS-B steps to rounding without its Python around them; a prediction or a
+  stopping test within rounding of a threshold is left to scikit-learn.
 
 No other classifier or parameter setting has a fast path (:func:`make_fast_scorer` returns ``None``):
 the MLP, for one, refits from scratch with nothing to reuse.
@@ -37,8 +35,7 @@ SVC to :class:`BlockwiseRBFSVCScorer` (libsvm's own fit, whose kernel cache is b
 ``cache_size``, and a block-wise prediction); beyond those, the caller's generic path.
 
 A coordinate sweep scores points that differ in one column only: :meth:`FastScorer.score_sweep`
-scores them together, which for k-NN shares all distances but that column's term, and for
-LogisticRegression starts each point's Newton steps from its neighbour's optimum.
+scores them together, which for k-NN shares all distances but that column's term.
 
 A search may also vary the classifier's settings and leave features out. :meth:`FastScorer.adopt`
 moves a scorer to another setting of its classifier, keeping what does not depend on it (k-NN's and
@@ -157,8 +154,8 @@ class Evaluators:
 #: "The cost classes"). GaussianNB updates one column's likelihoods (rows × classes); k-NN one
 #: column's term of the distances and the votes (rows²); the SVC refits libsvm on the kernel
 #: (rows²); the perceptron refits SGD (rows × features, a weight vector per class beyond two);
-#: LogisticRegression takes Newton steps from the last optimum (rows × features, a Hessian per
-#: step; at least a floor: the steps' set-up); the MLP refits from scratch through scikit-learn
+#: LogisticRegression refits lbfgs from zeros in compiled code (rows × features, a coefficient
+#: vector per class beyond two; at least a floor: the fit's set-up); the MLP refits from scratch through scikit-learn
 #: (rows × features, at least its iterations).
 REGISTRY: dict[type, Evaluators] = {
     GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(2e-7, 1.0, per_class=True)),
@@ -175,7 +172,7 @@ REGISTRY: dict[type, Evaluators] = {
     SGDClassifier: Evaluators((SGDScorer,), cost=CostClass(1.75e-7, 1.0, 1.0, per_class=True)),
     MLPClassifier: Evaluators(cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4)),
     LogisticRegression: Evaluators(
-        (LogisticScorer,), cost=CostClass(1.2e-7, 1.0, 1.0, per_class=True, floor=0.0015)
+        (LogisticScorer,), cost=CostClass(6e-8, 1.0, 1.0, per_class=True, floor=0.0004)
     ),
 }
 #: The cost class of a classifier the registry does not know (any scikit-learn classifier,

@@ -52,9 +52,6 @@ class FastScorer(abc.ABC):
     classifier: type | None = None
     #: Whether :meth:`score_sweep` shares the work of a coordinate sweep's points (k-NN).
     shares_sweeps: bool = False
-    #: Whether its predictions are scikit-learn's own (else: the model's optimum, which
-    #: scikit-learn's solver stops short of; see LogisticScorer).
-    exact: bool = True
     #: Whether candidates are worth scoring side by side in threads, one scorer each (its own fit
     #: is the cost, not a matrix shared by all).
     side_by_side: bool = False
