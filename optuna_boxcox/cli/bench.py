@@ -551,9 +551,4 @@ def _components(args: argparse.Namespace, workdir: Path) -> bool:
                 f"\npeak RSS of a {args.memory_preset!r} search (bayes, {trials} trials "
                 f"persisted): {rss:.0f} MiB"
             )
-    return all(
-        r["same_lambda_a_c"]
-        and r["same_lambda_c_c2"]
-        and r["b_equals_c"]
-        for r in rows
-    )
+    return all(r["same_lambda_a_c"] and r["same_lambda_c_c2"] and r["b_equals_c"] for r in rows)
