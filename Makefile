@@ -33,8 +33,11 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check optuna_boxcox tests examples hub
 	$(VENV)/bin/ruff format --check optuna_boxcox tests examples hub
 
+# One pytest worker per core (pytest-xdist), each test file on one worker, in order.
+XDIST := -n auto --dist loadfile
+
 test: $(STAMP) $(CHROMIUM) postgres lint
-	$(PY) -m pytest -m "not slow" -q
+	$(PY) -m pytest -m "not slow" -q $(XDIST)
 	$(MAKE) --no-print-directory test-compat
 
 # The lowest Optuna and scikit-learn the package claims (pyproject.toml), in a second virtual
@@ -59,7 +62,7 @@ $(COMPAT_STAMP): pyproject.toml
 	touch $(COMPAT_STAMP)
 
 test-compat: $(COMPAT_STAMP) postgres
-	$(COMPAT)/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(COMPAT_TESTS) \
+	$(COMPAT)/bin/python -m pytest -m "not slow" -q -p no:cacheprovider $(XDIST) $(COMPAT_TESTS) \
 		-k "not n_trials and not killed_at_random"
 
 # Everything, including the full-scale runs marked slow.

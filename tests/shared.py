@@ -4,6 +4,7 @@ servers they start (the dashboard, PostgreSQL). Fixtures live in the folders' ``
 from __future__ import annotations
 
 from pathlib import Path
+import re
 import signal
 import socket
 
@@ -11,6 +12,12 @@ import pytest
 
 #: The sonar CSV lives beside the repository (tests and CI only; the package fetches it from OpenML).
 SONAR_CSV = Path(__file__).resolve().parents[2] / "shared" / "data" / "sonar.csv"
+
+
+def stable_id(value: object) -> str:
+    """``repr(value)`` without memory addresses: a test id must be the same in every process
+    (pytest-xdist's workers each collect the suite and compare the ids)."""
+    return re.sub(r" (object )?at 0x[0-9a-fA-F]+", "", repr(value))
 
 
 def free_port() -> int:

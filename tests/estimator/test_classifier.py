@@ -106,7 +106,9 @@ def test_a_study_with_a_paper_sampler_runs_its_budget_and_result(breast_cancer):
     assert np.all(clf.lambdas_ == clf.lambdas_[0]), "the spherical search gives one λ to all"
 
 
-@pytest.mark.parametrize("sampler", ["tpe", optuna.samplers.RandomSampler(seed=0)], ids=repr)
+@pytest.mark.parametrize(
+    "sampler", ["tpe", optuna.samplers.RandomSampler(seed=0)], ids=["tpe", "RandomSampler"]
+)
 def test_a_sampler_given_with_a_study_is_refused_and_the_study_left_alone(breast_cancer, sampler):
     X, y = _small(breast_cancer)
     own = optuna.samplers.TPESampler(seed=0)

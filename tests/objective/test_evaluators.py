@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from shared import stable_id
 from sklearn.base import clone
 from sklearn.datasets import load_iris
 from sklearn.datasets import load_wine
@@ -156,7 +157,7 @@ class _MyNB(GaussianNB):
         SVC(break_ties=True),
         SVC(gamma=-1.0),
     ],
-    ids=repr,
+    ids=stable_id,
 )
 def test_unsupported_classifiers_and_settings_have_no_fast_path(estimator):
     y = np.array([0, 1] * 20)
