@@ -109,15 +109,25 @@ def _dot(a, b):  # pragma: no cover - compiled
     return acc
 
 
+def _cubic(f_a, f_b, t_a, t_b, d_a, d_b, clamp):  # pragma: no cover - compiled
+    """The cubic through two points of φ (values, slopes): MINPACK-2's ``theta`` and unsigned
+    ``gamma``, in its order of operations. ``clamp`` floors the discriminant at 0, as ``dcstep``
+    does where the cubic may not have a minimiser."""
+    theta = 3.0 * (f_a - f_b) / (t_b - t_a) + d_a + d_b
+    s = max(abs(theta), abs(d_a), abs(d_b))
+    disc = (theta / s) ** 2 - (d_a / s) * (d_b / s)
+    if clamp:
+        disc = max(0.0, disc)
+    return theta, s * np.sqrt(disc)
+
+
 def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pragma: no cover
     """Moré–Thuente's safeguarded step (MINPACK-2 ``dcstep``): the next trial step and the
     updated interval of uncertainty."""
     sgnd = np.sign(dp) * np.sign(dx)
     if fp > fx:
         # Higher value: the minimum is bracketed; cubic or cubic-quadratic mean.
-        theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
-        s = max(abs(theta), abs(dx), abs(dp))
-        gamma = s * np.sqrt((theta / s) ** 2 - (dx / s) * (dp / s))
+        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, False)
         if stp < stx:
             gamma = -gamma
         p = (gamma - dx) + theta
@@ -131,9 +141,7 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
         brackt = True
     elif sgnd < 0.0:
         # Derivatives of opposite sign: bracketed; the step nearer the secant's.
-        theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
-        s = max(abs(theta), abs(dx), abs(dp))
-        gamma = s * np.sqrt((theta / s) ** 2 - (dx / s) * (dp / s))
+        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, False)
         if stp > stx:
             gamma = -gamma
         p = (gamma - dp) + theta
@@ -144,9 +152,7 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
         brackt = True
     elif abs(dp) < abs(dx):
         # Same sign, derivative shrinking: the cubic's step if it points the right way.
-        theta = 3.0 * (fx - fp) / (stp - stx) + dx + dp
-        s = max(abs(theta), abs(dx), abs(dp))
-        gamma = s * np.sqrt(max(0.0, (theta / s) ** 2 - (dx / s) * (dp / s)))
+        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, True)
         if stp > stx:
             gamma = -gamma
         p = (gamma - dp) + theta
@@ -171,9 +177,7 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
     else:
         # Same sign, derivative not shrinking.
         if brackt:
-            theta = 3.0 * (fp - fy) / (sty - stp) + dy + dp
-            s = max(abs(theta), abs(dy), abs(dp))
-            gamma = s * np.sqrt((theta / s) ** 2 - (dy / s) * (dp / s))
+            theta, gamma = _cubic(fp, fy, stp, sty, dy, dp, False)
             if stp > sty:
                 gamma = -gamma
             p = (gamma - dp) + theta
@@ -408,7 +412,7 @@ def lbfgs_fit(
 def _kernel() -> Any:
     """The compiled :func:`_fit`, or None without Numba. It calls its helpers by their module
     names, so they are compiled and put in their place first."""
-    for name in ("_loss_gradient", "_dot", "_step"):
+    for name in ("_loss_gradient", "_dot", "_cubic", "_step"):
         function = globals()[name]
         if hasattr(function, "py_func"):
             continue  # compiled on an earlier call

@@ -179,8 +179,9 @@ def _predict(
     p = S.shape[1]
     coef = w[:, :p]
     intercept = w[:, -1] if fit_intercept else np.zeros(len(w))
-    wobble = np.abs(S) @ spread[:, :p].T + (spread[:, -1] if fit_intercept else 0.0)
-    margin = _RELATIVE_TIE * (np.abs(S) @ np.abs(coef.T) + np.abs(intercept))
+    size = np.abs(S)
+    wobble = size @ spread[:, :p].T + (spread[:, -1] if fit_intercept else 0.0)
+    margin = _RELATIVE_TIE * (size @ np.abs(coef.T) + np.abs(intercept))
     margin = margin + _SPREAD_SAFETY * wobble
     decision = S @ coef.T + intercept
     if len(w) == 1:
