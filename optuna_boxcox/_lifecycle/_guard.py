@@ -348,7 +348,8 @@ def monotone_invariant(estimator: Any) -> bool:
         member = estimator.get_params(deep=False).get("estimator")
         return member is None or monotone_invariant(member)
     if _named(estimator, frozenset({"VotingClassifier"})):
-        members = [m for _, m in estimator.get_params(deep=False)["estimators"] if m != "drop"]
+        named = estimator.get_params(deep=False).get("estimators") or ()
+        members = [m for _, m in named if m != "drop"]
         return bool(members) and all(monotone_invariant(m) for m in members)
     return False
 

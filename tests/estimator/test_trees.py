@@ -158,6 +158,7 @@ def test_a_named_sampler_still_searches_for_a_tree(breast_cancer):
         # learns from out-of-fold predictions, which move with a threshold's place
         StackingClassifier([("tree", DecisionTreeClassifier())]),
         VotingClassifier([("skip", "drop")]),
+        VotingClassifier(None),  # scikit-learn's fit says what is wrong with it
         make_pipeline(PCA(), DecisionTreeClassifier()),  # PCA mixes the features
     ],
     ids=lambda e: type(e).__name__,
