@@ -182,6 +182,46 @@ class FastScorer(abc.ABC):
         """Predicted class index of every row of S, or None on a near-tie."""
 
 
+class RefitScorer(FastScorer):
+    """A scorer whose every score is a fit from scratch on S, with settings read off the
+    estimator once: nothing carries from one matrix to the next, so candidates score side by side
+    in threads, one scorer each."""
+
+    side_by_side = True
+
+    def __init__(
+        self,
+        y: np.ndarray,
+        metric: Callable[[np.ndarray, np.ndarray], float],
+        settings: dict[str, Any],
+    ) -> None:
+        super().__init__(y, metric)
+        self.settings = settings
+
+    @classmethod
+    def from_estimator(
+        cls, estimator: Any, y: np.ndarray, metric: Callable[[np.ndarray, np.ndarray], float]
+    ) -> RefitScorer | None:
+        settings = cls.settings_of(estimator, y)
+        return None if settings is None else cls(y, metric, settings)
+
+    @staticmethod
+    @abc.abstractmethod
+    def settings_of(estimator: Any, y: np.ndarray) -> dict[str, Any] | None:
+        """The settings of the fit retraced for ``estimator`` on labels ``y``, or None when this
+        scorer has no exact path for them."""
+
+    def _adopt(self, other: FastScorer) -> bool:
+        self.settings = other.settings
+        return True
+
+    def _reset(self) -> None:
+        pass
+
+    def _set_column(self, j: int, column: np.ndarray) -> None:
+        pass  # every score is a fresh fit on self.S
+
+
 def _valid_parameters(estimator: Any) -> bool:
     """Whether scikit-learn's fit would accept the parameters; if not, the generic path raises the
     user's error instead of a fast path silently ignoring, say, an invalid leaf_size."""

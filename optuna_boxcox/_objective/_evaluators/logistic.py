@@ -15,7 +15,6 @@ followed those rows to a best score 2.7 points lower (docs/performance.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import math
 import numbers
 from typing import Any
@@ -25,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 
 from optuna_boxcox._math._lbfgs import lbfgs_fit
 from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
-from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import RefitScorer
 from optuna_boxcox._objective._evaluators._base import _is_real
 from optuna_boxcox._objective._evaluators._base import _valid_parameters
 
@@ -71,7 +70,7 @@ def logistic_settings(estimator: Any) -> dict[str, Any] | None:
     }
 
 
-class LogisticScorer(FastScorer):
+class LogisticScorer(RefitScorer):
     """The resubstitution predictions of an L2-penalised ``LogisticRegression(solver="lbfgs")``,
     binary or multinomial, from scikit-learn's own L-BFGS-B steps retraced
     (:mod:`optuna_boxcox._math._lbfgs`); None where rounding could change a prediction (see the
@@ -82,32 +81,10 @@ class LogisticScorer(FastScorer):
 
     name = "logistic"
     classifier = LogisticRegression
-    side_by_side = True
 
-    def __init__(
-        self,
-        y: np.ndarray,
-        metric: Callable[[np.ndarray, np.ndarray], float],
-        settings: dict[str, Any],
-    ) -> None:
-        super().__init__(y, metric)
-        self.settings = settings
-
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator: LogisticRegression,
-        y: np.ndarray,
-        metric: Callable[[np.ndarray, np.ndarray], float],
-    ) -> LogisticScorer | None:
-        settings = logistic_settings(estimator)
-        if settings is None:
-            return None
-        return cls(y, metric, settings)
-
-    def _adopt(self, other: FastScorer) -> bool:
-        self.settings = other.settings
-        return True
+    @staticmethod
+    def settings_of(estimator: LogisticRegression, y: np.ndarray) -> dict[str, Any] | None:
+        return logistic_settings(estimator)
 
     def footprint(self, n_features: int) -> int:
         n, K = len(self.y), len(self.classes)
@@ -117,12 +94,6 @@ class LogisticScorer(FastScorer):
 
     def warm_up(self) -> None:
         lbfgs_fit(np.zeros((2, 1)), np.array([0, 1]), 2, 1.0, True, 1e-4, 10)
-
-    def _reset(self) -> None:
-        pass
-
-    def _set_column(self, j: int, column: np.ndarray) -> None:
-        pass  # every score is a fit from zeros
 
     def _predict_codes(self) -> np.ndarray | None:
         if self.kept is not None:

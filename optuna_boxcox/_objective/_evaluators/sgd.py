@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 from typing import Any
 
 import numpy as np
@@ -11,14 +10,11 @@ from sklearn.linear_model import SGDClassifier
 
 from optuna_boxcox._math._sgd import fit_sgd_binary
 from optuna_boxcox._math._sgd import sgd_settings
-
-if TYPE_CHECKING:
-    pass
 from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
-from optuna_boxcox._objective._evaluators._base import FastScorer
+from optuna_boxcox._objective._evaluators._base import RefitScorer
 
 
-class SGDScorer(FastScorer):
+class SGDScorer(RefitScorer):
     """A binary ``SGDClassifier`` (perceptron or hinge loss) refitted on S with scikit-learn's own
     arithmetic (:mod:`optuna_boxcox._math._sgd`); predictions from the sign of S·w + b, ``None`` when a
     decision value is within rounding of zero (scikit-learn's matrix product may round it the
@@ -26,7 +22,6 @@ class SGDScorer(FastScorer):
 
     name = "sgd"
     classifier = SGDClassifier
-    side_by_side = True
 
     def __init__(
         self,
@@ -34,37 +29,16 @@ class SGDScorer(FastScorer):
         metric: Callable[[np.ndarray, np.ndarray], float],
         settings: dict[str, Any],
     ) -> None:
-        super().__init__(y, metric)
-        self.settings = settings
-        self.signs = np.where(
-            self.codes == 1, 1.0, -1.0
-        )  # fit_binary's ±1 labels: classes_[1] is +1
+        super().__init__(y, metric, settings)
+        self.signs = np.where(self.codes == 1, 1.0, -1.0)  # fit_binary's ±1: classes_[1] is +1
 
-    @classmethod
-    def from_estimator(
-        cls,
-        estimator: SGDClassifier,
-        y: np.ndarray,
-        metric: Callable[[np.ndarray, np.ndarray], float],
-    ) -> SGDScorer | None:
-        settings = sgd_settings(estimator)
-        if settings is None or len(np.unique(y)) != 2:
-            return None
-        return cls(y, metric, settings)
-
-    def _adopt(self, other: FastScorer) -> bool:
-        self.settings = other.settings
-        return True
+    @staticmethod
+    def settings_of(estimator: SGDClassifier, y: np.ndarray) -> dict[str, Any] | None:
+        return sgd_settings(estimator) if len(np.unique(y)) == 2 else None
 
     def footprint(self, n_features: int) -> int:
         # |S| for the rounding bound of the decision values.
         return super().footprint(n_features) + len(self.y) * n_features * 8
-
-    def _reset(self) -> None:
-        pass
-
-    def _set_column(self, j: int, column: np.ndarray) -> None:
-        pass  # every score is a fresh fit on self.S
 
     def _predict_codes(self) -> np.ndarray | None:
         fitted = fit_sgd_binary(self.S, self.signs, self.settings)
