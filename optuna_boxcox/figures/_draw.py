@@ -59,7 +59,13 @@ def _white_template() -> go.layout.Template:
     )
 
 
-_LAYOUT = {"template": _white_template(), "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+@functools.cache
+def _layout() -> dict[str, Any]:
+    """The layout every figure shares; built on the first figure, not on import (0.3 s: every
+    ``BoxCoxClassifier`` fit imports this module, few draw)."""
+    return {"template": _white_template(), "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+
+
 #: Features whose λ did not move: grey and faint beneath the others, one legend entry for all.
 _UNCHANGED = {"legendgroup": "unchanged", "opacity": 0.5}
 _UNCHANGED_LINE = {"color": "#8C8C8C", "width": 1}
@@ -231,7 +237,7 @@ def lambda_trajectory(
         moved.append(any(v != values[0] for v in values))
     figure = go.Figure(_feature_lines(lines, moved))
     x_title = "sweep" if start is None else "sweep (0: the start)"
-    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="λ", **_LAYOUT)
+    figure.update_layout(title=title, xaxis_title=x_title, yaxis_title="λ", **_layout())
     return figure
 
 
@@ -267,7 +273,10 @@ def best_so_far(
         figure.add_trace(go.Scatter(x=x, y=y, mode="lines", line_shape="hv", name=name))
     default = "Best score so far" + (" (mean over seeds)" if several else "")
     figure.update_layout(
-        title=title or default, xaxis_title="trials finished", yaxis_title="best score", **_LAYOUT
+        title=title or default,
+        xaxis_title="trials finished",
+        yaxis_title="best score",
+        **_layout(),
     )
     return figure
 
@@ -345,7 +354,7 @@ def grid_heatmap(
         xaxis_title=f"λ of {names[0]}",
         yaxis_title=f"λ of {names[1]}",
         legend={"orientation": "h", "y": -0.2},
-        **_LAYOUT,
+        **_layout(),
     )
     return figure
 
@@ -393,7 +402,7 @@ def transform_curves(
     figure = go.Figure(_feature_lines(lines, moved))
     x_title = "z (feature scaled into [1, 2])" if objective.method == "box-cox" else "x"
     figure.update_layout(
-        title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_LAYOUT
+        title=title, xaxis_title=x_title, yaxis_title="transformed, min-max", **_layout()
     )
     return figure
 
@@ -440,7 +449,7 @@ def criteria_sweep(
         title=title or f"Score and criteria along λ = c for every feature (L∞: {summary})",
         xaxis_title="c (every λ = c)",
         yaxis_title="min-max scaled",
-        **_LAYOUT,
+        **_layout(),
     )
     return figure
 
@@ -498,7 +507,7 @@ def pareto_front(
         xaxis_title=f"{kept_name} (features kept)",
         yaxis_title=score_name,
         legend={"orientation": "h", "y": -0.2},
-        **_LAYOUT,
+        **_layout(),
     )
     return figure
 
