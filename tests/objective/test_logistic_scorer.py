@@ -7,6 +7,8 @@ search the same objective on scikit-learn's path (``fast=False``).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -270,3 +272,27 @@ def test_the_gates_folds_score_as_scikit_learns_fits(monkeypatch):
     assert answered and all(answered), "every fold went through the retraced fit"
     monkeypatch.setattr(guard, "logistic_predictions", lambda *a: None)
     assert np.array_equal(fast, guard.fold_scores(*args, seed=3))
+
+
+def test_the_mle_sampler_scores_its_single_trial_with_scikit_learn(tmp_path):
+    """One trial is not worth loading the compiled fit (about a second): a fresh process fits by
+    scikit-learn, never imports Numba, and records the plain pipeline's score."""
+    script = """
+import sys, warnings
+warnings.simplefilter("ignore")
+from sklearn.datasets import make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+import numpy as np
+from optuna_boxcox import BoxCoxClassifier, BoxCoxTransformer
+X, y = make_classification(300, 5, random_state=0)
+X = np.exp(X / 2)
+fitted = BoxCoxClassifier(LogisticRegression(), sampler="mle").fit(X, y)
+plain = make_pipeline(BoxCoxTransformer(lambdas="mle"), LogisticRegression()).fit(X, y)
+print(fitted.study_.user_attrs["boxcox_evaluator"]["evaluator"], "numba" in sys.modules,
+      fitted.best_score_ == plain.score(X, y), len(fitted.study_.trials))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, check=True
+    )
+    assert done.stdout.split() == ["sklearn", "False", "True", "1"], done.stderr[-2000:]
