@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
 from typing import Any
 
 import numpy as np
@@ -23,14 +23,10 @@ class SGDScorer(RefitScorer):
     name = "sgd"
     classifier = SGDClassifier
 
-    def __init__(
-        self,
-        y: np.ndarray,
-        metric: Callable[[np.ndarray, np.ndarray], float],
-        settings: dict[str, Any],
-    ) -> None:
-        super().__init__(y, metric, settings)
-        self.signs = np.where(self.codes == 1, 1.0, -1.0)  # fit_binary's ±1: classes_[1] is +1
+    @functools.cached_property
+    def signs(self) -> np.ndarray:
+        """fit_binary's ±1 labels: classes_[1] is +1 (once per scorer, from the class codes)."""
+        return np.where(self.codes == 1, 1.0, -1.0)
 
     @staticmethod
     def settings_of(estimator: SGDClassifier, y: np.ndarray) -> dict[str, Any] | None:
