@@ -322,16 +322,3 @@ def test_bench_prints_logistic_regressions_best_scores_beside_its_ratio(sonar, t
     assert "True, True, True" in row
     best_a, best_c = (float(v) for v in re.findall(r"best a ([0-9.]+), c ([0-9.]+)", row)[0])
     assert best_a == best_c
-
-
-def test_plan_cost_prices_each_set_by_the_default_plans_trials_and_one_fit(capsys):
-    from optuna_boxcox.bench import plan_cost
-
-    plan_cost.main(["bayes", "--datasets", "iris,wine", "--repeats", "1"])
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:-1]]
-    assert [row[0] for row in rows] == ["iris", "wine"]
-    for name, train_rows, columns, seconds, trials, hours in rows:
-        # The coordinate plan: 4 epochs × 11 grid points per column; an outer fold trains on 4/5.
-        assert int(trials) == 44 * int(columns)
-        assert int(train_rows) == {"iris": 120, "wine": 142}[name]
-        assert float(hours) == pytest.approx(5 * int(trials) * float(seconds) / 3600, abs=0.051)
