@@ -42,6 +42,7 @@ from optuna_boxcox._lifecycle._open import Recorded
 from optuna_boxcox._lifecycle._open import open_study
 from optuna_boxcox._lifecycle._open import prepare_study
 from optuna_boxcox._lifecycle._open import trials_left
+from optuna_boxcox._objective._auto import plan_size
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._objective import fingerprint_of
 from optuna_boxcox._objective._rungs import make_pruner
@@ -56,7 +57,6 @@ from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.figures import attach_figures
 from optuna_boxcox.figures import search_figures
-from optuna_boxcox.samplers import MLESampler
 from optuna_boxcox.samplers import PlanSampler
 from optuna_boxcox.samplers._plan import RESULT_ATTR
 from optuna_boxcox.samplers._registry import sampler_key
@@ -422,9 +422,9 @@ def _objective(
     gives the objective when something is scored."""
     if options.objective is not None:
         return None, options.objective
-    # The MLE's single trial is not worth a fast scorer's set-up: LogisticRegression's loads its
-    # compiled fit (about a second) where scikit-learn's fit takes milliseconds. Same scores.
-    fast = not isinstance(plan.sampler, MLESampler)
+    # A one-trial plan (the MLE's) is not worth a fast scorer's set-up: LogisticRegression's loads
+    # its compiled fit (about a second) where scikit-learn's fit takes milliseconds. Same scores.
+    fast = plan_size(plan.sampler, np.shape(X)[1])[0] != 1
     built = BoxCoxObjective.from_spec(
         plan.spec, X, y, memory_limit=options.memory_limit, fast=fast
     )
