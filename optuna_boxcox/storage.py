@@ -183,6 +183,8 @@ def open_storage(
             write_ahead_logging(path, timeout=timeout)
         except (OSError, sqlite3.Error) as error:
             raise StorageError(f"cannot open SQLite storage {url}: {_os_reason(error)}") from error
+        # Remembered before Optuna creates its tables, which a Ctrl-C may interrupt.
+        remember_file(path, on_exit=close_opened_storages)
         current = sqlite_schema_is_current(path)
         storage = _rdb(
             url,
@@ -192,8 +194,6 @@ def open_storage(
             skip_table_creation=current,
         )
         _relax_sqlite_sync(storage)
-        # At the exit, the log is copied into the file (close_opened_storages, atexit).
-        remember_file(path, on_exit=close_opened_storages)
         return _cached(storage)
     _refuse_raw_at_sign(url)
     # A server shared by workers on several machines: heartbeats let Optuna fail the running
@@ -391,24 +391,39 @@ def _check_file(path: Path, what: str, *, create: bool, kind: str) -> None:
     _LOG.info("created new study %s %s", kind, path)
 
 
-#: RDB storages this process opened, for :func:`close_opened_storages`.
-_OPENED: weakref.WeakSet[RDBStorage] = weakref.WeakSet()
+#: Every SQLAlchemy engine of this process that connected, for :func:`close_opened_storages`:
+#: not only the storages :func:`open_storage` returned, but one a Ctrl-C stopped while Optuna was
+#: still creating its tables, and a user's own ``RDBStorage`` on the same file. One connection
+#: left open at the exit keeps SQLite's ``-wal`` and ``-shm`` files beside the database.
+_ENGINES: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _remember_engine(connection: Any, *_legacy: Any) -> None:
+    # *_legacy: SQLAlchemy 1.4 also passes ``branch``.
+    _ENGINES.add(connection.engine)
+
+
+def _track_engines() -> None:
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    if not event.contains(Engine, "engine_connect", _remember_engine):
+        event.listen(Engine, "engine_connect", _remember_engine)
 
 
 def close_opened_storages() -> None:
-    """Close the database connections of every RDB storage :func:`open_storage` opened, and copy
-    each SQLite file's write-ahead log into the file (emptying the log), so that the database
-    file alone holds every trial written — e.g. before a quick process exit, and at the exit of
-    the interpreter."""
-    for storage in list(_OPENED):
-        storage.engine.dispose()
+    """Close the pooled database connections of every engine this process connected with, and
+    copy each SQLite file's write-ahead log into the file, so that the database file alone holds
+    every trial written and SQLite, its last connection closed, removes the ``-wal`` and ``-shm``
+    files — e.g. before a quick process exit, and at the exit of the interpreter."""
+    for engine in list(_ENGINES):
+        engine.dispose()
     checkpoint_files()
 
 
 def _cached(storage: RDBStorage) -> BaseStorage:
     """The storage behind :class:`CachedRDBStorage` on the Optuna versions it was checked against
     (it writes and reads Optuna's tables directly), else as it is."""
-    _OPENED.add(storage)
     return CachedRDBStorage(storage) if supported() else storage
 
 
@@ -419,6 +434,7 @@ def _rdb(url: str, **kwargs: object) -> RDBStorage:
     from sqlalchemy.exc import OperationalError
     from sqlalchemy.exc import ProgrammingError
 
+    _track_engines()
     shown = redact(url)
     for attempt in range(5):
         try:
