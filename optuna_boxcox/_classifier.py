@@ -183,8 +183,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``"exact"`` scores each Λ on all training rows; an int N searches by successive
         halving over stratified row subsets from N rows (Optuna's pruner decides for Optuna's
         samplers: successive halving unless ``storage`` is a study with its own); ``"auto"``
-        is exact without timing anything where the data are small for the classifier, else
-        chooses from the classifier's cost measured on the data. ``None``: a study resumed from
+        chooses from the classifier's cost class and the data's shape, nothing timed: exact
+        where the data are small for the classifier or the exact search is priced under 20 s,
+        else halving (see :class:`AutoFidelity`). ``None``: a study resumed from
         ``storage`` keeps the fidelity it was made with, a new one is ``"auto"`` (exact on data
         as small as the paper's; not with ``subsample``). Recorded in the study; what was
         chosen is ``fidelity_``. See :class:`BoxCoxObjective`.

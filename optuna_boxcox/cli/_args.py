@@ -93,11 +93,10 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="exact|auto|N",
         help="exact: every Λ on all rows; N: successive halving, candidates scored first on N "
         "rows (stratified), the best third promoted to 3 times the rows, up to all rows; auto: "
-        "exact without timing anything where the data are small for the classifier (fewer "
-        "than 3 rungs' floor of rows, or an exact search bounded under a minute by its cost "
-        "class), else chosen from the classifier's cost measured on the data (exact when the "
-        "exact search is estimated under a minute, halving when it saves at least half the "
-        "time, its top rung capped to fit 12 minutes); recorded in the study, and a resumed "
+        "priced from the classifier's cost class and the data's shape, nothing timed (exact "
+        "when the rows are fewer than two rungs' floor or the exact search is estimated under "
+        "20 s, halving when it is estimated to save at least half the time, its top rung "
+        "capped to fit 12 minutes and the result then confirmed on all rows); recorded in the study, and a resumed "
         f"study keeps its own (default: {DEFAULT_FIDELITY} for a new study, printed before the "
         "search starts)",
     )

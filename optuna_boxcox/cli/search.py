@@ -55,7 +55,7 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         "it beats the MLE and λ = 1 anchors on cross-validated rows, else uses the better "
         "anchor), coordinate (the paper's iterative grid search), a Table-4 preset (iterative, "
         "shift, shuffle, finer, combined1, combined2), spherical, diagonal, grid, mle, "
-        "nelder-mead, or one of Optuna's: tpe, random, cmaes, qmc, gp",
+        "nelder-mead, or one of Optuna's: tpe, random, cmaes, qmc, gp, nsga2",
     )
     settings = parser.add_argument_group(
         "settings of the paper's samplers (override the preset's; recorded in the study)"

@@ -24,3 +24,29 @@ def test_every_option_of_every_command_has_a_description():
 
     walk(build_parser(), "optuna-boxcox")
     assert not missing, "--help shows no description for: " + ", ".join(missing)
+
+
+def _help_of(command: str, option: str) -> str:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    action = next(a for a in sub.choices[command]._actions if option in a.option_strings)
+    return " ".join(action.help.split())
+
+
+def test_search_sampler_help_names_every_sampler_of_the_registry():
+    from optuna_boxcox._lifecycle._guard import sampler_names
+
+    shown = _help_of("search", "--sampler")
+    missing = [name for name in sampler_names() if name not in shown]
+    assert not missing, f"search --sampler's help leaves out {missing}"
+
+
+def test_fidelity_help_says_auto_is_priced_not_measured():
+    from optuna_boxcox._study._fidelity import DEFAULT_BUDGET_SECONDS
+    from optuna_boxcox._study._fidelity import EXACT_SECONDS
+
+    shown = _help_of("search", "--fidelity")
+    assert "measured" not in shown  # nothing is timed: the cost class prices it
+    assert "cost class" in shown
+    assert f"under {EXACT_SECONDS:g} s" in shown
+    assert f"fit {DEFAULT_BUDGET_SECONDS / 60:g} minutes" in shown
