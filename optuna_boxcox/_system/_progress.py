@@ -96,8 +96,10 @@ class Progress:
             self._last_line = now
             self._write(self.line(now))
 
-    def line(self, now: float | None = None) -> str:
-        """``label: 120/2,640 trials (5 %), 310.2 trials/s, about 8 s left``."""
+    def line(self, now: float | None = None, *, final: bool = False) -> str:
+        """``label: 120/2,640 trials (5 %), 310.2 trials/s, about 8 s left``; the ``final``
+        line of work that ended short of its total (a trial budget, a timeout) says so instead
+        of a time left: ``…, 6.3 s elapsed, 2,520 trials not run``."""
         now = time.perf_counter() if now is None else now
         elapsed = max(now - self.started, 1e-9)
         rate = (self.done - self.initial) / elapsed
@@ -106,7 +108,10 @@ class Progress:
         if self.total:
             parts[0] += f" ({100 * self.done / self.total:.0f} %)"
         parts.append(f"{rate:,.1f} {units}/s")
-        if self.total and rate > 0 and self.done < self.total:
+        if final and self.total and self.done < self.total:
+            parts.append(f"{format_seconds(elapsed)} elapsed")
+            parts.append(f"{self.total - self.done:,} {plural(self.unit)} not run")
+        elif self.total and rate > 0 and self.done < self.total:
             parts.append(f"about {format_seconds((self.total - self.done) / rate)} left")
         elif self.total is None or self.done >= (self.total or 0):
             parts.append(f"{format_seconds(elapsed)} elapsed")
@@ -120,7 +125,7 @@ class Progress:
         if self._bar is not None:
             self._bar.close()
         elif self.enabled and self.done > self._logged and not _interrupted():
-            self._write(self.line())
+            self._write(self.line(final=True))
 
     def _write(self, text: str) -> None:
         self._logged = self.done
