@@ -232,7 +232,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         ``difference`` over it and the ``threshold`` it had to exceed, the ``rule``, k-NN's
         ``confirmation`` (5 × 2 CV scores of the searched Λ and the anchor, when leave-one-out
         kept it) and the ``settings`` it was made with; for a linear classifier (not gated: its training accuracy is not flattered)
-        ``gated`` is False and the searched Λ is kept. Also recorded in the study's user
+        ``gated`` is False and the searched Λ is kept; on data whose smallest class has fewer
+        rows than the gate's 5 folds ``gated`` is False and ``chosen`` is ``"ones"`` (standard
+        scaling), the ``rule`` saying why. Also recorded in the study's user
         attribute ``boxcox_decision``. For a tree model with the default sampler (no search: no
         monotone per-feature transform changes its fit, said in a ``MonotoneInvariantWarning``)
         ``chosen`` is ``"ones"``, ``gated`` False, ``study_`` None and ``best_score_`` NaN.

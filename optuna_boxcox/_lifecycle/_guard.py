@@ -30,6 +30,10 @@ chosen from held-out measurements on the development data (``optuna_boxcox.bench
   corrected for the overlap of the training folds (Nadeau & Bengio 2003: variance × (1/k +
   n_test/n_train) over k folds). Else the anchor is used.
 
+Data whose smallest class has fewer rows than the gate's folds (:data:`SPLITS`) cannot be judged
+on held-out rows (a 5×2 CV of 4 rows scores every Λ 0.5 or 1): Λ = 1 is used ungated, the
+decision saying why; the search on so few rows only fitted them.
+
 More than :data:`MAX_ROWS` rows are judged on a stratified sample of that many (drawn with the
 search's seed): the gate's 30 fits on all of 50,000 rows took longer than the search.
 
@@ -376,16 +380,25 @@ def guard(
 ) -> Decision:
     """The gate after a search of ``objective`` chose ``params``: searched Λ, MLE, Λ = 1."""
     searched = objective.to_lambdas(params)
+    nan = float("nan")
+    fewest = int(np.unique(y, return_counts=True)[1].min())
+    if gated(estimator) and fewest < SPLITS:
+        # No held-out judgement means anything here (a 5x2 CV of 4 rows scores 0.5 or 1 for
+        # every Λ): the searched Λ fitted those few rows, and standard scaling is what a user
+        # would have had without the search.
+        reason = (
+            f"the smallest class has {fewest} row{'s' if fewest != 1 else ''}, too few for the "
+            f"gate's {SPLITS} held-out folds"
+        )
+        ones = np.ones(len(searched))
+        return Decision("ones", ones, {}, "", nan, nan, 0, gated=False, reason=reason)
     reason = ""
     if not gated(estimator):
         reason = "a linear classifier's training accuracy is not flattered"
-    elif np.unique(y, return_counts=True)[1].min() < 2:
-        reason = "a class has a single row: no stratified folds to judge on"
     elif _too_few_neighbours(estimator, y):
         k, rows = _too_few_neighbours(estimator, y)
         reason = f"n_neighbors={k} is more than the {rows} rows a fold of the gate trains on"
     if reason:
-        nan = float("nan")
         return Decision("searched", searched, {}, "", nan, nan, 0, gated=False, reason=reason)
     candidates = {
         "searched": searched,

@@ -23,6 +23,8 @@ CANDIDATES = ("searched", "mle", "ones")
 
 
 CV = f"{SPLITS}x{REPEATS} cv"
+#: An ungated decision's rule ends with what it used.
+_KEPT = {"searched": "the searched Λ is kept", "ones": "Λ = 1 (standard scaling) is used"}
 LOO = "leave-one-out"
 #: The candidates in words (the decision's explanation, the study's note).
 NAMES = {
@@ -113,7 +115,7 @@ class Decision:
                 "chosen": self.chosen,
                 "lambdas": [float(v) for v in self.lambdas],
                 "gated": False,
-                "rule": f"not gated: {self.reason}; the searched Λ is kept",
+                "rule": f"not gated: {self.reason}; {_KEPT[self.chosen]}",
             }
         rule = self.rule or Rule()
         attr = {
@@ -143,9 +145,8 @@ class Decision:
         """The decision :meth:`to_dict` wrote."""
         nan = float("nan")
         if not attr["gated"]:
-            reason = (
-                attr["rule"].removeprefix("not gated: ").removesuffix("; the searched Λ is kept")
-            )
+            reason = attr["rule"].removeprefix("not gated: ")
+            reason = reason.removesuffix(f"; {_KEPT.get(attr['chosen'], '')}")
             lambdas = np.asarray(attr["lambdas"], dtype=float)
             return cls(
                 attr["chosen"],
@@ -176,7 +177,10 @@ class Decision:
     def describe(self) -> str:
         """One line for ``search``'s report."""
         if not self.gated:
-            return f"searched Λ kept, not gated ({self.reason})"
+            verdict = (
+                "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
+            )
+            return f"{verdict}, not gated ({self.reason})"
         scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
         line = (
@@ -192,7 +196,7 @@ class Decision:
     def explain(self) -> str:
         """The decision in words, with the scores that made it (the study's note and record)."""
         if not self.gated:
-            return f"The searched Λ is used without a gate: {self.reason}."
+            return f"{NAMES[self.chosen].capitalize()} is used without a gate: {self.reason}."
         rule = self.rule or Rule()
         if rule.criterion == LOO:
             criterion, label = "exact leave-one-out accuracy", "Leave-one-out accuracy"

@@ -22,3 +22,22 @@ def test_a_bounded_runs_last_progress_line_does_not_read_as_unfinished(
     assert re.fullmatch(r"search: 20/176 trials \(11 %\), .* elapsed, 156 trials not run", last), (
         last
     )
+
+
+def test_data_too_small_for_the_gates_folds_are_judged_by_a_rule_that_fits_saying_which(
+    tmp_path, capsys, monkeypatch
+):
+    # A 4-row CSV of two classes ran the gate's 5x2 CV, every candidate scoring 0.5, and the
+    # user was not told the data were too small to judge.
+    monkeypatch.chdir(tmp_path)
+    rows = "a,b,y\n1.0,2.0,0\n2.0,3.5,0\n3.0,1.5,1\n4.0,5.0,1\n"
+    (tmp_path / "bc4.csv").write_text(rows)
+    args = ["search", "--csv", "bc4.csv", "--label", "y", "--classifier", "svc", "--no-figures"]
+    assert main(args) == 0
+    decision = [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith("decision")
+    ]
+    assert decision == [
+        "decision   anchor ones used, not gated (the smallest class has 2 rows, too few for the "
+        "gate's 5 held-out folds)"
+    ]

@@ -17,6 +17,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._lifecycle._guard import DECISION_ATTR
 from optuna_boxcox._lifecycle._guard import decide
+from optuna_boxcox._study._decision import Decision
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.cli import main
@@ -111,13 +112,33 @@ def test_an_ensemble_is_not_gated():
     assert clf.decision_ is None
 
 
-@pytest.mark.parametrize("estimator", [None, make_classifier("bayes")])
-def test_a_class_of_one_row_keeps_the_searched_lambda_ungated(estimator):
+@pytest.mark.parametrize("estimator", [None, make_classifier("bayes"), make_classifier("svc")])
+def test_too_few_rows_for_the_gates_folds_use_standard_scaling_saying_why(estimator):
+    # Issue #54: 4 rows of two classes ran the gate's 5x2 CV (every candidate 0.5) and kept an
+    # anchor by a tie, saying nothing of the data being too small to judge.
     X = np.array([[1.0, 2], [2, 3], [3, 1], [4, 5], [5, 5], [6, 1]])
     y = np.array([0, 0, 0, 0, 1, 2])
     clf = BoxCoxClassifier(estimator).fit(X, y)
     assert clf.decision_["gated"] is False
-    assert "single row" in clf.decision_["rule"]
+    assert clf.decision_["chosen"] == "ones"
+    assert (
+        "smallest class has 1 row, too few for the gate's 5 held-out folds"
+        in clf.decision_["rule"]
+    )
+    np.testing.assert_array_equal(clf.lambdas_, np.ones(2))
+    decision = Decision.from_dict(clf.decision_)
+    assert decision.describe().startswith(
+        "anchor ones used, not gated (the smallest class has 1 row"
+    )
+    assert decision.to_dict() == clf.decision_
+
+
+def test_a_linear_classifier_on_too_few_rows_keeps_its_searched_lambda_ungated():
+    X = np.array([[1.0, 2], [2, 3], [3, 1], [4, 5], [5, 5], [6, 1]])
+    y = np.array([0, 0, 0, 1, 1, 1])
+    clf = BoxCoxClassifier(make_classifier("linear")).fit(X, y)
+    assert clf.decision_["chosen"] == "searched"
+    assert "linear classifier" in clf.decision_["rule"]
     np.testing.assert_array_equal(clf.lambdas_, clf.search_lambdas_)
 
 
