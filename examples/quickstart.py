@@ -2,8 +2,9 @@
 
     python examples/quickstart.py    # from any folder: the study goes to ./quickstart.db
 
-The README's Quickstart is this script (a test keeps them equal). Running it again resumes the same
-study, and finds the search finished. Open the study with ``optuna-boxcox dashboard quickstart.db``.
+The tutorial (docs/tutorial.md, "Keeping the study") shows this script as it is. Running it again
+resumes the same study, and finds the search finished. Open the study with
+``optuna-boxcox dashboard quickstart.db``.
 """
 
 import optuna
