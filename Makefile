@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo lint test test-compat test-all clean postgres
+.PHONY: install demo lint test test-compat test-all clean postgres docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,16 @@ test-compat: $(COMPAT_STAMP) postgres
 # Everything, including the full-scale runs marked slow.
 test-all: $(STAMP) $(CHROMIUM) postgres
 	$(PY) -m pytest -m "slow or not slow" -q
+
+# The documentation site: docs/_build/html/index.html (Sphinx, warnings are errors). The gallery
+# runs examples/plot_*.py; its thumbnails need Chromium (without it they are placeholders).
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 clean:
 	rm -rf $(VENV) $(COMPAT) build *.egg-info .pytest_cache
