@@ -51,6 +51,7 @@ from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox._runner._memory import first_best
 from optuna_boxcox._runner._memory import optimize_in_memory
+from optuna_boxcox._study._decision import NAMES
 from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
@@ -373,12 +374,12 @@ def run_search(
     to_run = plan.n_trials if total is None else trials_left(study, total)
     if total is not None and to_run == 0:
         return _read_back(study, where.storage, objective, plan, X, y, total)
+    guarded = _mark_guarded(study, plan)
     scored = objective()
     if built is None:
         scored.register(study)
     if options.announce is not None:
         options.announce(scored)
-    guarded = _mark_guarded(study, plan)
     if scored.fidelity is not None and where.study is None:
         _set_pruner(study, plan, scored)
     found = _run(study, scored, objective, where.storage, to_run, total, options)
@@ -462,6 +463,9 @@ def _mark_guarded(study: optuna.Study, plan: SearchPlan) -> bool:
     the result as search does."""
     if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
         study.set_user_attr(_guard.GUARDED_ATTR, True)
+        # Written now, among the study's first attributes, so that the dashboard lists it on the
+        # first page of its table, beside the Best Trial card it corrects.
+        study.set_user_attr(USED_ATTR, "not yet decided: the search is running")
     return plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
 
 
@@ -690,7 +694,37 @@ def _record_result(found: SearchRun) -> int | None:
     }
     if found.result.finished and study.user_attrs.get(RESULT_ATTR) != record:
         study.set_user_attr(RESULT_ATTR, record)
+    if found.result.finished:
+        used = used_in_words(found.params, decision, trial, study.best_trial.number)
+        if study.user_attrs.get(USED_ATTR) != used:
+            study.set_user_attr(USED_ATTR, used)
     return trial
+
+
+#: Study user attribute saying in words which Λ a guarded study uses: optuna-dashboard's Best
+#: Trial card shows the best resubstitution score, the searched Λ, even where the gate used an
+#: anchor.
+USED_ATTR = "boxcox_chosen"
+#: Features whose λ the words list; the rest are in ``boxcox_result``.
+_USED_SHOWN = 8
+
+
+def used_in_words(params: dict[str, float], decision: Any, trial: int | None, best: int) -> str:
+    """``Λ = 1 (standard scaling), the gate's choice, not the Best Trial's searched Λ (number
+    65): alcohol 1, …`` — the Λ a guarded study uses, for the dashboard."""
+    if decision.chosen == "searched":
+        what = f"the searched Λ of the Best Trial (number {best}), kept by the gate"
+    else:
+        held = "" if trial is None else f", held by trial {trial}"
+        what = (
+            f"{NAMES[decision.chosen]}, the gate's choice{held}; not the Best Trial's "
+            f"searched Λ (number {best})"
+        )
+    shown = [f"{name} {value:.4g}" for name, value in list(params.items())[:_USED_SHOWN]]
+    more = len(params) - _USED_SHOWN
+    if more > 0:
+        shown.append(f"and {more} more (boxcox_result)")
+    return f"{what}: {', '.join(shown)}"
 
 
 def attach_note(found: SearchRun, *, figures: bool = False) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import optuna
+
 from optuna_boxcox.cli import main
 
 
@@ -41,3 +43,31 @@ def test_data_too_small_for_the_gates_folds_are_judged_by_a_rule_that_fits_sayin
         "decision   anchor ones used, not gated (the smallest class has 2 rows, too few for the "
         "gate's 5 held-out folds)"
     ]
+
+
+def test_the_dashboards_first_page_of_attributes_says_which_lambda_was_used(
+    tmp_path, capsys, monkeypatch
+):
+    # optuna-dashboard's Best Trial card shows the searched Λ even when the gate used an anchor;
+    # the decision was raw JSON on the second page of the study's attributes.
+    from optuna_boxcox._optuna import study_id_of
+    from optuna_boxcox.storage import open_storage
+
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+    args = ["search", "--dataset", "wine", "--features", "4", "--classifier", "knn"]
+    assert main([*args, "--storage", url, "--no-figures"]) == 0
+    assert "decision   anchor ones used" in capsys.readouterr().out
+    storage = open_storage(url)  # what the dashboard reads, in its order
+    study = optuna.load_study(study_name="wine/knn/guarded", storage=storage)
+    # The dashboard lists them as the backend stores them (in the order written); a reader that
+    # sorts them by key finds it first too. Its table shows 5 rows a page.
+    (frozen,) = storage.get_all_studies()
+    assert "boxcox_chosen" in list(frozen.user_attrs)[:5]
+    attrs = storage.get_study_user_attrs(study_id_of(study))
+    assert "boxcox_chosen" in sorted(attrs)[:5]
+    best = study.best_trial.number
+    assert attrs["boxcox_chosen"] == (
+        f"Λ = 1 (standard scaling), the gate's choice; not the Best Trial's searched Λ (number "
+        f"{best}): alcohol 1, malic_acid 1, ash 1, alcalinity_of_ash 1"
+    )
