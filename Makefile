@@ -12,10 +12,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[test,browser,figures,postgres,peers]'
 	touch $(STAMP)
 
+# System-wide packages from Debian, installed as root with apt-get, which may also upgrade
+# packages they depend on: said before it happens. SYSTEM_PACKAGES=no installs none (their
+# tests are then skipped, each with its reason).
+SYSTEM_PACKAGES ?= yes
+define apt_install
+	@if [ "$(SYSTEM_PACKAGES)" != no ] && command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+		echo "make: installing Debian's $(1) system-wide with apt-get (apt may upgrade packages it depends on; SYSTEM_PACKAGES=no skips it)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1) >/dev/null) \
+			|| echo "make: $(1) could not be installed ($(2) will be skipped)"; \
+	else echo "make: $(1) not installed ($(2) will be skipped)"; fi
+endef
+
 # Debian's Chromium drives the browser tests and PNG export (Playwright never downloads a browser).
 CHROMIUM := /usr/bin/chromium
 $(CHROMIUM):
-	command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "chromium not installed: browser tests will be skipped"
+	$(call apt_install,chromium,the browser tests)
 
 install: $(STAMP)
 
@@ -26,7 +38,9 @@ demo: $(STAMP)
 # Debian's PostgreSQL server for the multi-worker tests (they start a throw-away one on loopback).
 PG_CTL := $(firstword $(wildcard /usr/lib/postgresql/*/bin/pg_ctl))
 postgres:
-	@test -n "$(PG_CTL)" || (command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql) || echo "postgresql not installed: its tests will be skipped")
+ifeq ($(PG_CTL),)
+	$(call apt_install,postgresql,the PostgreSQL tests)
+endif
 
 # ruff's lint rules and formatting (configured in pyproject.toml); part of `make test`.
 lint: $(STAMP)
