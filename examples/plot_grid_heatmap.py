@@ -22,14 +22,14 @@ X, y = load_breast_cancer(return_X_y=True, as_frame=True)
 X = X[["mean texture", "worst concave points"]]
 objective = optuna_boxcox.BoxCoxObjective(X, y, GaussianNB())
 
-found = {}
+studies, found = {}, {}
 for name, sampler in {
     "full grid": optuna_boxcox.FullGridSampler(),
     "spherical": optuna_boxcox.SphericalSampler(),
     "diagonal": optuna_boxcox.DiagonalSampler(),
     "coordinate": optuna_boxcox.CoordinateGridSampler.from_preset("iterative", seed=0),
 }.items():
-    study = optuna.create_study(direction="maximize", sampler=sampler)  # in memory
+    study = studies[name] = optuna.create_study(direction="maximize", sampler=sampler)  # in memory
     result = optuna_boxcox.optimize(study, objective)
     found[name] = result.params
     print(f"{name:11} {len(study.trials):4} trials, accuracy {result.best_value:.4f}")
@@ -39,7 +39,8 @@ for name, sampler in {
 # -----------
 #
 # Brighter is better. The grid scores come from the same objective (its cache answers the points
-# the searches already scored).
+# the searches already scored); the small white points are those the coordinate search
+# evaluated.
 
-figure = figures.grid_heatmap(objective, markers=found)
+figure = figures.grid_heatmap(objective, study=studies["coordinate"], markers=found)
 figure.show()
