@@ -15,7 +15,6 @@ import re
 import shutil
 
 import plotly
-from plotly.io import _sg_scraper
 
 import optuna_boxcox
 
@@ -83,14 +82,12 @@ sphinx_gallery_conf = {
     "filename_pattern": r"/plot_",
     "ignore_pattern": r"(^|/)(?!plot_)[^/]+\.py$",
     "image_scrapers": ("plotly.io._sg_scraper.plotly_sg_scraper",),
-    # Each example starts on the renderer the scraper collects figures from (plotly >= 7).
-    "reset_modules": (
-        ("plotly.io._sg_scraper.reset_renderer",) if hasattr(_sg_scraper, "reset_renderer") else ()
-    ),
+    # Each example starts on the renderer the scraper collects figures from (plotly >= 7.1, the
+    # docs extra).
+    "reset_modules": ("plotly.io._sg_scraper.reset_renderer",),
     "download_all_examples": False,
     "remove_config_comments": True,
     "within_subsection_order": "FileNameSortKey",
-    "write_computation_times": True,
     "show_memory": False,
 }
 
