@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo lint test test-compat test-all clean postgres docs
+.PHONY: install demo lint test test-long test-compat test-all clean postgres docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,8 +51,13 @@ lint: $(STAMP)
 XDIST := -n auto --dist loadfile
 
 test: $(STAMP) $(CHROMIUM) postgres lint
-	$(PY) -m pytest -m "not slow" -q $(XDIST)
+	$(PY) -m pytest -m "not slow and not long" -q $(XDIST)
 	$(MAKE) --no-print-directory test-compat
+
+# The checks of half a minute and more each (killed workers, signals, PostgreSQL, the presets'
+# recorded trials, benchmarks): CI runs them after `make test` (.ci/run).
+test-long: $(STAMP) $(CHROMIUM) postgres
+	$(PY) -m pytest -m "long and not slow" -q $(XDIST)
 
 # The lowest Optuna and scikit-learn the package claims (pyproject.toml), in a second virtual
 # environment: the tests of everything that uses their internals (storage, bulk reads and writes,

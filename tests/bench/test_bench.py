@@ -13,6 +13,7 @@ import pytest
 from optuna_boxcox.cli import main
 
 
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path, capsys):
     csv = tmp_path / "sonar.csv"
@@ -44,6 +45,7 @@ def test_bench_reports_ratios_and_the_same_lambda_on_every_path(sonar, tmp_path,
     assert "machine" in out and "tail" in out and "medians of 2 alternating runs" in out
 
 
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_end_to_end_bench_times_whole_processes_and_finds_the_same_lambda(tmp_path, capsys):
     status = main(
@@ -172,6 +174,7 @@ def test_read_bench_reads_the_study_back_equal_with_both_readers(capsys):
     assert "(176 trials)" in out and "equal trials: True" in out
 
 
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_workers_bench_times_k_workers_beside_the_ceiling_and_checks_each_position_once(capsys):
     from optuna_boxcox.bench.workers import postgres_bindir
@@ -226,6 +229,7 @@ def _rounding(numerator: float, denominator: float) -> float:
     return half + half / denominator + numerator * half / (denominator * (denominator - half))
 
 
+@pytest.mark.long
 @pytest.mark.timeout(600)
 def test_fidelity_bench_scores_each_mode_on_the_held_out_rows(tmp_path, capsys):
     from sklearn.datasets import load_breast_cancer

@@ -567,6 +567,7 @@ def _assert_one_line_error(run: subprocess.CompletedProcess, expected: str, code
     assert re.search(expected, lines[0]), f"{expected!r} not in {lines[0]!r}"
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("case, expected", _cases(CLI))
 def test_search_command_prints_one_line_naming_the_problem_or_a_finite_result(
     case, expected, cli_results

@@ -434,6 +434,7 @@ def test_a_ctrl_c_that_lands_in_a_finaliser_still_stops_the_command(tmp_path):
     assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
 
 
+@pytest.mark.long
 def test_ctrl_c_twice_during_a_search_exits_130_without_a_traceback_and_it_resumes(tmp_path):
     db = tmp_path / "s.db"
     command = ["search", "--dataset", "breast_cancer", "--classifier", "knn"]

@@ -23,6 +23,7 @@ def test_the_readmes_quickstart_is_examples_quickstart_py():
     assert shown == code
 
 
+@pytest.mark.long
 def test_quickstart_run_twice_from_any_folder_leaves_one_resumable_sqlite_study(tmp_path):
     # A user's folder, not the repository: the storage path must not need the repository's studies/.
     command = [sys.executable, str(ROOT / "examples" / "quickstart.py")]
@@ -113,6 +114,7 @@ def test_search_prints_lambdas_by_feature_and_the_dashboard_command(tmp_path):
         ),
     ],
 )
+@pytest.mark.long
 def test_bad_search_input_exits_non_zero_with_one_line_naming_the_problem(
     tmp_path, csv, args, message
 ):

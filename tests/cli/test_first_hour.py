@@ -116,6 +116,7 @@ def test_a_refused_dashboard_answers_without_loading_scikit_learn(tmp_path):
 # -- 5. Ctrl-C keeps what was scored, says so in one line, and the same command resumes ------------
 
 
+@pytest.mark.long
 def test_ctrl_c_during_search_exits_130_in_one_line_and_the_same_command_resumes(tmp_path):
     db = tmp_path / "s.db"
     command = [

@@ -417,6 +417,7 @@ def test_bench_cases_take_the_data_as_the_help_writes_it(capsys):
     assert err.startswith("optuna-boxcox: error: --cases: unknown DATA 'nope:3'"), err
 
 
+@pytest.mark.long
 def test_a_signal_during_a_fit_that_swallows_it_still_stops_the_search(tmp_path):
     # scikit-learn's MLP catches the KeyboardInterrupt a signal raises while it trains, warns
     # "Training interrupted by user" and returns: the search went on, and the next signal quit at

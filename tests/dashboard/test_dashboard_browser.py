@@ -157,6 +157,7 @@ def page(dashboard):
             browser.close()
 
 
+@pytest.mark.long
 def test_study_page_shows_the_search_and_its_lambda_trajectory(page, dashboard, tmp_path):
     page.goto(f"{dashboard}/dashboard")
     listed = page.get_by_text(STUDY)

@@ -95,6 +95,7 @@ def ci_run(tmp_path_factory):
     return directory, url, datasets, arguments, settings, run.stdout
 
 
+@pytest.mark.long
 def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_run):
     directory, url, _, _, _, out = ci_run
     assert "benchmark: 5 data sets × 3 classifiers × 4 methods" in out

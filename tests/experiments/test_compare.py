@@ -26,6 +26,7 @@ from optuna_boxcox.experiments.compare import format_table
 from optuna_boxcox.experiments.compare import parse_outer_cv
 
 
+@pytest.mark.long
 def test_compare_command_writes_all_studies_to_one_file_and_resumes(tmp_path):
     url = f"sqlite:///{tmp_path / 'compare.db'}"
     command = [
@@ -162,6 +163,7 @@ def outer_and_null(breast_cancer, tmp_path_factory):
     return X, y, url, settings, runs, references
 
 
+@pytest.mark.long
 def test_outer_folds_score_the_chosen_lambda_as_a_plain_loop_would(outer_and_null):
     X, y, url, _, runs, references = outer_and_null
     splits = list(RepeatedStratifiedKFold(n_splits=2, n_repeats=2, random_state=0).split(X, y))
@@ -322,6 +324,7 @@ def test_null_check_on_breast_cancer_sits_at_chance_for_every_sampler(breast_can
     assert "gap (perm.)" in text
 
 
+@pytest.mark.long
 def test_compare_scores_the_holdout_with_f1_as_scikit_learn_does(tmp_path):
     # An independent oracle: StandardScaler + k-NN fitted on the same stratified 75 % and scored
     # with f1_score on the other 25 %, as a plain scikit-learn script would.

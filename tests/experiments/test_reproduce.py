@@ -390,6 +390,7 @@ def test_reproduce_command_prints_the_table_beside_the_paper(store, tmp_path, ca
 
 
 # -- the published numbers (full protocol) -------------------------------------------------------
+@pytest.mark.long
 def test_table7_naive_bayes_mle_and_spherical_cells_match_the_paper_to_its_printed_digits(
     tmp_path,
 ):

@@ -83,6 +83,7 @@ def test_makes_the_same_trials_as_the_packages_coordinate_grid_sampler(preset, d
     assert studies[1].best_params == ours.result(studies[0]).params
 
 
+@pytest.mark.long
 def test_a_study_continued_by_a_new_sampler_makes_the_same_trials_as_one_run(tmp_path):
     storage = f"sqlite:///{tmp_path / 'hub.db'}"
 

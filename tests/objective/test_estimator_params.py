@@ -149,6 +149,7 @@ def test_coordinate_search_sweeps_every_setting_and_records_it_on_every_trial(wi
     assert [t.params["estimator:weights"] for t in weights] == ["uniform", "distance"]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("dataset", "n_epochs"), [("wine", 2), ("breast_cancer", 1)])
 def test_settings_under_cross_validation_never_score_below_the_lambda_only_search(
     dataset, n_epochs

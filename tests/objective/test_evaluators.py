@@ -85,6 +85,7 @@ def paper_data(request):
     return bunch.data, bunch.target
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["bayes", "knn", "svc", "linear"])
 def test_fast_score_equals_fit_and_predict_along_a_coordinate_walk(paper_data, name):
     X, y = paper_data

@@ -58,6 +58,7 @@ def _sklearn_score(estimator, S, y):
         return accuracy_score(y, clone(estimator).fit(S, y).predict(S))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("C", [0.1, 1.0, 10.0])

@@ -74,6 +74,7 @@ def small_data(request, breast_cancer):
     return loader(return_X_y=True)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kind", [BlockwiseKNeighborsScorer, KNeighborsScorer])
 @pytest.mark.parametrize("k", [1, 5, 15])
 def test_every_candidate_of_a_sweep_is_scored_as_fit_and_predict(small_data, kind, k):

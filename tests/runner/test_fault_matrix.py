@@ -926,6 +926,7 @@ def _check(kind, n_workers, seed, tmp_path, request, reference) -> None:
     assert not run.problems, run.message(f"{kind}, {n_workers} worker(s)")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(
     "kind, n_workers, seed", [pytest.param(*r, id=f"{r[0]}-{r[1]}w-seed{r[2]}") for r in CI_RUNS]
 )
@@ -957,6 +958,7 @@ def _mix_id(r: tuple) -> str:
     return f"{r[0]}-{'+'.join(MIXES[r[1]])}-seed{r[2]}"
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kind, mix, seed", [pytest.param(*r, id=_mix_id(r)) for r in CI_MIX_RUNS])
 def test_searches_and_workers_disturbed_then_resumed_end_with_the_undisturbed_study(
     kind, mix, seed, tmp_path, request, reference
@@ -982,6 +984,7 @@ def _wait_until(condition, what: str, timeout: float = RUN_TIMEOUT) -> None:
         time.sleep(TICK)
 
 
+@pytest.mark.long
 def test_a_survivor_reports_the_stored_study_after_its_partner_is_killed(tmp_path, reference):
     """Two searches on one SQLite study; the second is killed -9 (with its child) while it holds
     claimed positions: the survivor completes them before it reports, and its report is the
@@ -1018,6 +1021,7 @@ def test_a_survivor_reports_the_stored_study_after_its_partner_is_killed(tmp_pat
     pytest.fail("in 5 tries the second search never held a claim before the plan was done")
 
 
+@pytest.mark.long
 def test_a_search_killed_leaves_no_process_behind(tmp_path, reference):
     """``search --n-jobs 2`` killed -9 mid-run: its forked child is gone 5 s later (it would hold
     the database and its memory, and ignore Ctrl-C)."""

@@ -307,6 +307,7 @@ def finished(url):
     return sum(t.state.is_finished() for t in study.get_trials(deepcopy=False))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_a_search_killed_mid_batch_resumes_to_the_uninterrupted_outcome(tmp_path, n_jobs):
     whole = f"sqlite:///{tmp_path}/whole.db"

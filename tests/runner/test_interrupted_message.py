@@ -107,6 +107,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.long
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("where", ["ask", "tell"])
 def test_ctrl_c_while_optuna_asks_or_tells_a_trial_puts_it_back_and_says_how_many(tmp_path, where):

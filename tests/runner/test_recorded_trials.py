@@ -39,6 +39,7 @@ def _params(case: str):
     return pytest.param(case, marks=marks, id=case)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("case", [_params("/".join(c)) for c in rec.cases()])
 def test_preset_writes_its_plan_and_the_recorded_trials(case, tmp_path):
     dataset, classifier, sampler = case.split("/")

@@ -55,6 +55,7 @@ CASES = [
 ]
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kind, name", CASES)
 def test_batched_run_writes_the_study_that_optimize_writes(tmp_path, data, kind, name):
     X, y = data

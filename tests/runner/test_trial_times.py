@@ -42,6 +42,7 @@ _BOTH_PATHS = textwrap.dedent(
 )
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("zone", ["Asia/Tokyo", "America/Los_Angeles"])
 def test_the_batched_path_stamps_trials_in_the_time_frame_study_optimize_does(tmp_path, zone):
     if not Path("/usr/share/zoneinfo", zone).exists():

@@ -74,6 +74,7 @@ def reference(tmp_path_factory):
     return outcome(url, "ref")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("kind", ["sqlite", "journal"])
 def test_three_processes_end_with_the_single_process_result(tmp_path, reference, kind):
     url = (
@@ -110,6 +111,7 @@ def completed(url: str, study: str) -> int:
     return len(loaded.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("batched, kill_after", [(False, 15), (False, 97), (True, 60)])
 def test_a_search_killed_and_restarted_ends_like_an_uninterrupted_one(
     tmp_path, reference, batched, kill_after

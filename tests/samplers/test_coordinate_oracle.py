@@ -107,6 +107,7 @@ def sonar12(sonar):
     return sonar.data.iloc[:, :12], sonar.target
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("preset", list(PRESETS))
 def test_coordinate_sampler_matches_the_spec_loop_on_gaussian_nb_sonar(preset, sonar12):
     X, y = sonar12

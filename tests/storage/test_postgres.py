@@ -82,6 +82,7 @@ def single_worker(tmp_path, scale):
     return outcome(url, "ref", scale)[1]
 
 
+@pytest.mark.long
 def test_three_workers_on_postgresql_end_with_the_single_worker_result(
     postgres_url, single_worker, scale
 ):
@@ -103,6 +104,7 @@ def test_three_workers_on_postgresql_end_with_the_single_worker_result(
     )
 
 
+@pytest.mark.long
 def test_three_batched_searches_on_postgresql_share_the_plan_and_complete_each_position_once(
     postgres_url, single_worker, scale
 ):
@@ -136,6 +138,7 @@ def completed(url: str, study: str) -> int:
     return len(loaded.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
 
 
+@pytest.mark.long
 def test_a_worker_killed_at_random_points_loses_and_duplicates_nothing(
     postgres_url, single_worker, scale
 ):
