@@ -340,7 +340,10 @@ class BoxCoxObjective(PointsObjective):
             fast=fast,
         )
         self._cache = ScoreCache(self._evaluation.cache_capacity)
-        self._registered: set[tuple[int, int]] = set()
+        #: (id of the storage, study id) → the storage, for the studies registered: holding the
+        #: storage keeps its id from being reused by a new in-memory storage (whose study would
+        #: then be taken as registered and searched without its λ space).
+        self._registered: dict[tuple[int, int], Any] = {}
         #: The experiment this objective scores (:class:`~optuna_boxcox.SearchSpec`), recorded in
         #: the study by :meth:`register`; built by a spec, the spec with the data filled in.
         if resolved_spec:
@@ -455,8 +458,9 @@ class BoxCoxObjective(PointsObjective):
         not made by optuna-boxcox unless it is empty: its trials would be reported as this
         search's result.
         """
-        key = (id(storage_of(study)), study_id_of(study))
-        if key in self._registered:
+        storage = storage_of(study)
+        key = (id(storage), study_id_of(study))
+        if self._registered.get(key) is storage:
             return
         attrs = study.user_attrs
         # auto's rungs: those the study records (before the check: what it chose is part of what
@@ -476,7 +480,7 @@ class BoxCoxObjective(PointsObjective):
             names,
             self.describe(),
         )
-        self._registered.add(key)
+        self._registered[key] = storage
 
     # -- evaluation ------------------------------------------------------------------------
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, int]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import optuna
 import pytest
 from scipy import stats
 from sklearn.base import clone
+from sklearn.datasets import load_wine
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.naive_bayes import GaussianNB
@@ -15,6 +18,8 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from optuna_boxcox import BoxCoxObjective
+from optuna_boxcox import CoordinateGridSampler
+from optuna_boxcox import optimize
 from optuna_boxcox._study._space import SPACE_ATTR
 
 
@@ -173,3 +178,17 @@ def test_the_one_column_scaler_is_bit_identical_to_the_two_dimensional_one():
         assert np.array_equal(_numerics.scale_column(column), expected)
     huge = np.array([1e308, -1e308, 1e308])
     assert np.all(np.isfinite(_numerics.scale_column(huge)))
+
+
+def test_one_objective_searches_study_after_study_in_memory():
+    # The objective remembered the studies it registered by the id of their storage: a new
+    # in-memory storage given a dropped one's id was taken as registered, and its search failed
+    # for want of a λ space.
+    X, y = load_wine(return_X_y=True, as_frame=True)
+    objective = BoxCoxObjective(X.iloc[:, :2], y, GaussianNB())
+    for seed in range(12):
+        sampler = CoordinateGridSampler(grid_size=3, epochs=1, seed=seed)
+        study = optuna.create_study(direction="maximize", sampler=sampler)
+        assert optimize(study, objective).best_value is not None
+        del study, sampler
+        gc.collect()
