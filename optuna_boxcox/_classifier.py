@@ -242,8 +242,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The fidelity the search ran with and why: ``summary`` (one line, as ``search`` prints
         it), ``fidelity`` (the rungs' ``min_rows``, ``eta`` and ``top_rows``, or None for
         exact), ``requested`` (``"auto"`` or ``"given"``), ``default`` (``auto`` because none
-        was asked for), ``reason``, and for a timed ``auto`` its ``measured`` timings and the
-        estimated ``exact_minutes`` and ``search_minutes``.
+        was asked for), ``reason``, and for ``auto`` the ``priced`` seconds it chose from (rows and a new
+        point's seconds by the classifier's cost class, nothing timed) and the estimated
+        ``exact_minutes`` and ``search_minutes``.
     best_params_ : dict
         The chosen configuration as the study's parameters (λ, transforms and settings).
     best_score_ : float

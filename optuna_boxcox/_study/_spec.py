@@ -107,7 +107,8 @@ class SearchSpec:
     Args:
         classifier: A name of :mod:`optuna_boxcox.classifiers` (``"knn"``, ``"bayes"``, …) or a
             scikit-learn classifier.
-        scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives,
+        scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives:
+            As in :class:`~optuna_boxcox.BoxCoxObjective`.
         fidelity: As in :class:`~optuna_boxcox.BoxCoxObjective`. The fidelity asked for is part
             of the experiment (``"auto"`` as such, whatever it chose). ``"default"``: none asked
             for; the lifecycle's ``plan_search`` decides it (a resumed study's own fidelity, else
@@ -118,8 +119,8 @@ class SearchSpec:
         bounds: The λ domain asked for (as in :class:`~optuna_boxcox.BoxCoxObjective`; None: the
             default hull of SPEC §3): part of the experiment, as it decides which Λ may be found.
         fidelity_choice: What the objective made of ``fidelity`` (the rungs, and for ``"auto"``
-            the measurements it chose from), filled in when made; an objective built from a spec
-            that holds one uses those rungs without measuring again.
+            the prices by the cost class it chose from), filled in when made; an objective built
+            from a spec that holds one uses those rungs without pricing again.
         sampler: A name :func:`~optuna_boxcox.samplers.make_sampler` knows, or None when the
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).

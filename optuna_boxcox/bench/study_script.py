@@ -4,7 +4,7 @@
     python -m optuna_boxcox.bench.study_script --storage sqlite:///s.db --runner optuna \\
         --n-trials 200
 
-The README's Quickstart with naive Bayes in place of its SVC (breast cancer, the iterative
+examples/quickstart.py (the tutorial's study script) with naive Bayes in place of its SVC (breast cancer, the iterative
 coordinate search): the same objective, sampler and SQLite storage either way; only the call that
 runs the study differs.
 Prints one JSON line: trials written and the seconds the call took (start-up excluded).
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     objective = optuna_boxcox.BoxCoxObjective(X, y, GaussianNB())
     study = optuna.create_study(
-        storage=args.storage,  # a URL, as the README's Quickstart passes it: Optuna's RDBStorage
+        storage=args.storage,  # a URL, as examples/quickstart.py passes it: Optuna's RDBStorage
         study_name=args.study_name,
         direction="maximize",
         sampler=optuna_boxcox.CoordinateGridSampler.from_preset("iterative"),
