@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 import contextlib
 import os
+import sys
 import threading
 from typing import TYPE_CHECKING
 from typing import Any
@@ -33,16 +34,53 @@ _BLAS_LOCK = threading.Lock()
 _BLAS_STATE: dict[str, Any] = {"controller": None, "depth": 0, "limiter": None}
 
 
-def compiled(function: Callable[..., Any]) -> Callable[..., Any] | None:
-    """``function`` compiled with ``numba.njit(cache=True, nogil=True)``, or None without Numba."""
+def compiled(function: Callable[..., Any], *, announce: str = "") -> Callable[..., Any] | None:
+    """``function`` compiled with ``numba.njit(cache=True, nogil=True)``, or None without Numba.
+
+    With ``announce`` (what the kernel is, in words), the moment Numba starts compiling it — not
+    when it loads it from its cache — one line on stderr says so: a fresh installation's first
+    fit would otherwise wait for the compiler without a word."""
+    if announce:
+        _ANNOUNCED.setdefault(function, announce)
     if function not in _COMPILED:
         try:
             import numba
         except ImportError:  # pragma: no cover - numba is a dependency
             _COMPILED[function] = None
         else:
+            _listen_to_the_compiler()
             _COMPILED[function] = numba.njit(cache=True, nogil=True)(function)
     return _COMPILED[function]
+
+
+#: Kernels whose compilation is announced, with what they are in words.
+_ANNOUNCED: dict[Callable[..., Any], str] = {}
+_LISTENING: list[bool] = []
+
+
+def _listen_to_the_compiler() -> None:
+    """Numba's event API reports each compilation (a load from its cache is none)."""
+    if _LISTENING:
+        return
+    from numba.core import event
+
+    class Announcer(event.Listener):
+        def on_start(self, happening: Any) -> None:
+            dispatcher = happening.data.get("dispatcher")
+            what = _ANNOUNCED.pop(getattr(dispatcher, "py_func", None), None)
+            if what:
+                print(
+                    f"optuna-boxcox: compiling {what} with Numba, once per installation (cached "
+                    "for later runs); this takes seconds",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+        def on_end(self, happening: Any) -> None:
+            pass
+
+    event.register("numba:compile", Announcer())
+    _LISTENING.append(True)
 
 
 def usable_cores() -> int:

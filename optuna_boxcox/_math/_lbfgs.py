@@ -47,7 +47,15 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
     d = w.shape[1]
     K = w.shape[0]
     weights = np.ascontiguousarray(w[:, :p])
-    raw[:, :] = np.dot(X, weights.T)
+    # X·Wᵀ and Rᵀ·X below are loops, not np.dot: Numba's BLAS binding was most of this kernel's
+    # first compilation (a fresh install's first fit waited ~20 s for it), and a loop sums in
+    # one order on every CPU.
+    for i in range(n):
+        for k in range(K):
+            acc = 0.0
+            for j in range(p):
+                acc += X[i, j] * weights[k, j]
+            raw[i, k] = acc
     if fit_intercept:
         for i in range(n):
             for k in range(K):
@@ -88,7 +96,15 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
                 if k == codes[i]:
                     g -= 1.0
                 raw[i, k] = g / n
-    grad[:, :p] = np.dot(raw.T, X) + l2 * weights
+    grad[:, :p] = 0.0
+    for i in range(n):
+        for k in range(K):
+            r = raw[i, k]
+            for j in range(p):
+                grad[k, j] += r * X[i, j]
+    for k in range(K):
+        for j in range(p):
+            grad[k, j] += l2 * weights[k, j]
     if fit_intercept:
         for k in range(K):
             acc = 0.0
@@ -420,4 +436,4 @@ def _kernel() -> Any:
         if function is None:  # pragma: no cover - numba is a dependency
             return None
         globals()[name] = function
-    return compiled(_fit)
+    return compiled(_fit, announce="LogisticRegression's fast fit")

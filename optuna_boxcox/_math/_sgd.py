@@ -91,7 +91,7 @@ def fit_sgd_binary(
     """(coef, intercept, n_iter) of scikit-learn's binary SGD fit on C-ordered float64 ``X`` and ±1
     ``y``, or None where scikit-learn raises (non-finite weights) or where this core cannot vouch
     for identical decisions (a margin within rounding; see :func:`_sgd_core`)."""
-    core = compiled(_sgd_core)
+    core = compiled(_sgd_core, announce="the perceptron's and SGD's fast fit")
     if core is None:
         return None
     w, intercept, n_iter, status = core(

@@ -59,7 +59,8 @@ class _SquaredDistances:
 
     @staticmethod
     def warm_up_kernels() -> None:
-        replace, add = compiled(_replace_column_units), compiled(_add_column_units)
+        replace = compiled(_replace_column_units, announce="the fast pairwise distances")
+        add = compiled(_add_column_units)
         if replace is not None:
             replace(np.zeros((1, 1), dtype=np.int64), np.zeros(1), np.zeros(1))
             add(np.zeros((1, 1), dtype=np.int64), np.zeros(1))
