@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
     from optuna.storages import BaseStorage
     from optuna.storages import RDBStorage
+    from optuna.trial import FrozenTrial
 
 
 class Written(NamedTuple):
@@ -232,9 +233,12 @@ def write_trials(
     if position_key is not None:
         taken = {t.system_attrs.get(position_key) for t in others if t.state != TrialState.FAIL}
         keep = [i for i in keep if records[i].system_attrs.get(position_key) not in taken]
-    trial_ids = [
-        storage.create_new_trial(study_id, template_trial=records[i].frozen()) for i in keep
-    ]
+    if _appends_in_memory(storage):
+        trial_ids = _append_in_memory(storage, study_id, [records[i].frozen() for i in keep])
+    else:
+        trial_ids = [
+            storage.create_new_trial(study_id, template_trial=records[i].frozen()) for i in keep
+        ]
     numbers = [storage.get_trial(trial_id).number for trial_id in trial_ids]
     # As the bulk writer: the mark passes this writer's own trials, never another writer's.
     return Written(
@@ -243,6 +247,35 @@ def write_trials(
         numbers,
         max([after_trial_id, *trial_ids]) if not others else after_trial_id,
     )
+
+
+def _appends_in_memory(storage: Any) -> bool:
+    """Whether ``storage`` is Optuna's own in-memory storage, whose bookkeeping
+    :func:`_append_in_memory` repeats (the same on Optuna 4.2 and 5; tested on both)."""
+    return type(storage) is optuna.storages.InMemoryStorage and all(
+        hasattr(storage, name)
+        for name in ("_lock", "_studies", "_max_trial_id", "_trial_id_to_study_id_and_number")
+    )
+
+
+def _append_in_memory(storage: Any, study_id: int, trials: list[FrozenTrial]) -> list[int]:
+    """Optuna's ``InMemoryStorage.create_new_trial(study_id, template)`` for each trial, without
+    its deep copy of the template: these trials were just built for the study and nothing else
+    holds them, and the copies took most of a default fit's search (0.9 s of 1.6 on saheart)."""
+    with storage._lock:
+        storage._check_study_id(study_id)
+        kept = storage._studies[study_id].trials
+        trial_ids = []
+        for trial in trials:
+            storage._max_trial_id += 1
+            trial_id = storage._max_trial_id
+            trial.number = len(kept)
+            trial._trial_id = trial_id
+            storage._trial_id_to_study_id_and_number[trial_id] = (study_id, trial.number)
+            kept.append(trial)
+            storage._update_cache(trial_id, study_id)
+            trial_ids.append(trial_id)
+    return trial_ids
 
 
 class TrialRows:

@@ -228,3 +228,44 @@ def test_a_study_attribute_another_process_creates_meanwhile_is_updated(
     monkeypatch.setattr(_sql.Sql, "__call__", call)
     ours.set_study_system_attr(study_id, "worker:x", "mine")
     assert raced and plain.get_study_system_attrs(study_id) == {"worker:x": "mine"}
+
+
+def test_finished_trials_written_to_memory_are_the_trials_optunas_own_path_writes():
+    # write_trials appends to Optuna's InMemoryStorage without create_new_trial's deep copy of
+    # each template (most of a default fit's search): the trials, their ids and numbers, and
+    # the best trial must be those the public path makes, on every supported Optuna.
+    import datetime
+
+    from optuna_boxcox._optuna._encode import TrialRecord
+    from optuna_boxcox._optuna._write import write_trials
+
+    started = datetime.datetime(2026, 1, 1)
+    records = [
+        TrialRecord(
+            params={"a": 0.5 * i, "b": -1.0},
+            distributions={"a": FloatDistribution(-10, 10), "b": FloatDistribution(-10, 10)},
+            value=float((i * 7) % 5),
+            user_attrs={"epoch": i // 3, "phase": "sweep"},
+            system_attrs={"optuna_boxcox:position": i},
+            datetime_start=started,
+            datetime_complete=started + datetime.timedelta(seconds=i),
+        )
+        for i in range(12)
+    ]
+    fast, public = (optuna.create_study(direction="maximize") for _ in range(2))
+    first = optuna.trial.create_trial(value=0.25, params={}, distributions={})
+    for study in (fast, public):
+        study.add_trial(first)
+    written = write_trials(fast, records[:5])
+    write_trials(fast, records[5:])
+    storage = public._storage
+    for record in records:
+        storage.create_new_trial(public._study_id, template_trial=record.frozen())
+    assert written.trial_ids == [trial_id_of(t) for t in public.trials[1:6]]
+    assert written.numbers == [1, 2, 3, 4, 5]
+    assert fast.trials == public.trials
+    assert [trial_id_of(t) for t in fast.trials] == [trial_id_of(t) for t in public.trials]
+    assert fast.best_trial == public.best_trial
+    # Each stored trial is its own: changing one's attributes leaves the others alone.
+    fast.trials[3].user_attrs["epoch"] = 99
+    assert fast.get_trials(deepcopy=False)[4].user_attrs["epoch"] == 1
