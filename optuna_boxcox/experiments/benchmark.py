@@ -160,6 +160,10 @@ class BenchmarkResult:
     of lowest average rank; ``loss_rates[classifier][method]`` the share of data sets where the
     method scores more than :data:`LOSS_MARGIN` below the better of :data:`LOSS_REFERENCES`
     (:func:`loss_rates`; empty when a reference is not among the methods).
+    ``hindsight_best[classifier]`` is the fixed method of highest mean score over the data sets
+    (the best a user could have picked knowing the results) and
+    ``differences[classifier][method]`` each method's paired mean score minus its
+    (:func:`paired_differences`): among near-ties an average rank is noise, this is not.
     ``trials[(dataset, sampler)]`` is the trials of each of its searches
     (the most of any fold).
     """
@@ -178,6 +182,8 @@ class BenchmarkResult:
     best_fixed: dict[str, str | None] = field(default_factory=dict)
     p_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
     loss_rates: dict[str, dict[str, float]] = field(default_factory=dict)
+    hindsight_best: dict[str, str | None] = field(default_factory=dict)
+    differences: dict[str, dict[str, float]] = field(default_factory=dict)
     studies_run: int = 0
     studies_read: int = 0
     studies_fixed: int = 0  # splits on which the fixed transforms were scored or read back
@@ -221,6 +227,22 @@ def loss_rates(table: np.ndarray, methods: Sequence[str]) -> dict[str, float]:
     # A small tolerance: "more than one point" must not flip on the last bit of a float.
     lost = table < reference[:, None] - LOSS_MARGIN - 1e-12
     return dict(zip(columns, (float(v) for v in lost.mean(axis=0))))
+
+
+def paired_differences(
+    table: np.ndarray, methods: Sequence[str], fixed: Sequence[str]
+) -> tuple[str | None, dict[str, float]]:
+    """The fixed method of highest mean over the rows (data sets), chosen in hindsight, and each
+    method's mean over the rows of its score minus that method's; (None, {}) without a fixed
+    method. The first fixed method in ``fixed``'s order wins a tie of means."""
+    columns = list(methods)
+    candidates = [m for m in fixed if m in columns]
+    if not candidates:
+        return None, {}
+    means = table.mean(axis=0)
+    best = max(candidates, key=lambda m: (means[columns.index(m)], -candidates.index(m)))
+    reference = table[:, columns.index(best)]
+    return best, {m: float(np.mean(table[:, j] - reference)) for j, m in enumerate(columns)}
 
 
 def wilcoxon_p(scores: Sequence[float], reference: Sequence[float]) -> float:
@@ -418,6 +440,8 @@ def _rank_and_test(result: BenchmarkResult) -> None:
             for m in result.methods
         }
         result.loss_rates[classifier] = loss_rates(table, result.methods)
+        best, differences = paired_differences(table, result.methods, result.fixed)
+        result.hindsight_best[classifier], result.differences[classifier] = best, differences
 
 
 def rank_figure(result: BenchmarkResult) -> go.Figure:
@@ -498,6 +522,8 @@ def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) ->
             "trials": {f"{d}/{m}": n for (d, m), n in result.trials.items()},
             "wilcoxon_p": result.p_values,
             "loss_rates": result.loss_rates,
+            "hindsight_best": result.hindsight_best,
+            "paired_differences": result.differences,
         },
     )
     note = f"# Benchmark\n\n```\n{format_benchmark(result)}\n```\n"
@@ -533,6 +559,15 @@ def format_benchmark(result: BenchmarkResult) -> str:
         [c, *(f"{100 * result.loss_rates[c][m]:.0f} %" for m in methods)]
         for c in result.classifiers
         if result.loss_rates.get(c)
+    ]
+    differences = [
+        [
+            c,
+            result.hindsight_best[c],
+            *(f"{100 * result.differences[c][m]:+.2f}" for m in methods),
+        ]
+        for c in result.classifiers
+        if result.hindsight_best.get(c)
     ]
     samplers = [m for m in methods if m not in result.fixed]
     budget = [
@@ -580,6 +615,16 @@ def format_benchmark(result: BenchmarkResult) -> str:
                 if losses
                 else []
             ),
+            *(
+                [
+                    "",
+                    f"paired mean difference in points from the best fixed method in hindsight "
+                    f"(the fixed method of highest mean {result.metric} over the {n} data sets)",
+                    *text_table(["classifier", "best in hindsight", *methods], differences),
+                ]
+                if differences
+                else []
+            ),
         ]
     )
 
@@ -600,6 +645,7 @@ __all__ = [
     "format_benchmark",
     "load_benchmark_data",
     "loss_rates",
+    "paired_differences",
     "rank_figure",
     "resolve_name",
     "subsample",

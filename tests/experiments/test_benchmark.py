@@ -31,6 +31,7 @@ from optuna_boxcox.experiments.benchmark import expand_datasets
 from optuna_boxcox.experiments.benchmark import format_benchmark
 from optuna_boxcox.experiments.benchmark import load_benchmark_data
 from optuna_boxcox.experiments.benchmark import loss_rates
+from optuna_boxcox.experiments.benchmark import paired_differences
 from optuna_boxcox.experiments.benchmark import wilcoxon_p
 
 CLASSIFIERS = ["knn", "bayes", "linear"]
@@ -269,6 +270,38 @@ def test_the_benchmark_table_prints_the_loss_rate_per_classifier_and_method():
     assert "loss rate: share of the 2 data sets where a method is more than 1 point below" in table
     (row,) = [line for line in table.splitlines() if line.startswith("knn") and "%" in line]
     assert row.split()[1:] == ["50", "%", "50", "%", "50", "%"]
+
+
+def test_each_method_is_compared_with_the_best_fixed_method_in_hindsight_pair_by_pair():
+    # Issue #53: among near-ties an average rank is noise; the figure that counts is the paired
+    # mean difference from the fixed method of highest mean, chosen knowing the results.
+    methods = ["standard", "box-cox", "coordinate"]
+    rows = {"a": [0.90, 0.80, 0.85], "b": [0.70, 0.78, 0.76], "c": [0.60, 0.64, 0.70]}
+    result = BenchmarkResult(
+        datasets=list(rows),
+        classifiers=["knn"],
+        methods=methods,
+        fixed=["standard", "box-cox"],
+        metric="accuracy",
+        protocol="test",
+    )
+    for d, row in rows.items():
+        for m, v in zip(methods, row):
+            result.scores[(d, "knn", m)] = v
+        result.trials[(d, "coordinate")] = 10
+    _rank_and_test(result)
+    # A plain loop: box-cox has the higher mean (0.74 against 0.7333).
+    expected = {
+        m: sum(rows[d][j] - rows[d][1] for d in rows) / len(rows) for j, m in enumerate(methods)
+    }
+    assert result.hindsight_best["knn"] == "box-cox"
+    assert result.differences["knn"] == pytest.approx(expected)
+    assert paired_differences(np.zeros((2, 3)), methods, result.fixed)[0] == "standard"  # a tie
+    assert paired_differences(np.zeros((2, 3)), methods, []) == (None, {})
+    table = format_benchmark(result)
+    assert "paired mean difference in points from the best fixed method in hindsight" in table
+    row = [line for line in table.splitlines() if line.startswith("knn")][-1]
+    assert row.split() == ["knn", "box-cox", "-0.67", "+0.00", "+3.00"]
 
 
 def test_the_guarded_default_is_a_method_with_its_decision_in_each_study(tmp_path):
