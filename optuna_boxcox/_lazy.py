@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Mapping
 import importlib
-import sys
 from typing import Any
-import warnings
 
 
 def lazy_getattr(
@@ -29,18 +27,3 @@ def lazy_getattr(
         return value
 
     return __getattr__
-
-
-def moved_module(old: str, new: str) -> None:
-    """Make the module at the old path ``old`` the module at ``new``, with a DeprecationWarning.
-
-    Called by a module left at a path that moved: importing ``old`` then gives the very module
-    ``new`` (its private names too, so that patching either path patches the one module), for one
-    release.
-    """
-    warnings.warn(
-        f"{old} moved to {new}; import it from there (the old path goes in the next release)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    sys.modules[old] = importlib.import_module(new)

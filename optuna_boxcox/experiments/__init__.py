@@ -10,8 +10,7 @@
 
 :func:`optuna_boxcox.experiments.reproduce.reproduce` composes the paper's pieces; they are public
 for people who want one piece (a fold of the protocol, a grid-exploration heatmap, the published
-numbers). ``optuna_boxcox.compare``, ``.benchmark``, ``.meta`` and ``.reproduce`` lead here for one
-release.
+numbers).
 """
 
 from __future__ import annotations

@@ -46,15 +46,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("experiments", ("optuna_boxcox.experiments",)),
     ("measurement", ("optuna_boxcox.bench",)),
     ("commands", ("optuna_boxcox.cli",)),
-    (
-        "old paths",
-        (
-            "optuna_boxcox.compare",
-            "optuna_boxcox.benchmark",
-            "optuna_boxcox.meta",
-            "optuna_boxcox.reproduce",
-        ),
-    ),
 ]
 #: Folders whose functions may import the package's modules: the command line defers them for
 #: its start-up time (``--help`` imports none of scikit-learn, Optuna or Numba), and a
