@@ -272,12 +272,23 @@ def test_a_knn_with_more_neighbours_than_rows_is_refused_before_a_study_exists(t
     assert not (tmp_path / "k.db").exists()
 
 
-def test_the_gate_of_a_knn_whose_folds_are_smaller_than_k_keeps_the_search():
+def test_the_gate_of_a_knn_on_rows_too_few_to_judge_uses_standard_scaling():
     X, y = _good()
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         clf = BoxCoxClassifier(KNeighborsClassifier()).fit(X.iloc[:6], y.iloc[:6])
-    assert not clf.decision_["gated"] and "n_neighbors=5" in clf.decision_["rule"]
+    assert not clf.decision_["gated"] and clf.decision_["chosen"] == "ones"
+    assert "too few for the gate's 5 held-out folds" in clf.decision_["rule"]
+
+
+def test_the_gate_of_a_knn_whose_folds_are_smaller_than_k_keeps_the_search():
+    rng = np.random.default_rng(0)
+    X, y = rng.lognormal(size=(10, 2)), np.repeat([0, 1], 5)  # folds train on 8 rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        clf = BoxCoxClassifier(KNeighborsClassifier(n_neighbors=9)).fit(X, y)
+    assert not clf.decision_["gated"] and "n_neighbors=9" in clf.decision_["rule"]
+    assert clf.decision_["chosen"] == "searched"
 
 
 @pytest.mark.parametrize("extrapolation", ["extrapolate", "clip"])
