@@ -45,7 +45,7 @@ from optuna_boxcox._math._sklearn_compat import HasMethods
 from optuna_boxcox._math._sklearn_compat import Interval
 from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
-from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._math._transform import check_features
 from optuna_boxcox._objective._arguments import feature_names
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
@@ -404,7 +404,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : BoxCoxClassifier
             The fitted classifier.
         """
-        _check_features(X)
+        check_features(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         if len(constant_columns(X)) < X.shape[1]:  # all constant: the search refuses the data
@@ -562,7 +562,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def _validated(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
-        _check_features(X)
+        check_features(X)
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def _transform(self, X: Any) -> np.ndarray:

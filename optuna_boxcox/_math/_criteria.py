@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 #: Rows of the distance matrix computed at once by :func:`nn_margin` (block × n floats in memory).
-_NN_BLOCK_ROWS = 1024
+NN_BLOCK_ROWS = 1024
 
 
 def _column_log_variances(transformed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -192,8 +192,8 @@ def nn_margin(X: np.ndarray, y: np.ndarray) -> float:
     y = np.asarray(y)
     n = X.shape[0]
     total = 0.0
-    for start in range(0, n, _NN_BLOCK_ROWS):
-        rows = np.arange(start, min(start + _NN_BLOCK_ROWS, n))
+    for start in range(0, n, NN_BLOCK_ROWS):
+        rows = np.arange(start, min(start + NN_BLOCK_ROWS, n))
         dist = cdist(X[rows], X)
         same = y[rows, None] == y[None, :]
         same[np.arange(rows.size), rows] = False  # a sample is not its own nearhit

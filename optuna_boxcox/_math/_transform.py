@@ -200,7 +200,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self._fit(X)
 
     def _fit(self, X):
-        _check_features(X)
+        check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=True)
         # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
         # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
@@ -238,7 +238,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             Transformed data, float64 and finite.
         """
         check_is_fitted(self)
-        _check_features(X)
+        check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         with np.errstate(all="ignore"):
             if self.method == "box-cox":
@@ -292,7 +292,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return [f"x{j}" for j in range(self.n_features_in_)]
 
 
-def _check_features(X) -> None:
+def check_features(X) -> None:
     """Refuse what scikit-learn's validation would refuse without naming the problem: non-numeric
     columns (NumPy's "could not convert string to float") and a DataFrame without columns."""
     if isinstance(X, np.ndarray) and X.dtype.kind in "biuf":

@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array
 
 from optuna_boxcox._math import _numerics
-from optuna_boxcox._math._transform import _check_features
+from optuna_boxcox._math._transform import check_features
 from optuna_boxcox._objective._scoring import check_scoring
 from optuna_boxcox._objective._scoring import is_criterion
 from optuna_boxcox._optuna import distribution_contains
@@ -57,7 +57,7 @@ def check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params:
 def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
     """The feature names, X as float64 and y as an array, or a one-line error for unusable data."""
     names = feature_names(X)
-    _check_features(X)
+    check_features(X)
     X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != len(X):

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from optuna_boxcox._math._criteria import _NN_BLOCK_ROWS
+from optuna_boxcox._math._criteria import NN_BLOCK_ROWS
 from optuna_boxcox._math._jit import parallel_map
 from optuna_boxcox._objective._evaluators import GENERIC
 from optuna_boxcox._objective._evaluators import evaluators_of
@@ -121,7 +121,7 @@ class Evaluation:
         if self.scoring.is_criterion:
             self._evaluator = f"criterion:{self.scoring.scoring}"
             # 1NN-MM's blocks of distances and masks (see _criteria.nn_margin).
-            self.budget.reserve("evaluator", _NN_BLOCK_ROWS * n * 40)
+            self.budget.reserve("evaluator", NN_BLOCK_ROWS * n * 40)
             return
         scorer = None
         start = self._estimators[self.own_settings]

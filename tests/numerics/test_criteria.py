@@ -228,7 +228,7 @@ def test_nn_margin_agrees_across_row_blocks(rng, monkeypatch):
     X = rng.normal(size=(50, 4))
     y = rng.integers(0, 2, size=50)
     whole = nn_margin(X, y)
-    monkeypatch.setattr(criteria, "_NN_BLOCK_ROWS", 7)
+    monkeypatch.setattr(criteria, "NN_BLOCK_ROWS", 7)
     assert nn_margin(X, y) == pytest.approx(whole, rel=1e-12)
 
 

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox._objective._evaluators import FastScorer
 from optuna_boxcox._objective._evaluators import make_fast_scorer
-from optuna_boxcox._objective._evaluators._distances import _SquaredDistances
+from optuna_boxcox._objective._evaluators._distances import SquaredDistances
 from optuna_boxcox.classifiers import make_classifier
 
 #: Most fast scores must be answered (None sends the caller to the generic path).
@@ -201,14 +201,14 @@ def test_several_columns_changed_between_scores_equal_a_fresh_reset(breast_cance
 def test_distance_matrix_after_updates_is_bitwise_the_one_built_from_scratch(breast_cancer):
     S = np.ascontiguousarray(breast_cancer.data.to_numpy(dtype=float)[:200])
     S = (S - S.mean(axis=0)) / S.std(axis=0)
-    walked = _SquaredDistances(S.copy())
+    walked = SquaredDistances(S.copy())
     rng = np.random.default_rng(4)
     for _ in range(200):
         j = int(rng.integers(S.shape[1]))
         column = rng.standard_normal(len(S)) * rng.uniform(0.1, 3)
         walked.update(j, column)
         walked.S[:, j] = column
-    fresh = _SquaredDistances(walked.S.copy())
+    fresh = SquaredDistances(walked.S.copy())
     np.testing.assert_array_equal(walked.units, fresh.units)
     exact = np.sum((walked.S[:, None, :] - walked.S[None, :, :]) ** 2, axis=-1)
     np.testing.assert_allclose(walked.squared(), exact, rtol=1e-13, atol=1e-12)

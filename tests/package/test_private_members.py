@@ -50,3 +50,43 @@ def test_the_check_finds_a_private_use(tmp_path):
     module = tmp_path / "probe.py"
     module.write_text("def f(study):\n    return study._storage, self._own\n", encoding="utf-8")
     assert _private_uses(module, tmp_path) == ["probe.py:2: study._storage"]
+
+
+def _private_imports(path: Path, root: Path = PACKAGE) -> list[str]:
+    """``from optuna_boxcox.x import _name`` where ``_name`` is not a module of the package."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (
+            isinstance(node, ast.ImportFrom) and (node.module or "").startswith("optuna_boxcox")
+        ):
+            continue
+        folder = root.parent.joinpath(*node.module.split("."))
+        for alias in node.names:
+            name = alias.name
+            if not name.startswith("_") or name.startswith("__"):
+                continue
+            if (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists():
+                continue  # a private module: the package's layout, not another module's name
+            found.append(f"{path.relative_to(root)}:{node.lineno}: {node.module}.{name}")
+    return found
+
+
+def test_no_module_imports_another_modules_private_names():
+    # A name another module imports is part of that module's interface: it has a public name.
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        found += _private_imports(path, PACKAGE)
+    assert found == []
+
+
+def test_the_import_check_finds_a_private_name_and_passes_a_private_module(tmp_path):
+    package = tmp_path / "optuna_boxcox"
+    (package / "_sub").mkdir(parents=True)
+    (package / "_sub" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "_sub" / "_mod.py").write_text("_hidden = 1\n", encoding="utf-8")
+    probe = package / "probe.py"
+    probe.write_text(
+        "from optuna_boxcox._sub import _mod\nfrom optuna_boxcox._sub._mod import _hidden\n",
+        encoding="utf-8",
+    )
+    assert _private_imports(probe, package) == ["probe.py:2: optuna_boxcox._sub._mod._hidden"]

@@ -62,7 +62,7 @@ from sklearn.svm import SVC
 
 from optuna_boxcox._objective._evaluators._base import GENERIC
 from optuna_boxcox._objective._evaluators._base import FastScorer
-from optuna_boxcox._objective._evaluators._base import _valid_parameters
+from optuna_boxcox._objective._evaluators._base import valid_parameters
 from optuna_boxcox._objective._evaluators.bayes import GaussianNBScorer
 from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
 from optuna_boxcox._objective._evaluators.knn import KNeighborsScorer
@@ -211,7 +211,7 @@ def make_fast_scorer(
         n_threads: Threads the scorer may run its kernels on.
     """
     y = np.asarray(y)
-    if y.ndim != 1 or len(np.unique(y)) < 2 or not _valid_parameters(estimator):
+    if y.ndim != 1 or len(np.unique(y)) < 2 or not valid_parameters(estimator):
         return None
     if memory_limit is not None and n_features is None:
         raise ValueError("make_fast_scorer needs n_features to check a memory_limit")

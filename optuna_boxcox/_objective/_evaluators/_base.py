@@ -18,17 +18,17 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 #: Relative margin below which a decision counts as a near-tie (rounding errors are ~1e-13).
-_RELATIVE_TIE = 1e-9
+RELATIVE_TIE = 1e-9
 #: Absolute |decision value| below which an SVM prediction counts as a near-tie.
-_SVM_TIE = 1e-7
+SVM_TIE = 1e-7
 #: Bound on the rounding error of scikit-learn's GEMM-based distances, relative to ‖x‖² + ‖y‖².
-_GEMM_ERROR = 1e-12
+GEMM_ERROR = 1e-12
 #: A recomputed GaussianNB epsilon this close to the one a column was scored with keeps the column.
-_EPSILON_DRIFT = 1e-12
+EPSILON_DRIFT = 1e-12
 #: Rows per block where a scorer works on an n × n matrix a block of rows at a time.
-_ROW_BLOCK = 256
+ROW_BLOCK = 256
 #: Bytes of one block of kernel values in a block-wise SVC prediction (per thread).
-_SVC_BLOCK_BYTES = 4 * 1024**2
+SVC_BLOCK_BYTES = 4 * 1024**2
 #: Evaluator names, as :attr:`BoxCoxObjective.evaluator` reports them, for the generic paths.
 GENERIC = "sklearn"
 
@@ -76,7 +76,7 @@ class FastScorer(abc.ABC):
         when this scorer has no exact path for those settings."""
         if type(estimator) is not self.classifier:
             return False
-        if not _valid_parameters(estimator):
+        if not valid_parameters(estimator):
             return False
         other = type(self).from_estimator(estimator, self.y, self.metric)
         if other is None or not self._adopt(other):
@@ -222,7 +222,7 @@ class RefitScorer(FastScorer):
         pass  # every score is a fresh fit on self.S
 
 
-def _valid_parameters(estimator: Any) -> bool:
+def valid_parameters(estimator: Any) -> bool:
     """Whether scikit-learn's fit would accept the parameters; if not, the generic path raises the
     user's error instead of a fast path silently ignoring, say, an invalid leaf_size."""
     try:
@@ -232,5 +232,5 @@ def _valid_parameters(estimator: Any) -> bool:
     return True
 
 
-def _is_real(value: Any) -> bool:
+def is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)

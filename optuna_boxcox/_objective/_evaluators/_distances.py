@@ -13,11 +13,11 @@ from optuna_boxcox._math._jit import compiled
 
 if TYPE_CHECKING:
     pass
-from optuna_boxcox._objective._evaluators._base import _GEMM_ERROR
-from optuna_boxcox._objective._evaluators._base import _ROW_BLOCK
+from optuna_boxcox._objective._evaluators._base import GEMM_ERROR
+from optuna_boxcox._objective._evaluators._base import ROW_BLOCK
 
 
-class _SquaredDistances:
+class SquaredDistances:
     """The n×n matrix of squared Euclidean distances between the rows of S, kept exact under updates.
 
     Each column's contribution (x_ij − x_kj)² is truncated to a multiple of 2^-k and summed as an
@@ -38,7 +38,7 @@ class _SquaredDistances:
 
     @staticmethod
     def footprint(n: int) -> int:
-        return n * n * 8 + 2 * min(n, _ROW_BLOCK) * n * 8
+        return n * n * 8 + 2 * min(n, ROW_BLOCK) * n * 8
 
     def rebuild(self) -> None:
         self.spans = np.array([_squared_span(self.S[:, j]) for j in range(self.S.shape[1])])
@@ -88,8 +88,8 @@ class _SquaredDistances:
     def _add(self, scaled: np.ndarray, op: Callable[..., np.ndarray]) -> None:
         """units ±= trunc((x_i − x_k)²) without Numba, a block of rows at a time."""
         n = len(scaled)
-        for start in range(0, n, _ROW_BLOCK):
-            rows = slice(start, min(start + _ROW_BLOCK, n))
+        for start in range(0, n, ROW_BLOCK):
+            rows = slice(start, min(start + ROW_BLOCK, n))
             block = np.square(scaled[rows, None] - scaled[None, :])
             truncated = block.astype(np.int64)  # truncation, deterministic per column
             op(self.units[rows], truncated, out=self.units[rows])
@@ -103,7 +103,7 @@ class _SquaredDistances:
         """Per row, an absolute bound (in units of 2^-k) on the difference between this matrix and
         scikit-learn's GEMM-based ‖x‖² − 2x·y + ‖y‖² for that row's distances."""
         norms = np.einsum("ij,ij->i", self.S, self.S)
-        gemm = _GEMM_ERROR * (norms + np.max(norms))
+        gemm = GEMM_ERROR * (norms + np.max(norms))
         return self.S.shape[1] + 1.0 + gemm / self.unit
 
 

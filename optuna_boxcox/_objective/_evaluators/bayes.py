@@ -10,10 +10,10 @@ from sklearn.naive_bayes import GaussianNB
 
 if TYPE_CHECKING:
     pass
-from optuna_boxcox._objective._evaluators._base import _EPSILON_DRIFT
-from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import EPSILON_DRIFT
+from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import FastScorer
-from optuna_boxcox._objective._evaluators._base import _is_real
+from optuna_boxcox._objective._evaluators._base import is_real
 
 
 class GaussianNBScorer(FastScorer):
@@ -52,7 +52,7 @@ class GaussianNBScorer(FastScorer):
     ) -> GaussianNBScorer | None:
         params = estimator.get_params(deep=False)
         smoothing = params["var_smoothing"]
-        if params["priors"] is not None or not _is_real(smoothing) or smoothing < 0:
+        if params["priors"] is not None or not is_real(smoothing) or smoothing < 0:
             return None
         return cls(y, metric, smoothing)
 
@@ -94,7 +94,7 @@ class GaussianNBScorer(FastScorer):
 
     def _predict_codes(self) -> np.ndarray | None:
         epsilon = self.var_smoothing * np.max(self.column_var)
-        drift = np.abs(self.epsilon_used - epsilon) > _EPSILON_DRIFT * epsilon
+        drift = np.abs(self.epsilon_used - epsilon) > EPSILON_DRIFT * epsilon
         for j in np.flatnonzero(np.isnan(self.epsilon_used) | drift):
             self._score_column(j, epsilon)
         if not np.all(self.raw_var + self.epsilon_used[:, None] > 0):
@@ -115,7 +115,7 @@ class GaussianNBScorer(FastScorer):
         best = np.argmax(joint, axis=0)
         samples = np.arange(joint.shape[1])
         lead = joint[best, samples] - joint
-        allowed = _RELATIVE_TIE * (magnitude[best, samples] + magnitude)
+        allowed = RELATIVE_TIE * (magnitude[best, samples] + magnitude)
         lead[best, samples] = np.inf
         if np.any(lead <= allowed):
             return None

@@ -13,10 +13,10 @@ from optuna_boxcox._math import _neighbors
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import FastScorer
-from optuna_boxcox._objective._evaluators._base import _is_real
-from optuna_boxcox._objective._evaluators._distances import _SquaredDistances
+from optuna_boxcox._objective._evaluators._base import is_real
+from optuna_boxcox._objective._evaluators._distances import SquaredDistances
 
 
 class _NeighbourSweeps(FastScorer):
@@ -53,7 +53,7 @@ class _NeighbourSweeps(FastScorer):
     ) -> _NeighbourSweeps | None:
         params = estimator.get_params(deep=False)
         euclidean = params["metric"] == "euclidean" or (
-            params["metric"] == "minkowski" and _is_real(params["p"]) and params["p"] == 2
+            params["metric"] == "minkowski" and is_real(params["p"]) and params["p"] == 2
         )
         k = params["n_neighbors"]
         if (
@@ -202,7 +202,7 @@ class KNeighborsScorer(_NeighbourSweeps):
     does: one BLAS pass instead of two matrix passes per changed column. Column updates are
     deferred until the matrix is read, which a search scoring only sweeps never does.
 
-    Memory: the n × n int64 distances (:class:`_SquaredDistances`) plus one block of rows at a
+    Memory: the n × n int64 distances (:class:`SquaredDistances`) plus one block of rows at a
     time, or a sweep's blocks.
     """
 
@@ -220,7 +220,7 @@ class KNeighborsScorer(_NeighbourSweeps):
         block = self._block_rows(n) * n * (1 + 2 * 8)
         nearest = 2 * n * (self.n_neighbors + 1) * 8
         return (
-            super()._resident_bytes(n_features) + _SquaredDistances.footprint(n) + nearest + block
+            super()._resident_bytes(n_features) + SquaredDistances.footprint(n) + nearest + block
         )
 
     @staticmethod
@@ -231,7 +231,7 @@ class KNeighborsScorer(_NeighbourSweeps):
 
     def _reset(self) -> None:
         # Built when a score needs it: a search that only sweeps never does.
-        self.distances: _SquaredDistances | None = None
+        self.distances: SquaredDistances | None = None
         self._pending: dict[int, np.ndarray] = {}  # changed since the matrix, with old values
         self._changed = set(range(self.S.shape[1]))  # columns changed since the last score
         self.nearest: np.ndarray | None = None  # the k+1 nearest rows of each at the last score
@@ -247,9 +247,9 @@ class KNeighborsScorer(_NeighbourSweeps):
             self.nearest = None
             self._changed = set(range(self.S.shape[1]))  # next score: block-wise, as a first one
 
-    def _synced_distances(self) -> _SquaredDistances:
+    def _synced_distances(self) -> SquaredDistances:
         if self.distances is None:
-            self.distances = _SquaredDistances(self.S)
+            self.distances = SquaredDistances(self.S)
         elif len(self._pending) > self.S.shape[1] // 2:
             self.distances.rebuild()  # p passes of one term each beat > p/2 passes of two
         else:
@@ -260,7 +260,7 @@ class KNeighborsScorer(_NeighbourSweeps):
         return self.distances
 
     def warm_up(self) -> None:
-        _SquaredDistances.warm_up_kernels()
+        SquaredDistances.warm_up_kernels()
         super().warm_up()
 
     def score_sweep(self, j: int, columns: Sequence[np.ndarray]) -> list[float | None]:
@@ -292,7 +292,7 @@ class KNeighborsScorer(_NeighbourSweeps):
         self.nearest = nearest
         everyone = np.arange(n)
         kth, next_ = units[everyone, nearest[:, k - 1]], units[everyone, nearest[:, k]]
-        margin = _RELATIVE_TIE * next_ + distances.rounding_bound()
+        margin = RELATIVE_TIE * next_ + distances.rounding_bound()
         votes = _count_classes(self.codes[nearest[:, :k]], len(self.classes))
         for i in np.flatnonzero(next_ - kth <= margin):
             row_votes = self._near_tie_votes(units[i], kth[i], margin[i])

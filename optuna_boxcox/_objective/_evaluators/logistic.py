@@ -23,10 +23,10 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from optuna_boxcox._math._lbfgs import lbfgs_fit
-from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import RefitScorer
-from optuna_boxcox._objective._evaluators._base import _is_real
-from optuna_boxcox._objective._evaluators._base import _valid_parameters
+from optuna_boxcox._objective._evaluators._base import is_real
+from optuna_boxcox._objective._evaluators._base import valid_parameters
 
 #: How many times the spread between two roundings of the fit a decision must clear: SciPy's own
 #: rounding is a third (measured spreads: docs/performance.md).
@@ -47,15 +47,15 @@ def logistic_settings(estimator: Any) -> dict[str, Any] | None:
     max_iter = params["max_iter"]
     supported = (
         penalty in ("l2", "deprecated")
-        and (l1_ratio is None or (_is_real(l1_ratio) and l1_ratio == 0))
+        and (l1_ratio is None or (is_real(l1_ratio) and l1_ratio == 0))
         and params.get("multi_class", "auto") in ("auto", "multinomial", "deprecated")
         and params["solver"] in _SOLVERS
         and params["class_weight"] is None
         and params["dual"] is False
         and params["fit_intercept"] in (True, False)
-        and _is_real(C)
+        and is_real(C)
         and C > 0
-        and _is_real(tol)
+        and is_real(tol)
         and tol > 0
         and isinstance(max_iter, numbers.Integral)
         and max_iter >= 1
@@ -109,7 +109,7 @@ def logistic_predictions(
     by the retraced lbfgs fit; None for any other estimator, or where rounding could change a
     prediction (then scikit-learn answers). The gate's 5 × 2 folds per candidate cost more in
     scikit-learn's fits than the whole search did."""
-    if type(estimator) is not LogisticRegression or not _valid_parameters(estimator):
+    if type(estimator) is not LogisticRegression or not valid_parameters(estimator):
         return None
     settings = logistic_settings(estimator)
     if settings is None or not (np.all(np.isfinite(X)) and np.all(np.isfinite(X_test))):
@@ -152,7 +152,7 @@ def _predict(
     intercept = w[:, -1] if fit_intercept else np.zeros(len(w))
     size = np.abs(S)
     wobble = size @ spread[:, :p].T + (spread[:, -1] if fit_intercept else 0.0)
-    margin = _RELATIVE_TIE * (size @ np.abs(coef.T) + np.abs(intercept))
+    margin = RELATIVE_TIE * (size @ np.abs(coef.T) + np.abs(intercept))
     margin = margin + _SPREAD_SAFETY * wobble
     decision = S @ coef.T + intercept
     if len(w) == 1:

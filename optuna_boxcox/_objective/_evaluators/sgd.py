@@ -10,7 +10,7 @@ from sklearn.linear_model import SGDClassifier
 
 from optuna_boxcox._math._sgd import fit_sgd_binary
 from optuna_boxcox._math._sgd import sgd_settings
-from optuna_boxcox._objective._evaluators._base import _RELATIVE_TIE
+from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import RefitScorer
 
 
@@ -42,7 +42,7 @@ class SGDScorer(RefitScorer):
             return None
         w, intercept, _ = fitted
         decision = self.S @ w + intercept
-        allowed = _RELATIVE_TIE * (np.abs(self.S) @ np.abs(w) + abs(intercept))
+        allowed = RELATIVE_TIE * (np.abs(self.S) @ np.abs(w) + abs(intercept))
         if not np.all(np.abs(decision) > allowed):
             return None
         return (decision > 0).astype(np.intp)

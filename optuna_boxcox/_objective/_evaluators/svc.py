@@ -17,12 +17,12 @@ from optuna_boxcox._math._sklearn_compat import fitted_rbf_gamma
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-from optuna_boxcox._objective._evaluators._base import _GEMM_ERROR
-from optuna_boxcox._objective._evaluators._base import _SVC_BLOCK_BYTES
-from optuna_boxcox._objective._evaluators._base import _SVM_TIE
+from optuna_boxcox._objective._evaluators._base import GEMM_ERROR
+from optuna_boxcox._objective._evaluators._base import SVC_BLOCK_BYTES
+from optuna_boxcox._objective._evaluators._base import SVM_TIE
 from optuna_boxcox._objective._evaluators._base import FastScorer
-from optuna_boxcox._objective._evaluators._base import _is_real
-from optuna_boxcox._objective._evaluators._distances import _SquaredDistances
+from optuna_boxcox._objective._evaluators._base import is_real
+from optuna_boxcox._objective._evaluators._distances import SquaredDistances
 
 
 class RBFSVCScorer(FastScorer):
@@ -60,7 +60,7 @@ class RBFSVCScorer(FastScorer):
     ) -> RBFSVCScorer | None:
         params = estimator.get_params(deep=False)
         gamma = params["gamma"]
-        gamma_ok = gamma in ("scale", "auto") or (_is_real(gamma) and gamma > 0)
+        gamma_ok = gamma in ("scale", "auto") or (is_real(gamma) and gamma > 0)
         if (
             params["kernel"] != "rbf"
             or not gamma_ok
@@ -91,21 +91,21 @@ class RBFSVCScorer(FastScorer):
         decision = n * len(self.pairs) * 8 * 2
         return (
             super().footprint(n_features)
-            + _SquaredDistances.footprint(n)
+            + SquaredDistances.footprint(n)
             + kernel
             + cache
             + decision
         )
 
     def _reset(self) -> None:
-        self.distances = _SquaredDistances(self.S)
+        self.distances = SquaredDistances(self.S)
         self._kernel: np.ndarray | None = None  # reused: a fresh n × n array every fit page-faults
 
     def _set_column(self, j: int, column: np.ndarray) -> None:
         self.distances.update(j, column)
 
     def warm_up(self) -> None:
-        _SquaredDistances.warm_up_kernels()
+        SquaredDistances.warm_up_kernels()
 
     def kernel(self) -> np.ndarray:
         """The RBF kernel matrix of the current S, with scikit-learn's γ (a buffer that the next
@@ -142,11 +142,11 @@ class RBFSVCScorer(FastScorer):
             weights = np.zeros(len(K))
             weights[model.support_] = model.dual_coef_[0]
             decision = K @ weights + model.intercept_[0]
-            if np.any(np.abs(decision) < _SVM_TIE):
+            if np.any(np.abs(decision) < SVM_TIE):
                 return None
             return (decision > 0).astype(np.intp)
         decision = model.decision_function(K)
-        if np.any(np.abs(decision) < _SVM_TIE):
+        if np.any(np.abs(decision) < SVM_TIE):
             return None
         return _ovo_votes(decision, self.pairs, len(self.classes))
 
@@ -177,7 +177,7 @@ class BlockwiseRBFSVCScorer(RBFSVCScorer):
         n = len(self.y)
         cache = svc_cache_bytes(self.svc_params["cache_size"], len(self.y))
         support = n * n_features * 8  # at most every row
-        blocks = self.n_threads * _SVC_BLOCK_BYTES + 4 * n * 8
+        blocks = self.n_threads * SVC_BLOCK_BYTES + 4 * n * 8
         return FastScorer.footprint(self, n_features) + cache + support + blocks
 
     def _reset(self) -> None:
@@ -201,7 +201,7 @@ class BlockwiseRBFSVCScorer(RBFSVCScorer):
         )
         decision += model.intercept_[0]
         codes = (decision > 0).astype(np.intp)
-        unsure = np.flatnonzero(np.abs(decision) <= np.maximum(_SVM_TIE, 2.0 * bound))
+        unsure = np.flatnonzero(np.abs(decision) <= np.maximum(SVM_TIE, 2.0 * bound))
         if len(unsure):  # libsvm's own arithmetic (and its tie rule) for these rows
             with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
                 codes[unsure] = model.predict(self.S[unsure])
@@ -211,7 +211,7 @@ class BlockwiseRBFSVCScorer(RBFSVCScorer):
 def svc_cache_bytes(cache_size: Any, n: int) -> int:
     """Bytes libsvm's kernel cache can take: ``cache_size`` MB, and never more than all n columns
     of the kernel in float32 (libsvm's Qfloat) with their bookkeeping."""
-    if not _is_real(cache_size):
+    if not is_real(cache_size):
         return 0
     return int(min(float(cache_size) * 1024**2, n * (4 * n + 64)))
 
@@ -228,7 +228,7 @@ def _rbf_decision(
     decision = np.empty(n)
     magnitude = np.empty(n)  # Σ_s |w_s|·k(x, sv_s)
     magnitudes = np.abs(weights)
-    rows = int(min(n, max(1, _SVC_BLOCK_BYTES // (8 * max(n_support, 1)))))
+    rows = int(min(n, max(1, SVC_BLOCK_BYTES // (8 * max(n_support, 1)))))
 
     def block(start: int) -> None:
         stop = min(start + rows, n)
@@ -246,7 +246,7 @@ def _rbf_decision(
     eps = np.finfo(np.float64).eps
     # |Δ distance| ≤ GEMM_ERROR·(‖x‖² + ‖sv‖²) on either side moves each kernel value by a factor
     # of at most γ times that; the exponentials and the sums of n_support terms round too.
-    relative = gamma * 2.0 * _GEMM_ERROR * (norms + np.max(support_norms, initial=0.0))
+    relative = gamma * 2.0 * GEMM_ERROR * (norms + np.max(support_norms, initial=0.0))
     bound = magnitude * (relative + (n_support + 4) * eps)
     return decision, bound
 
