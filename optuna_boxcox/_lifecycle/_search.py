@@ -374,12 +374,12 @@ def run_search(
     to_run = plan.n_trials if total is None else trials_left(study, total)
     if total is not None and to_run == 0:
         return _read_back(study, where.storage, objective, plan, X, y, total)
-    guarded = _mark_guarded(study, plan)
     scored = objective()
     if built is None:
         scored.register(study)
     if options.announce is not None:
         options.announce(scored)
+    guarded = _mark_guarded(study, plan, gated=_guard.applies(scored))
     if scored.fidelity is not None and where.study is None:
         _set_pruner(study, plan, scored)
     found = _run(study, scored, objective, where.storage, to_run, total, options)
@@ -457,15 +457,17 @@ def _study(
     )
 
 
-def _mark_guarded(study: optuna.Study, plan: SearchPlan) -> bool:
+def _mark_guarded(study: optuna.Study, plan: SearchPlan, *, gated: bool) -> bool:
     """Whether the search's result is gated. The study records that it is the guarded default's:
     its spec names the search it runs (coordinate), and a worker joining it with that spec gates
     the result as search does."""
     if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
         study.set_user_attr(_guard.GUARDED_ATTR, True)
-        # Written now, among the study's first attributes, so that the dashboard lists it on the
-        # first page of its table, beside the Best Trial card it corrects.
-        study.set_user_attr(USED_ATTR, "not yet decided: the search is running")
+        if gated:
+            # Written now, among the study's first attributes, so that the dashboard lists it on
+            # the first page of its table, beside the Best Trial card it corrects; a search the
+            # gate cannot judge (transforms, settings, two objectives) never gets it.
+            study.set_user_attr(USED_ATTR, "not yet decided: the search is running")
     return plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
 
 

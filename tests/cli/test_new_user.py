@@ -71,3 +71,14 @@ def test_the_dashboards_first_page_of_attributes_says_which_lambda_was_used(
         f"Λ = 1 (standard scaling), the gate's choice; not the Best Trial's searched Λ (number "
         f"{best}): alcohol 1, malic_acid 1, ash 1, alcalinity_of_ash 1"
     )
+
+
+def test_a_guarded_search_the_gate_cannot_judge_says_nothing_of_a_choice(tmp_path, monkeypatch):
+    # With transforms searched the gate does not run: no "not yet decided" is left behind.
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    args = ["search", "--dataset", "iris", "--classifier", "bayes", "--epochs", "1"]
+    args += ["--transforms", "box-cox,identity", "--storage", url, "--no-figures"]
+    assert main(args) == 0
+    (summary,) = optuna.get_all_study_summaries(url)
+    assert "boxcox_chosen" not in summary.user_attrs
