@@ -15,9 +15,9 @@ from optuna_boxcox._version import __version__
 
 if TYPE_CHECKING:
     from optuna_boxcox._classifier import BoxCoxClassifier
-    from optuna_boxcox._lifecycle._guard import MonotoneInvariantWarning
     from optuna_boxcox._math._transform import BoxCoxTransformer
     from optuna_boxcox._math._transform import box_cox
+    from optuna_boxcox._objective._evaluators import MonotoneInvariantWarning
     from optuna_boxcox._objective._objective import BoxCoxObjective
     from optuna_boxcox._runner import optimize
     from optuna_boxcox._study._fidelity import AutoFidelity
@@ -45,7 +45,7 @@ _EXPORTS = {
     "BoxCoxTransformer": "optuna_boxcox._math._transform",
     "box_cox": "optuna_boxcox._math._transform",
     "optimize": "optuna_boxcox._runner",
-    "MonotoneInvariantWarning": "optuna_boxcox._lifecycle._guard",
+    "MonotoneInvariantWarning": "optuna_boxcox._objective._evaluators",
     "ForeignStudy": "optuna_boxcox._study._spec",
     "SearchSpec": "optuna_boxcox._study._spec",
     "StudyMismatch": "optuna_boxcox._study._spec",

@@ -34,8 +34,6 @@ from optuna_boxcox._ensemble import best_members
 from optuna_boxcox._ensemble import fit_member
 from optuna_boxcox._lifecycle._guard import GUARDED
 from optuna_boxcox._lifecycle._guard import SEARCH_SAMPLER
-from optuna_boxcox._lifecycle._guard import MonotoneInvariantWarning
-from optuna_boxcox._lifecycle._guard import monotone_invariant
 from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
@@ -47,6 +45,8 @@ from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
 from optuna_boxcox._math._transform import check_features
 from optuna_boxcox._objective._arguments import feature_names
+from optuna_boxcox._objective._evaluators import MonotoneInvariantWarning
+from optuna_boxcox._objective._evaluators import monotone_invariant
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._objective._objective import BoxCoxObjective

@@ -10,25 +10,15 @@ Talbot 2010). So after the search, three Λ compete on rows a fit never saw:
 - ``ones``: Λ = 1, which after the [1, 2] scaling is exactly standard scaling.
 
 The better anchor is the one of ``mle`` and ``ones`` with the higher score (``mle`` on a tie: it
-is where the search started). Each classifier is judged by its own rule (:func:`rule_of`),
-chosen from held-out measurements on the development data (``optuna_boxcox.bench.guard``):
-
-- **k-NN** (Euclidean, uniform votes, scored by accuracy; :data:`KNN_RULE`): exact leave-one-out
-  accuracy, a row is not its own neighbour, with the transform fitted on all the rows. One
-  distance matrix per candidate makes it cheaper than the search. The searched Λ is kept only if
-  it beats the better anchor by more than one standard error of the paired per-row differences,
-  *and* its 5×2 repeated stratified CV score is above that anchor's: the search tuned the
-  neighbours of these same rows, and on permuted labels the leave-one-out win alone is often that
-  tuning, while the CV score, where a fifth of the rows are no one's neighbours, rarely agrees.
-- **SVC** (:data:`SVC_RULE`): the best 5×2 CV score of the three (the anchor on a tie). Measured,
-  a margin of one standard error kept the searched Λ in 4 of 120 folds, i.e. gave the anchors,
-  which rank below StandardScaler and Yeo-Johnson; the plain best-of-three ranked first.
-- **every other gated classifier** (naive Bayes, the MLP, trees, k-NN with another metric or
-  weights; the default :class:`Rule`): 5×2 CV, every fold fitting the transform and the
-  classifier on the other folds as ``fit`` does; the searched Λ is kept only if its score beats
-  the better anchor's by more than one standard error of the paired per-fold differences,
-  corrected for the overlap of the training folds (Nadeau & Bengio 2003: variance × (1/k +
-  n_test/n_train) over k folds). Else the anchor is used.
+is where the search started). Each classifier is judged by its own rule (:func:`rule_of`), a trait
+of its entry in the classifier registry (``optuna_boxcox._objective._evaluators.REGISTRY``, with
+each rule's measurements beside it), chosen from held-out measurements on the development data
+(``optuna_boxcox.bench.guard``). The default :class:`Rule`, for every gated classifier without a
+rule of its own: 5×2 CV, every fold fitting the transform and the classifier on the other folds as
+``fit`` does; the searched Λ is kept only if its score beats the better anchor's by more than one
+standard error of the paired per-fold differences, corrected for the overlap of the training folds
+(Nadeau & Bengio 2003: variance × (1/k + n_test/n_train) over k folds). Else the anchor is used.
+The registry's held-out predictors answer the folds' fits where they can; scikit-learn otherwise.
 
 Data whose smallest class has fewer rows than the gate's folds (:data:`SPLITS`) cannot be judged
 on held-out rows (a 5×2 CV of 4 rows scores every Λ 0.5 or 1): Λ = 1 is used ungated, the
@@ -41,16 +31,9 @@ The margins are statistical rules (one standard error of the criterion's noise),
 tuned to data: with them, a search that found nothing the held-out rows can tell apart from the
 anchor gives the anchor, the Λ a user could have had from a fixed one-line transform.
 
-Which classifiers are gated: every one but the linear ones (scikit-learn's ``linear_model``, e.g.
-the paper's perceptron, and ``LinearSVC``). A linear boundary cannot memorise rows: its training
-accuracy is close to its held-out accuracy, so the paper's criterion is not flattered, and the
-perceptron's cross-validated accuracy swings from fold to fold (one pass of stochastic updates), so
-a gate on it decides by noise. Measured, the gate made the perceptron worse and the search alone
-ranked first; for those classifiers the searched Λ is kept ungated, and the decision says so.
-``LogisticRegression`` is the exception, gated by the default rule: chosen on half A of the
-development sets and confirmed once on half B (docs/performance.md, "Choosing the default on
-half A"), the gate lowered its average rank and loss rate on both halves; its fit converges to
-the optimum, so its cross-validated score is not the perceptron's noise.
+Which classifiers are gated is the registry's trait too (``ungated_reason``): every one but the
+linear ones, LogisticRegression excepted; for those the searched Λ is kept ungated, and the
+decision says so.
 
 :func:`decide` returns a :class:`Decision`; :meth:`Decision.record` writes it into the study's user
 attributes (:data:`DECISION_ATTR`), which ``search`` prints and the dashboard shows, with the
@@ -67,35 +50,26 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.model_selection import StratifiedKFold
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import MaxAbsScaler
-from sklearn.preprocessing import MinMaxScaler
-from sklearn.preprocessing import RobustScaler
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
-from sklearn.svm import LinearSVC
 
-from optuna_boxcox._lifecycle._knn import leave_one_out_correct
-from optuna_boxcox._lifecycle._knn import neighbour_predictions
-from optuna_boxcox._lifecycle._knn import neighbours
 from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
 from optuna_boxcox._math._transform import BoxCoxTransformer
-from optuna_boxcox._objective._evaluators.logistic import logistic_predictions
+from optuna_boxcox._objective._evaluators import evaluators_of
+from optuna_boxcox._objective._evaluators import gate_rule
+from optuna_boxcox._objective._evaluators import gate_rules
+from optuna_boxcox._objective._evaluators import held_out_predictions
+from optuna_boxcox._objective._evaluators import ungated_reason
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._study._decision import CANDIDATES
 from optuna_boxcox._study._decision import DECISION_ATTR
-from optuna_boxcox._study._decision import KNN_RULE
 from optuna_boxcox._study._decision import LOO
 from optuna_boxcox._study._decision import MARGIN
 from optuna_boxcox._study._decision import REPEATS
 from optuna_boxcox._study._decision import SPLITS
-from optuna_boxcox._study._decision import SVC_RULE
 from optuna_boxcox._study._decision import Decision
 from optuna_boxcox._study._decision import Rule
 from optuna_boxcox._system import _stop
@@ -151,9 +125,7 @@ def fold_scores(
                 lambdas=lambdas, method=method, extrapolation=extrapolation
             ).fit(X[train])
             fitted, held = transform.transform(X[train]), transform.transform(X[test])
-            predicted = neighbour_predictions(estimator, fitted, y[train], held)
-            if predicted is None:
-                predicted = logistic_predictions(estimator, fitted, y[train], held)
+            predicted = held_out_predictions(estimator, fitted, y[train], held)
             if predicted is None:
                 model = clone(estimator).fit(fitted, y[train])
                 _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops
@@ -169,15 +141,10 @@ def _splits(y: np.ndarray) -> int:
 
 
 def rule_of(estimator: Any, metric: Any, y: np.ndarray) -> Rule:
-    """How this classifier's searched Λ is judged (the module's rules): :data:`KNN_RULE` for the
-    k-NN the fast evaluator reproduces scored by accuracy (with at least k + 2 rows),
-    :data:`SVC_RULE` for scikit-learn's SVC, else 5×2 CV with a margin of :data:`MARGIN`."""
-    k = neighbours(estimator, y)
-    if metric is accuracy_score and k is not None and k + 1 < len(y):
-        return KNN_RULE
-    if type(estimator) is SVC:
-        return SVC_RULE
-    return Rule()
+    """How this classifier's searched Λ is judged: its registry entry's rule where it applies
+    (k-NN's exact leave-one-out, the SVC's best of three), else 5×2 CV with a margin of
+    :data:`MARGIN`."""
+    return gate_rule(estimator, metric, y)
 
 
 def decide(
@@ -217,9 +184,8 @@ def decide(
         if not all(np.all(np.isfinite(T)) for T in transformed.values()):
             rule = Rule()  # scikit-learn's folds say what such values do
     if rule.criterion == LOO:
-        scores = {
-            name: leave_one_out_correct(estimator, transformed[name], y) for name in CANDIDATES
-        }
+        leave_one_out = evaluators_of(estimator).leave_one_out
+        scores = {name: leave_one_out(estimator, transformed[name], y) for name in CANDIDATES}
         means = {name: float(values.mean()) for name, values in scores.items()}
         anchor = "ones" if means["ones"] > means["mle"] else "mle"
         d = scores["searched"] - scores[anchor]
@@ -289,83 +255,9 @@ def search_sampler(name: str) -> str:
 
 
 def gated(estimator: Any) -> bool:
-    """Whether the gate judges searches for this classifier: all but the linear ones, except
-    LogisticRegression (see the module's docstring)."""
-    if isinstance(estimator, LinearSVC):
-        return False
-    if isinstance(estimator, LogisticRegression):
-        return True
-    return not type(estimator).__module__.startswith("sklearn.linear_model")
-
-
-class MonotoneInvariantWarning(UserWarning):
-    """The classifier is a tree model or an ensemble of them: no Box-Cox λ changes its fit, so none
-    is searched."""
-
-
-#: Classifiers whose fit sees each feature only through the order of its values (splits between
-#: sorted values, quantile bins): a monotone per-feature map changes none of their partitions, and
-#: Box-Cox of the [1, 2]-scaled column is monotone, so no Λ can beat Λ = 1. Not extra trees: they
-#: draw each threshold uniformly between a node's smallest and largest value, so Λ moves their
-#: splits.
-#: By class name within scikit-learn's tree and ensemble modules (any subclass counts), so that
-#: checking does not import those modules.
-MONOTONE_INVARIANT = frozenset(
-    {
-        "DecisionTreeClassifier",
-        "RandomForestClassifier",
-        "GradientBoostingClassifier",
-        "HistGradientBoostingClassifier",
-    }
-)
-#: Steps before a pipeline's classifier that map each feature by an increasing affine function.
-_MONOTONE_STEPS = (StandardScaler, MinMaxScaler, MaxAbsScaler, RobustScaler)
-
-
-#: Ensembles that combine their members' predictions and sample rows or features by position only:
-#: invariant when every member is. AdaBoost's and bagging's default member (None) is a tree.
-#: (Not stacking: its final estimator learns from the members' out-of-fold predictions, which
-#: depend on where a threshold sits between two training values.)
-_COMBINING = frozenset({"AdaBoostClassifier", "BaggingClassifier"})
-#: A subclass of DecisionTreeClassifier that draws each threshold uniformly between a node's
-#: smallest and largest value.
-_RANDOM_THRESHOLDS = frozenset({"ExtraTreeClassifier"})
-
-
-def monotone_invariant(estimator: Any) -> bool:
-    """Whether ``estimator``'s predictions are the same for every monotone per-feature transform of
-    its input: a tree model, alone or last in a pipeline of per-feature scalers, or an AdaBoost,
-    bagging or voting ensemble of such models."""
-    if isinstance(estimator, Pipeline):
-        *first, (_, estimator) = estimator.steps
-        steps_monotone = all(
-            step is None or step == "passthrough" or isinstance(step, _MONOTONE_STEPS)
-            for _, step in first
-        )
-        if not steps_monotone:
-            return False
-    if _named(estimator, _RANDOM_THRESHOLDS):
-        return False
-    if _named(estimator, MONOTONE_INVARIANT):
-        return True
-    if _named(estimator, _COMBINING):
-        member = estimator.get_params(deep=False).get("estimator")
-        return member is None or monotone_invariant(member)
-    if _named(estimator, frozenset({"VotingClassifier"})):
-        named = estimator.get_params(deep=False).get("estimators") or ()
-        members = [m for _, m in named if m != "drop"]
-        return bool(members) and all(monotone_invariant(m) for m in members)
-    return False
-
-
-def _named(estimator: Any, names: frozenset[str]) -> bool:
-    """``estimator`` is (a subclass of) one of scikit-learn's tree or ensemble classes ``names``;
-    by name, so that checking does not import those modules."""
-    return any(
-        kind.__module__.startswith(("sklearn.tree.", "sklearn.ensemble."))
-        and kind.__name__ in names
-        for kind in type(estimator).__mro__
-    )
+    """Whether the gate judges searches for this classifier (its registry trait: all but the
+    linear ones, except LogisticRegression)."""
+    return not ungated_reason(estimator)
 
 
 def guard(
@@ -392,10 +284,8 @@ def guard(
         )
         ones = np.ones(len(searched))
         return Decision("ones", ones, {}, "", nan, nan, 0, gated=False, reason=reason)
-    reason = ""
-    if not gated(estimator):
-        reason = "a linear classifier's training accuracy is not flattered"
-    elif _too_few_neighbours(estimator, y):
+    reason = ungated_reason(estimator)
+    if not reason and _too_few_neighbours(estimator, y):
         k, rows = _too_few_neighbours(estimator, y)
         reason = f"n_neighbors={k} is more than the {rows} rows a fold of the gate trains on"
     if reason:
@@ -457,7 +347,7 @@ def settings(searched: np.ndarray, *, seed: int, extrapolation: str) -> dict[str
         "repeats": REPEATS,
         "margin": MARGIN,
         "max_rows": MAX_ROWS,
-        "rules": [KNN_RULE.describe(), SVC_RULE.describe(), Rule().describe()],
+        "rules": [rule.describe() for rule in gate_rules()],
     }
 
 

@@ -64,16 +64,14 @@ class Rule:
 
     @classmethod
     def from_description(cls, criterion: str, text: str) -> Rule:
-        for rule in (KNN_RULE, SVC_RULE, Rule()):
-            if rule.criterion == criterion and rule.describe() == text:
-                return rule
+        """The rule whose :meth:`describe` is ``text`` (a recorded decision's), of the margins and
+        confirmations a rule may have; else the default rule of ``criterion``."""
+        for margin in (MARGIN, 0.0):
+            for confirm in (False, True):
+                rule = cls(criterion, margin, confirm)
+                if rule.describe() == text:
+                    return rule
         return Rule(criterion)
-
-
-#: k-NN: exact leave-one-out (a row is not its own neighbour), confirmed by 5×2 CV.
-KNN_RULE = Rule(LOO, MARGIN, confirm=True)
-#: The RBF SVC: the best of the three by 5×2 CV.
-SVC_RULE = Rule(CV, 0.0)
 
 
 @dataclass(frozen=True)

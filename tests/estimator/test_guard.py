@@ -192,9 +192,9 @@ def test_the_gates_k_nn_predicts_as_scikit_learn(load, k, block_rows, monkeypatc
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.preprocessing import StandardScaler
 
-    from optuna_boxcox._lifecycle import _knn
-    from optuna_boxcox._lifecycle._knn import leave_one_out_correct
-    from optuna_boxcox._lifecycle._knn import neighbour_predictions
+    from optuna_boxcox._objective._evaluators import knn_held_out as _knn
+    from optuna_boxcox._objective._evaluators.knn_held_out import leave_one_out_correct
+    from optuna_boxcox._objective._evaluators.knn_held_out import neighbour_predictions
 
     if block_rows is not None:
         monkeypatch.setattr(_knn, "BLOCK_BYTES", 8 * block_rows * 178)
@@ -217,10 +217,10 @@ def test_the_gate_judges_each_classifier_by_its_rule():
     from sklearn.metrics import accuracy_score
     from sklearn.metrics import balanced_accuracy_score
 
-    from optuna_boxcox._lifecycle._guard import KNN_RULE
-    from optuna_boxcox._lifecycle._guard import SVC_RULE
     from optuna_boxcox._lifecycle._guard import Rule
     from optuna_boxcox._lifecycle._guard import rule_of
+    from optuna_boxcox._objective._evaluators.knn_held_out import GATE_RULE as KNN_RULE
+    from optuna_boxcox._objective._evaluators.svc import GATE_RULE as SVC_RULE
 
     y = np.arange(40) % 2
     assert rule_of(make_classifier("knn"), accuracy_score, y) == KNN_RULE
@@ -361,7 +361,7 @@ def test_the_gates_distances_survive_values_whose_squares_overflow():
     differences do not, and the neighbours are those of the column-by-column sum."""
     from sklearn.neighbors import KNeighborsClassifier
 
-    from optuna_boxcox._lifecycle._knn import leave_one_out_correct
+    from optuna_boxcox._objective._evaluators.knn_held_out import leave_one_out_correct
 
     rng = np.random.default_rng(0)
     T = 1e155 + rng.normal(size=(40, 3)) * 1e150
@@ -445,8 +445,8 @@ def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
 def test_the_decision_in_words_says_which_lambda_is_used_and_why(
     chosen, difference, confirmation, words
 ):
-    from optuna_boxcox._lifecycle._guard import KNN_RULE
     from optuna_boxcox._lifecycle._guard import Decision
+    from optuna_boxcox._objective._evaluators.knn_held_out import GATE_RULE as KNN_RULE
 
     scores = {"searched": 0.94 + difference, "mle": 0.94, "ones": 0.92}
     decision = Decision(

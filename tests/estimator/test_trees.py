@@ -28,7 +28,7 @@ from sklearn.tree import ExtraTreeClassifier
 
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import MonotoneInvariantWarning
-from optuna_boxcox._lifecycle._guard import monotone_invariant
+from optuna_boxcox._objective._evaluators import monotone_invariant
 
 TREES = [
     DecisionTreeClassifier(random_state=0),

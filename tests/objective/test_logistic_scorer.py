@@ -256,8 +256,13 @@ def test_held_out_predictions_are_scikit_learns(n_classes):
 
 def test_the_gates_folds_score_as_scikit_learns_fits(monkeypatch):
     # The gate's repeated CV through the retraced fit, against the same folds through scikit-learn.
-    import optuna_boxcox._lifecycle._guard as guard
+    import dataclasses
 
+    import optuna_boxcox._lifecycle._guard as guard
+    from optuna_boxcox._objective._evaluators import REGISTRY
+
+    entry = REGISTRY[LogisticRegression]
+    assert entry.held_out is logistic_predictions, "the registry's held-out predictor"
     X, y = _data(6, 2, n=160)
     lambdas = np.linspace(-1, 2, 6)
     args = (LogisticRegression(max_iter=2000), lambdas, X, y, accuracy_score)
@@ -268,10 +273,10 @@ def test_the_gates_folds_score_as_scikit_learns_fits(monkeypatch):
         answered.append(predicted is not None)
         return predicted
 
-    monkeypatch.setattr(guard, "logistic_predictions", counted)
+    monkeypatch.setitem(REGISTRY, LogisticRegression, dataclasses.replace(entry, held_out=counted))
     fast = guard.fold_scores(*args, seed=3)
     assert answered and all(answered), "every fold went through the retraced fit"
-    monkeypatch.setattr(guard, "logistic_predictions", lambda *a: None)
+    monkeypatch.setitem(REGISTRY, LogisticRegression, dataclasses.replace(entry, held_out=None))
     assert np.array_equal(fast, guard.fold_scores(*args, seed=3))
 
 

@@ -1,4 +1,5 @@
-"""The gate's k-NN by NumPy distance matrices: held-out predictions and exact leave-one-out.
+"""k-NN's traits for the guarded default's gate: its rule (:data:`GATE_RULE`), held-out predictions
+and exact leave-one-out by NumPy distance matrices.
 
 scikit-learn's k-NN answers the same (``tests/estimator/test_guard.py`` holds it as the oracle),
 but its fit and predict cost ~25 ms of overhead each on a few hundred rows — the gate's 30 of them
@@ -13,9 +14,26 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.metrics import accuracy_score
 from sklearn.neighbors import KNeighborsClassifier
 
 from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
+from optuna_boxcox._study._decision import LOO
+from optuna_boxcox._study._decision import MARGIN
+from optuna_boxcox._study._decision import Rule
+
+#: k-NN's gate rule: exact leave-one-out (a row is not its own neighbour), the searched Λ kept when
+#: it beats the better anchor by more than one standard error of the paired per-row differences,
+#: confirmed by 5×2 CV. The search tuned the neighbours of these same rows, and on permuted labels
+#: the leave-one-out win alone is often that tuning, while the CV score rarely agrees.
+GATE_RULE = Rule(LOO, MARGIN, confirm=True)
+
+
+def gate_rule_applies(estimator: Any, metric: Any, y: np.ndarray) -> bool:
+    """:data:`GATE_RULE` judges the k-NN the fast evaluator reproduces, scored by accuracy, on at
+    least k + 2 rows; any other k-NN is judged by the default rule."""
+    k = neighbours(estimator, y)
+    return metric is accuracy_score and k is not None and k + 1 < len(y)
 
 
 def neighbour_predictions(

@@ -1,0 +1,89 @@
+"""What a classifier is has one home: its entry in ``_objective._evaluators.REGISTRY`` (fast
+scorers, cost class, the gate's rule, whether it is gated, its held-out predictors) and its
+evaluator modules. The study's lifecycle reads those traits and names no classifier."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.linear_model import Perceptron
+from sklearn.linear_model import RidgeClassifier
+from sklearn.linear_model import SGDClassifier
+from sklearn.metrics import accuracy_score
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neural_network import MLPClassifier
+from sklearn.svm import SVC
+from sklearn.svm import LinearSVC
+
+import optuna_boxcox
+from optuna_boxcox._objective._evaluators import LINEAR
+from optuna_boxcox._objective._evaluators import gate_rule
+from optuna_boxcox._objective._evaluators import ungated_reason
+from optuna_boxcox._study._decision import Rule
+
+LIFECYCLE = Path(optuna_boxcox.__file__).parent / "_lifecycle"
+
+
+def _classifiers_named(path: Path) -> list[str]:
+    """The scikit-learn classifier classes (or their modules' classifier names) a module uses."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sklearn"):
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                obj = getattr(module, alias.name, None)
+                if isinstance(obj, type) and issubclass(obj, ClassifierMixin):
+                    found.append(f"{path.name}:{node.lineno}: {alias.name}")
+        elif isinstance(node, ast.Attribute) and node.attr.endswith(("Classifier", "SVC")):
+            found.append(f"{path.name}:{node.lineno}: {node.attr}")
+    return found
+
+
+def test_the_lifecycle_names_no_classifier():
+    named = [hit for path in sorted(LIFECYCLE.glob("*.py")) for hit in _classifiers_named(path)]
+    assert named == [], "classifier traits belong in the registry entry:\n" + "\n".join(named)
+
+
+@pytest.mark.parametrize(
+    ("estimator", "reason"),
+    [
+        (SGDClassifier(loss="perceptron"), LINEAR),
+        (Perceptron(), LINEAR),
+        (LinearSVC(), LINEAR),
+        (RidgeClassifier(), LINEAR),
+        (LogisticRegression(), ""),
+        (GaussianNB(), ""),
+        (KNeighborsClassifier(), ""),
+        (SVC(), ""),
+        (MLPClassifier(), ""),
+    ],
+)
+def test_whether_a_classifier_is_gated_is_its_registry_trait(estimator, reason):
+    assert ungated_reason(estimator) == reason
+
+
+def test_a_subclass_inherits_its_ancestors_gate_trait():
+    class MySVC(LinearSVC):
+        pass
+
+    class MyLogistic(LogisticRegression):
+        pass
+
+    assert ungated_reason(MySVC()) == LINEAR
+    assert ungated_reason(MyLogistic()) == ""
+
+
+def test_rules_come_from_the_entries():
+    y = np.arange(40) % 2
+    assert gate_rule(KNeighborsClassifier(), accuracy_score, y).criterion == "leave-one-out"
+    assert gate_rule(SVC(), accuracy_score, y).margin == 0.0
+    assert gate_rule(GaussianNB(), accuracy_score, y) == Rule()
+    # k-NN's leave-one-out rule only holds for the accuracy it counts.
+    assert gate_rule(KNeighborsClassifier(), lambda a, b: 0.0, y) == Rule()
