@@ -42,7 +42,6 @@ from optuna_boxcox._lifecycle._open import Recorded
 from optuna_boxcox._lifecycle._open import open_study
 from optuna_boxcox._lifecycle._open import prepare_study
 from optuna_boxcox._lifecycle._open import trials_left
-from optuna_boxcox._objective._auto import plan_size
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._objective import fingerprint_of
 from optuna_boxcox._objective._rungs import make_pruner
@@ -54,6 +53,7 @@ from optuna_boxcox._runner._memory import optimize_in_memory
 from optuna_boxcox._study._decision import NAMES
 from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._plan_size import plan_size
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.figures import attach_figures
@@ -425,7 +425,7 @@ def _objective(
         return None, options.objective
     # A one-trial plan (the MLE's) is not worth a fast scorer's set-up: LogisticRegression's loads
     # its compiled fit (about a second) where scikit-learn's fit takes milliseconds. Same scores.
-    fast = plan_size(plan.sampler, np.shape(X)[1])[0] != 1
+    fast = not plan_size(plan.sampler, np.shape(X)[1]).one_trial
     built = BoxCoxObjective.from_spec(
         plan.spec, X, y, memory_limit=options.memory_limit, fast=fast
     )

@@ -22,8 +22,8 @@ from optuna_boxcox._study._fidelity import CostModel
 from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._fidelity import choose_fidelity
 from optuna_boxcox._study._fidelity import expected_new_points
-from optuna_boxcox._study._fidelity import is_int
 from optuna_boxcox._study._fidelity import rung_floor
+from optuna_boxcox._study._plan_size import plan_size
 
 #: Rows at which the cost class is priced for the cost model (then every doubling up to the
 #: data's rows): the model interpolates between them in log-log, which is exact for a power law.
@@ -72,20 +72,6 @@ class Pricing:
         }
 
 
-def plan_size(sampler: Any, n_params: int) -> tuple[int | None, int | None]:
-    """(positions, batch) the sampler's plan takes for ``n_params`` parameters, as far as the
-    sampler says (the paper's samplers have a ``budget`` and the grid ones a ``grid_size``)."""
-    positions = None
-    budget = getattr(sampler, "budget", None)
-    if callable(budget):
-        try:
-            positions = int(budget(n_params))
-        except (NotImplementedError, TypeError, ValueError):
-            positions = None
-    batch = getattr(sampler, "grid_size", None)
-    return positions, batch if is_int(batch) else None
-
-
 def choose_auto(
     request: AutoFidelity,
     pricing: Pricing,
@@ -96,9 +82,9 @@ def choose_auto(
     """Price and choose: :func:`choose_fidelity` with the cost model of ``pricing`` and the
     plan's size from the request, else from the sampler, else the typical one. Exact where the
     rows are too few for two rungs. A function of its arguments alone."""
-    planned, grid = plan_size(sampler, n_params)
-    positions = request.positions or planned or TYPICAL_POSITIONS_PER_FEATURE * n_params
-    batch = request.batch or grid or TYPICAL_BATCH
+    size = plan_size(sampler, n_params)
+    positions = request.positions or size.trials or TYPICAL_POSITIONS_PER_FEATURE * n_params
+    batch = request.batch or size.batch or TYPICAL_BATCH
     new_points = expected_new_points(positions, n_params, batch)
     sizes = dict(positions=positions, batch=batch, new_points=new_points, default=request.default)
     inputs = pricing.to_attrs()

@@ -1,4 +1,6 @@
-"""How large a search's plan is, told before its first trial: trials, and what they write.
+"""How large a search's plan is, told before its first trial: trials, points per sweep, and what
+they write. The one size of a plan: ``fidelity="auto"`` prices it, the lifecycle asks whether it
+is a one-trial plan, and ``search`` refuses one too large to write.
 
 Every trial records one parameter per λ (and per transform or setting searched), about
 :data:`BYTES_PER_PARAM` in a study database and as much again while a process holds the study's
@@ -10,6 +12,9 @@ refused in one line, before anything is computed, unless asked for as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from optuna_boxcox._study._fidelity import is_int
 
 #: Bytes a trial's parameter takes in a SQLite study (its value, name and distribution), read
 #: off a wide study's database file.
@@ -23,41 +28,58 @@ MAX_BYTES = 2 * 1000**3
 
 @dataclass(frozen=True)
 class PlanSize:
-    """The trials a search plans and the bytes they write into its study."""
+    """The trials a search plans and the bytes they write into its study.
 
-    trials: int
+    Attributes:
+        trials: The trials it plans (None: neither the sampler nor the caller says).
+        params: Parameters per trial.
+        batch: Points per sweep, for a grid sampler (its ``grid_size``), else None.
+    """
+
+    trials: int | None
     params: int
+    batch: int | None = None
+
+    @property
+    def one_trial(self) -> bool:
+        """The plan is a single trial (the MLE's): not worth a fast scorer's set-up."""
+        return self.trials == 1
 
     @property
     def bytes(self) -> int:
-        return self.trials * self.params * BYTES_PER_PARAM
+        return (self.trials or 0) * self.params * BYTES_PER_PARAM
 
     @property
     def too_large(self) -> bool:
-        return self.trials > MAX_TRIALS or self.bytes > MAX_BYTES
+        return (self.trials or 0) > MAX_TRIALS or self.bytes > MAX_BYTES
 
-    def refusal(self, confirm: str) -> str:
-        """One line: how large, and how to proceed (``confirm`` names the confirmation)."""
+    def refusal(self, fewer: str, confirm: str) -> str:
+        """One line: how large, and how to proceed (``fewer``: how to search fewer trials;
+        ``confirm``: how to run it as it is — the caller's words, a flag or a keyword)."""
+        trials = self.trials or 0
         return (
-            f"the search plans {self.trials:,} trials of {self.params:,} parameters each, about "
+            f"the search plans {trials:,} trials of {self.params:,} parameters each, about "
             f"{_size(self.bytes)} written to the study (more than {MAX_TRIALS:,} trials or "
-            f"{_size(MAX_BYTES)}); search fewer — --features N, --grid-size, --epochs, "
-            f"--n-trials N or --sampler spherical — or pass {confirm} to run it as it is"
+            f"{_size(MAX_BYTES)}); search fewer — {fewer} — or pass {confirm} to run it as it is"
         )
 
 
-def plan_size(sampler: object, n_params: int, n_trials: int | None) -> PlanSize:
-    """The plan of ``sampler`` on ``n_params`` parameters, cut at ``n_trials`` when given (a
-    sampler without a plan of its own runs ``n_trials``)."""
-    try:
-        planned = sampler.budget(n_params)  # type: ignore[attr-defined]
-    except (AttributeError, NotImplementedError):
-        planned = None
+def plan_size(sampler: Any, n_params: int, n_trials: int | None = None) -> PlanSize:
+    """The plan of ``sampler`` on ``n_params`` parameters (its ``budget``; a sampler without a plan
+    of its own, such as Optuna's, runs ``n_trials``), cut at ``n_trials`` when given."""
+    budget = getattr(sampler, "budget", None)
+    planned = None
+    if callable(budget):
+        try:
+            planned = int(budget(n_params))
+        except NotImplementedError:
+            planned = None
     if planned is None:
-        planned = n_trials or 0
+        planned = n_trials
     elif n_trials is not None:
         planned = min(planned, n_trials)
-    return PlanSize(int(planned), int(n_params))
+    batch = getattr(sampler, "grid_size", None)
+    return PlanSize(planned, int(n_params), batch if is_int(batch) else None)
 
 
 def _size(n: float) -> str:

@@ -256,7 +256,8 @@ def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> 
     n_params = n_features * (2 if spec.transforms and len(spec.transforms) > 1 else 1)
     size = plan_size(sampler, n_params + len(spec.estimator_params or ()), n_trials)
     if size.too_large:
-        raise UsageError(size.refusal("--allow-large"))
+        fewer = "--features N, --grid-size, --epochs, --n-trials N or --sampler spherical"
+        raise UsageError(size.refusal(fewer, "--allow-large"))
 
 
 def run_spec(
