@@ -36,12 +36,12 @@ class Recorded:
     Attributes:
         attr: The study user attribute holding them (shown in the dashboard).
         values: The settings, JSON-ready.
-        hint: What the user can do instead, ending the refusal's message.
+        alternative: What would continue the study instead, in the refusal's message.
     """
 
     attr: str
     values: Mapping[str, Any]
-    hint: str = "use a new study name, or the same settings to continue it"
+    alternative: str = "use the same settings to continue it"
 
 
 def open_study(
@@ -100,7 +100,11 @@ def prepare_study(
     recorded = study.user_attrs
     if settings is not None:
         record_settings(
-            study, settings.attr, settings.values, recorded=recorded, hint=settings.hint
+            study,
+            settings.attr,
+            settings.values,
+            recorded=recorded,
+            alternative=settings.alternative,
         )
     record_sampler(study, study.sampler, recorded=recorded)
     return study

@@ -19,6 +19,34 @@ if TYPE_CHECKING:
 
     import optuna
 
+#: How the library says to start a refused study over; a command names its own options
+#: (:meth:`StudyRefusal.message`).
+START_OVER = "use a new study name, or delete the study, to start it over"
+
+
+class StudyRefusal(ValueError):
+    """A study that may not be continued with what was asked (another experiment, other
+    settings, trials of someone else's).
+
+    Attributes:
+        reason: Why, naming the study and what differs.
+        alternative: What would continue it instead (empty: nothing but starting over).
+    """
+
+    def __init__(self, reason: str, alternative: str = "") -> None:
+        self.reason, self.alternative = reason, alternative
+        super().__init__(self.message(START_OVER))
+
+    def message(self, start_over: str) -> str:
+        """The refusal in one line, ending with ``start_over``: how the caller starts it over
+        (the library: :data:`START_OVER`; a command: its own options)."""
+        remedies = f"{self.alternative}, or {start_over}" if self.alternative else start_over
+        return f"{self.reason}; {remedies}"
+
+
+class SettingsMismatch(StudyRefusal):
+    """The study was run with settings this run may not continue."""
+
 
 def record_settings(
     study: optuna.Study,
@@ -27,7 +55,7 @@ def record_settings(
     *,
     recorded: Mapping[str, Any] | None = None,
     continues: Callable[[Mapping[str, Any]], bool] | None = None,
-    hint: str = "use a new study name, or the same settings to continue it",
+    alternative: str = "use the same settings to continue it",
     named_last: tuple[str, ...] = (),
 ) -> None:
     """Record ``settings`` under the study user attribute ``key``, or refuse a study recorded with
@@ -41,12 +69,12 @@ def record_settings(
             storage); read from the study otherwise.
         continues: Whether a study recorded with the given settings may be continued with these
             (default: only with equal ones). When it may, these are recorded in their place.
-        hint: What the user can do instead, ending the refusal's message.
+        alternative: What would continue the study instead, in the refusal's message.
         named_last: Fields that may differ on their own (more epochs): the message names
             another differing field first.
 
     Raises:
-        ValueError: The study was recorded with settings this run may not continue.
+        SettingsMismatch: The study was recorded with settings this run may not continue.
     """
     mine = json.loads(json.dumps(dict(settings)))
     attrs = study.user_attrs if recorded is None else recorded
@@ -57,9 +85,10 @@ def record_settings(
     allowed = theirs == mine if continues is None else continues(theirs)
     if not allowed:
         field, there, here = first_difference(theirs, mine, named_last=named_last)
-        raise ValueError(
+        raise SettingsMismatch(
             f"study {study.study_name!r} was run with other settings ({field}: {there!r} there, "
-            f"{here!r} here); {hint}"
+            f"{here!r} here)",
+            alternative,
         )
     if theirs != mine:
         study.set_user_attr(key, mine)

@@ -30,6 +30,7 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._study._fidelity import fidelity_identity
 from optuna_boxcox._study._fidelity import may_halve
+from optuna_boxcox._study._settings import StudyRefusal
 from optuna_boxcox._study._space import SPACE_ATTR
 from optuna_boxcox.classifiers import make_classifier
 
@@ -54,7 +55,7 @@ _FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 _QUOTED = 60
 
 
-class StudyMismatch(ValueError):
+class StudyMismatch(StudyRefusal):
     """The study holds another experiment than the one asked for.
 
     Attributes:
@@ -68,16 +69,11 @@ class StudyMismatch(ValueError):
         self.study_name, self.field, self.recorded, self.given = study_name, field, recorded, given
         super().__init__(
             f"study {study_name!r} holds another experiment ({field}: {_quote(recorded)} there, "
-            f"{_quote(given)} here); {self.hint('use a new study name, or delete the study')}"
+            f"{_quote(given)} here)"
         )
 
-    @staticmethod
-    def hint(what_to_do: str) -> str:
-        """The end of the message: what the user can do (callers name their own options)."""
-        return f"{what_to_do} to start it over"
 
-
-class ForeignStudy(ValueError):
+class ForeignStudy(StudyRefusal):
     """The study was not made by optuna-boxcox and holds trials of its own."""
 
 
@@ -331,7 +327,7 @@ def check_study(study: optuna.Study, spec: SearchSpec, recorded: Mapping[str, An
             )
             raise ForeignStudy(
                 f"study {study.study_name!r} was made by {maker} and holds {n_trials} finished "
-                "trial(s), which may answer another question: use a new study name"
+                "trial(s), which may answer another question"
             )
         return True
     difference = spec.difference(SearchSpec.from_dict(theirs))

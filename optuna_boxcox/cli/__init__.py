@@ -30,6 +30,8 @@ COMMAND_MODULES = (
 )
 #: Exit status after Ctrl-C, as a shell reports a process ended by SIGINT.
 INTERRUPTED = 130
+#: How a command starts a refused study over, unless its parser says otherwise (``start_over``).
+START_OVER = "use another --storage, or delete the study, to start it over"
 #: Signals the console script handles as Ctrl-C (what was scored is written, one line), with
 #: the exit status a shell reports for a process they end: 128 + the signal's number.
 STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
@@ -75,7 +77,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         # What was scored is written (the runner's cleanup ran before this); say so in one line.
-        said = str(interrupt) or "interrupted; run the same command to resume"
+        n_trials = getattr(interrupt, "n_trials", None)  # the lifecycle's SearchInterrupted
+        said = (
+            f"interrupted after {n_trials} trials; run the same command to resume"
+            if n_trials is not None
+            else str(interrupt) or "interrupted; run the same command to resume"
+        )
         print(f"optuna-boxcox: {_stopped_by(said)}", file=sys.stderr)
         return stopped_status()
     except Exception as error:
@@ -86,9 +93,15 @@ def main(argv: list[str] | None = None) -> int:
             said = _stopped_by("interrupted; run the same command to resume")
             print(f"optuna-boxcox: {said}", file=sys.stderr)
             return stopped_status()
+        from optuna_boxcox._study._settings import StudyRefusal
         from optuna_boxcox.storage import redact
         from optuna_boxcox.storage import storage_failure
 
+        if isinstance(error, StudyRefusal):
+            # The library's refusal, ending with how this command starts the study over.
+            said = error.message(getattr(args, "start_over", START_OVER))
+            print(f"optuna-boxcox: error: {redact(said)}", file=sys.stderr)
+            return 2
         if isinstance(error, (UsageError, ValueError, KeyError)) or _is_data_error(error):
             # str(KeyError("x")) is "'x'"; other messages may end in a quoted value of their own.
             message = str(error.args[0]) if isinstance(error, KeyError) and error.args else error

@@ -48,7 +48,10 @@ def register(subparsers: Any) -> None:
     add_storage_argument(parser)
     parser.add_argument("--study-name", default=None, help="default meta/<dataset>/<classifier>/…")
     add_jobs_argument(parser, "worker processes for the folds of a trial")
-    parser.set_defaults(func=cmd_meta)
+    parser.set_defaults(
+        func=cmd_meta,
+        start_over="use another --study-name or --storage, or delete the study, to start it over",
+    )
 
 
 def cmd_meta(args: argparse.Namespace) -> int:

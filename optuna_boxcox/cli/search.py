@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,23 +26,19 @@ from optuna_boxcox.cli._space_args import add_space_arguments
 from optuna_boxcox.cli._space_args import space_options
 
 if TYPE_CHECKING:
+    from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import SearchRun
+    from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._study._spec import SearchSpec
 
 # The library and its heavy dependencies are imported inside the functions that use them:
 # --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
 
+#: How ``search`` starts a refused study over (the library's refusals end with it).
+START_OVER_SEARCH = "use another --study-name, or --restart, to start it over"
 #: Settings of the paper's grid samplers that ``search`` offers as options.
 GRID_SETTINGS = ("grid_size", "grid_range")
 COORDINATE_SETTINGS = ("epochs", "shift_epoch", "shuffle_epoch", "finer_epoch")
-
-
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a search: what was scored is written; the same command resumes."""
-
-    def __init__(self, n_trials: int) -> None:
-        super().__init__(f"interrupted after {n_trials} trials; run the same command to resume")
-        self.n_trials = n_trials
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
@@ -220,25 +217,28 @@ def run_search(args: argparse.Namespace) -> SearchRun:
     X, y, data_name = load_data(args)
     check_cv(args.cv, y)
     spec = search_spec(args)
-    if not getattr(args, "allow_large", True):
+    if not args.allow_large:
         check_plan_size(spec, X.shape[1], args.n_trials)
-    return run_spec(
-        spec,
-        X,
-        y,
+    from optuna_boxcox._lifecycle._search import RunOptions
+    from optuna_boxcox._lifecycle._search import Where
+
+    where = Where(
+        storage=args.storage,
         study_name=args.study_name,
         data_name=data_name,
-        storage=args.storage,
-        restart=getattr(args, "restart", False),
-        memory_limit=check_max_memory(getattr(args, "max_memory", None)),
+        restart=args.restart,
+    )
+    options = RunOptions(
+        memory_limit=check_max_memory(args.max_memory),
         n_jobs=args.n_jobs,
         n_trials=args.n_trials,
         n_trials_total=True,  # the same command again resumes the search, never runs it twice
         timeout=args.timeout,
         batch=not args.no_batch,
         note=True,
-        figures=not getattr(args, "no_figures", False),
+        figures=not args.no_figures,
     )
+    return run_spec(spec, X, y, where, options)
 
 
 def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
@@ -260,46 +260,14 @@ def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> 
         raise UsageError(size.refusal(fewer, "--allow-large"))
 
 
-def run_spec(
-    spec: SearchSpec,
-    X: Any,
-    y: Any,
-    *,
-    study_name: str | None,
-    storage: str,
-    data_name: str = "data",
-    what_to_do: str = "use another --study-name, or --restart",
-    **options: Any,
-) -> SearchRun:
-    """:func:`~optuna_boxcox._lifecycle._search.run_search` with the library's errors as the command line's
-    one-line messages; a study of another experiment is refused, the message ending with
-    ``what_to_do`` "to start it over"."""
-    from optuna_boxcox._lifecycle._search import RunOptions
-    from optuna_boxcox._lifecycle._search import SearchInterrupted
-    from optuna_boxcox._lifecycle._search import Where
+def run_spec(spec: SearchSpec, X: Any, y: Any, where: Where, options: RunOptions) -> SearchRun:
+    """:func:`~optuna_boxcox._lifecycle._search.run_search` as a command runs it: with progress,
+    and the fidelity printed once decided. The library's refusals and interruptions reach
+    :func:`optuna_boxcox.cli.main`, which words them with the command's options."""
     from optuna_boxcox._lifecycle._search import run_search as run
-    from optuna_boxcox._study._spec import ForeignStudy
-    from optuna_boxcox._study._spec import StudyMismatch
 
-    restart = options.pop("restart", False)
-    where = Where(storage=storage, study_name=study_name, data_name=data_name, restart=restart)
-    try:
-        return run(
-            spec, X, y, where, RunOptions(progress=True, announce=print_fidelity, **options)
-        )
-    except StudyMismatch as mismatch:
-        raise UsageError(
-            str(mismatch).replace(
-                mismatch.hint("use a new study name, or delete the study"),
-                mismatch.hint(what_to_do),
-            )
-        ) from None
-    except ForeignStudy as foreign:
-        raise UsageError(str(foreign).replace("new study name", "new --study-name")) from None
-    except SearchInterrupted as interrupted:
-        raise Interrupted(interrupted.n_trials) from None
-    except ValueError as error:  # e.g. a study run with other sampler arguments
-        raise UsageError(str(error).replace("new study name", "new --study-name")) from None
+    options = dataclasses.replace(options, progress=True, announce=print_fidelity)
+    return run(spec, X, y, where, options)
 
 
 def print_search(found: SearchRun) -> None:
@@ -444,6 +412,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
     import optuna
 
+    from optuna_boxcox._lifecycle._search import RunOptions
+    from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._lifecycle._search import attach_note
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
@@ -471,12 +441,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
         spec,
         X,
         y,
-        study_name=args.study_name,
-        storage=args.storage,
-        n_jobs=args.n_jobs,
-        batch=False,
-        figures=False,
-        what_to_do="pass the data the study was made from (--csv, --label), or 'search --restart'",
+        Where(storage=args.storage, study_name=args.study_name),
+        RunOptions(n_jobs=args.n_jobs, batch=False, figures=False),
     )
     # Figures stay off (each worker would draw them again), but the study gets its note, the Λ
     # used and the decision: from the worker that finds the plan finished (the one that writes
@@ -489,6 +455,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from optuna_boxcox._lifecycle._search import RunOptions
+    from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
@@ -507,9 +475,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     spec = SearchSpec("knn", sampler="coordinate", source=source, fidelity=DEFAULT_REQUEST)
     X, y, _ = load_data_source(**source)
     # The note and figures a search attaches, for the dashboard the demo points to.
-    found = run_spec(
-        spec, X, y, study_name="demo/wine/knn/coordinate", storage=args.storage, figures=True
-    )
+    where = Where(storage=args.storage, study_name="demo/wine/knn/coordinate")
+    found = run_spec(spec, X, y, where, RunOptions(figures=True))
     print_search(found)
     print(f"\nthe study is in {redact(found.storage)} as {found.study_name!r}")
     print(dashboard_hint(found.storage))
@@ -521,7 +488,7 @@ def register(subparsers: Any) -> None:
         "search", help="run or resume one study (one data set, classifier, sampler)"
     )
     add_search_arguments(search)
-    search.set_defaults(func=cmd_search)
+    search.set_defaults(func=cmd_search, start_over=START_OVER_SEARCH)
 
     worker = subparsers.add_parser(
         "worker",
@@ -537,7 +504,11 @@ def register(subparsers: Any) -> None:
     )
     worker.add_argument("--label", default=None, help="the class column of --csv")
     add_jobs_argument(worker, "threads of study.optimize in this worker")
-    worker.set_defaults(func=cmd_worker)
+    worker.set_defaults(
+        func=cmd_worker,
+        start_over="pass the data the study was made from (--csv, --label), or 'search "
+        "--restart', to start it over",
+    )
 
     demo = subparsers.add_parser(
         "demo", help="a real search on a bundled data set, recorded in SQLite"

@@ -203,11 +203,7 @@ def _fixed_scores(
     study = open_study(
         store,
         name,
-        settings=Recorded(
-            SETTINGS_ATTR,
-            settings,
-            "use another --storage, or delete the study to score them again",
-        ),
+        settings=Recorded(SETTINGS_ATTR, settings),
     )
     attrs = study.user_attrs
     key = FIXED_ATTR if split.fold is None else f"{FIXED_ATTR}:fold{split.fold}"
@@ -304,11 +300,7 @@ def _run_one(
             sampler=sampler,
             total=target,
             in_memory=True,
-            settings=Recorded(
-                SETTINGS_ATTR,
-                settings,
-                "use another --storage, or delete the study to run it again",
-            ),
+            settings=Recorded(SETTINGS_ATTR, settings),
             objective=objective,
             # The dashboard shows every study with the Λ used and its figures: they added no
             # measurable time to a comparison (a study read back keeps those it was given).

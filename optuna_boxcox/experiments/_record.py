@@ -38,8 +38,7 @@ RESULT_ATTR = "reproduce_result"
 
 def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> optuna.Study:
     """Create or load the experiment study ``name``; refuse one recorded with other settings."""
-    hint = "use another --storage, or delete the study to start it again"
-    return open_experiment_study(storage, name, settings=Recorded(SETTINGS_ATTR, settings, hint))
+    return open_experiment_study(storage, name, settings=Recorded(SETTINGS_ATTR, settings))
 
 
 def finished(study: optuna.Study) -> dict[int, FrozenTrial]:

@@ -174,7 +174,6 @@ def meta_study(
                 "protocol": protocol.to_attr(),
                 "seed": seed,
             },
-            "use another --study-name or --storage",
         ),
     )
     if not study.trials:

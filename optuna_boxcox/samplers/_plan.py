@@ -518,8 +518,6 @@ class PlanSampler(BaseSampler, abc.ABC):
             continues=lambda theirs: (
                 theirs.get("name") == self.name and self._continues(theirs.get("settings", {}))
             ),
-            hint="use the same settings to continue it, another --study-name, or --restart "
-            "to start it over",
             named_last=("epochs",),  # more epochs may continue a study: name what may not
         )
 

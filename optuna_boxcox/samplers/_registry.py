@@ -117,7 +117,7 @@ def record_sampler(
         recorded=recorded,
         # The same arguments mean the same sampler on any supported Optuna.
         continues=lambda theirs: {**theirs, "optuna": None} == {**mine, "optuna": None},
-        hint="use a new study name, or the sampler it was run with",
+        alternative="use the sampler it was run with",
     )
 
 

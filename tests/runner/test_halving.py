@@ -20,6 +20,8 @@ from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
+from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._study._fidelity import Fidelity
@@ -359,7 +361,8 @@ def test_search_prints_the_confirmation_of_a_capped_search(tmp_path, capsys):
     spec = dataclasses.replace(
         cli_search.search_spec(args), fidelity=Fidelity(min_rows=60, top_rows=180)
     )
-    found = cli_search.run_spec(spec, X, y, study_name="capped", storage=storage)
+    where = Where(storage=storage, study_name="capped")
+    found = cli_search.run_spec(spec, X, y, where, RunOptions())
     cli_search.print_search(found)
     printed = capsys.readouterr().out
     confirmed = found.study.user_attrs["boxcox_confirmed"]
