@@ -92,8 +92,8 @@ def paper_svc() -> SVC:
 
 
 def make_classifier(name: str) -> Any:
-    """A fresh instance of a classifier by name: the paper's (``linear``, ``knn``, ``bayes``,
-    ``svc``, ``nn``) or a practitioner's (``logistic``, ``linear-svc``)."""
+    """A fresh instance of a classifier by name: the paper's (:data:`CLASSIFIERS`) or a
+    practitioner's (:data:`PRACTITIONER_CLASSIFIERS`)."""
     if name not in ALL_CLASSIFIERS:
         raise ValueError(
             f"unknown classifier {name!r}; choose one of {', '.join(ALL_CLASSIFIERS)}"

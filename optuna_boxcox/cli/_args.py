@@ -12,6 +12,7 @@ from optuna_boxcox._defaults import DEFAULT_FIDELITY
 from optuna_boxcox._defaults import DEFAULT_STORAGE
 from optuna_boxcox._defaults import REPRODUCE_STORAGE
 from optuna_boxcox.classifiers import CLASSIFIERS as PAPER_CLASSIFIERS
+from optuna_boxcox.classifiers import PRACTITIONER_CLASSIFIERS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +54,8 @@ def add_objective_arguments(parser: argparse.ArgumentParser, *, classifier: str 
     parser.add_argument(
         "--classifier",
         default=classifier,
-        help=f"the paper's classifiers: {', '.join(CLASSIFIERS)} (default {classifier})",
+        help=f"the paper's classifiers: {', '.join(CLASSIFIERS)}; a practitioner's: "
+        f"{', '.join(PRACTITIONER_CLASSIFIERS)} (default {classifier})",
     )
     parser.add_argument(
         "--scoring",
