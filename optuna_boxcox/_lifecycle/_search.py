@@ -125,9 +125,10 @@ class SearchPlan:
     guarded: bool = False
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchRun:
-    """What one run of :func:`run_search` did and found.
+    """What one run of :func:`run_search` did and found: a value, built where the search ends
+    (:func:`_found`), and replaced by the gate's result where the guarded default judges it.
 
     Attributes:
         study, study_name, storage: The study searched, its name and the storage as given.
@@ -153,9 +154,9 @@ class SearchRun:
 
     study: optuna.Study
     study_name: str
-    storage: Any
+    storage: str | BaseStorage | None
     make_objective: Callable[[], BoxCoxObjective]
-    sampler: Any
+    sampler: optuna.samplers.BaseSampler
     elapsed: float
     written_at: float
     n_trials: int
@@ -384,7 +385,7 @@ def run_search(
         _set_pruner(study, plan, scored)
     found = _run(study, scored, objective, where.storage, to_run, total, options)
     if guarded and found.front is None and _guard.applies(scored):
-        found.used_trial = _gate(found, plan.spec, X, y)
+        found = _gate(found, plan.spec, X, y)
     if options.note or options.figures:
         attach_note(found, figures=options.figures)
     return found
@@ -508,14 +509,12 @@ def _run(
             )
     except KeyboardInterrupt:
         raise SearchInterrupted(count_trials(study, FINISHED)) from None
-    found = SearchRun(
-        study=study,
-        study_name=study.study_name,
-        storage=storage,
-        make_objective=objective,
-        sampler=study.sampler,
+    return _found(
+        study,
+        storage,
+        objective,
+        result,
         elapsed=time.perf_counter() - started,
-        written_at=time.time(),
         n_trials=len(study.get_trials(deepcopy=False)),
         # RunStats counts the trials of a batched run of a plan sampler only.
         new_trials=(
@@ -523,11 +522,8 @@ def _run(
             if options.batch and not memory and isinstance(study.sampler, PlanSampler)
             else None
         ),
-        result=result,
         total=total,
     )
-    _report(found)
-    return found
 
 
 def _stop_at(total: int | None, study: optuna.Study) -> list[Callable[..., None]]:
@@ -562,28 +558,24 @@ def _read_back(
     built only if the guarded default's decision is not recorded yet)."""
     sampler = study.sampler
     result = sampler.result(study) if isinstance(sampler, PlanSampler) else first_best(study)
-    found = SearchRun(
-        study=study,
-        study_name=study.study_name,
-        storage=storage,
-        make_objective=objective,
-        sampler=sampler,
+    found = _found(
+        study,
+        storage,
+        objective,
+        result,
         elapsed=0.0,
-        written_at=time.time(),
         n_trials=count_trials(study),
         new_trials=0,
-        result=result,
         ran=False,
         total=total,
     )
-    _report(found)
     guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
     if guarded and found.front is None:
         attr = study.user_attrs.get(_guard.DECISION_ATTR)
         if isinstance(attr, dict):  # a finished study's searched Λ is the one it judged
-            _choose(found, _guard.Decision.from_dict(attr))
-        elif _guard.applies(found.objective):
-            found.used_trial = _gate(found, plan.spec, X, y)
+            return _chosen(found, _guard.Decision.from_dict(attr))
+        if _guard.applies(found.objective):
+            return _gate(found, plan.spec, X, y)
     return found
 
 
@@ -616,28 +608,49 @@ def _recorded_spec(storage: BaseStorage | None, study_name: str | None) -> Searc
     return None if record is None else SearchSpec.from_dict(record)
 
 
-def _report(found: SearchRun) -> None:
-    """Fill in the best point (one objective) or the Pareto front (two)."""
-    study = found.study
+def _found(
+    study: optuna.Study,
+    storage: Any,
+    objective: Callable[[], BoxCoxObjective],
+    result: SearchResult,
+    **run: Any,
+) -> SearchRun:
+    """The search's result as it ends: with the best point (one objective) or the Pareto front
+    (two); ``run`` the run's counts (elapsed, n_trials, new_trials, ran, total)."""
     finished = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    best: dict[str, Any]
     if len(study.directions) > 1:
         if not finished:
-            raise NoFinishedTrial(found.study_name)
-        found.front = sorted(study.best_trials, key=lambda t: (t.values[1], -t.values[0]))
-        return
-    params, best = found.result.params, found.result.best_value
-    if best is None and finished:
-        # The trial budget stopped the plan before its first batch was scored: the best so far.
-        params, best = study.best_params, study.best_value
-    if best is None:
-        raise NoFinishedTrial(found.study_name)
-    found.params, found.best = dict(params), float(best)
+            raise NoFinishedTrial(study.study_name)
+        front = sorted(study.best_trials, key=lambda t: (t.values[1], -t.values[0]))
+        best = {"front": front}
+    else:
+        params, value = result.params, result.best_value
+        if value is None and finished:
+            # The trial budget stopped the plan before its first batch was scored: the best so far.
+            params, value = study.best_params, study.best_value
+        if value is None:
+            raise NoFinishedTrial(study.study_name)
+        best = {"params": dict(params), "best": float(value)}
+    return SearchRun(
+        study=study,
+        study_name=study.study_name,
+        storage=storage,
+        # Once: the gate's result replaces this value, and must not build the objective again.
+        make_objective=functools.cache(objective),
+        sampler=study.sampler,
+        written_at=time.time(),
+        result=result,
+        **best,
+        **run,
+    )
 
 
-def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> int | None:
+def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> SearchRun:
     """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
     fit saw; the decision is recorded in the study, and an anchor that wins is the result (see
-    :func:`_record_result`). Returns the number of a trial holding the Λ used (None: none does)."""
+    :func:`_record_result`). Returns the result with the decision and the number of a trial
+    holding the Λ used (``used_trial``; None: none does)."""
     objective = found.objective
     settings = _guard.settings(
         objective.to_lambdas(found.params), seed=spec.seed, extrapolation=spec.extrapolation
@@ -656,18 +669,25 @@ def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> int | None:
         )
         decision = dataclasses.replace(decision, settings=settings)
         decision.record(found.study)
-    _choose(found, decision)
-    return _record_result(found)
+    found = _chosen(found, decision)
+    return dataclasses.replace(found, used_trial=_record_result(found))
 
 
-def _choose(found: SearchRun, decision: _guard.Decision) -> None:
-    """The guarded default's decision made the result: an anchor that won replaces the searched Λ."""
-    found.decision = decision
-    found.search_params, found.search_best = found.params, found.best
+def _chosen(found: SearchRun, decision: _guard.Decision) -> SearchRun:
+    """The result the guarded default's decision makes: an anchor that won replaces the searched
+    Λ, which is kept beside it."""
+    params, best = found.params, found.best
     if decision.chosen != "searched":
-        objective = found.objective
-        found.params = objective.to_params(decision.lambdas)
-        found.best = objective.evaluate(decision.lambdas)
+        params = found.objective.to_params(decision.lambdas)
+        best = found.objective.evaluate(decision.lambdas)
+    return dataclasses.replace(
+        found,
+        decision=decision,
+        params=params,
+        best=best,
+        search_params=found.params,
+        search_best=found.best,
+    )
 
 
 def _record_result(found: SearchRun) -> int | None:
