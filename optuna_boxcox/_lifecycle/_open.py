@@ -86,6 +86,12 @@ def open_study(
     return prepare_study(study, check=check, settings=settings)
 
 
+def load_study(storage: BaseStorage, study_name: str) -> optuna.Study:
+    """The study ``study_name`` as it is in ``storage`` (to read it, or to join it with the spec it
+    records); KeyError when there is none. Studies are created or resumed by :func:`open_study`."""
+    return optuna.load_study(study_name=study_name, storage=storage)
+
+
 def prepare_study(
     study: optuna.Study,
     *,

@@ -95,9 +95,8 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    import optuna
-
     from optuna_boxcox._lifecycle._guard import GUARDED
+    from optuna_boxcox._lifecycle._open import load_study
     from optuna_boxcox.classifiers import make_classifier
     from optuna_boxcox.experiments.compare import compare
     from optuna_boxcox.experiments.compare import format_table
@@ -167,10 +166,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plot = args.plot or Path("studies") / f"compare-{data_name}-{args.classifier}.html"
     plot.parent.mkdir(parents=True, exist_ok=True)
     store = open_storage(args.storage)
-    studies = {
-        r.name: [optuna.load_study(study_name=name, storage=store) for name in r.study_names]
-        for r in runs
-    }
+    studies = {r.name: [load_study(store, name) for name in r.study_names] for r in runs}
     best_so_far(studies).write_html(str(plot), include_plotlyjs=True)
     print(f"best-so-far plot: {plot}")
     return 0

@@ -410,8 +410,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """Join an existing study as one more worker, trial by trial, with the study's own spec."""
-    import optuna
-
+    from optuna_boxcox._lifecycle._open import load_study
     from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._lifecycle._search import attach_note
@@ -423,7 +422,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
     storage = open_storage(args.storage, create=False)
     try:
-        study = optuna.load_study(study_name=args.study_name, storage=storage)
+        study = load_study(storage, args.study_name)
     except KeyError:
         raise UsageError(
             f"no study {args.study_name!r} in {redact(args.storage)}; start it with 'search'"

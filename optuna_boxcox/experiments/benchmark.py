@@ -97,10 +97,10 @@ from typing import TYPE_CHECKING
 from typing import Any
 
 import numpy as np
-import optuna
 from scipy import stats
 
 from optuna_boxcox._lifecycle._guard import search_sampler
+from optuna_boxcox._lifecycle._open import open_study
 from optuna_boxcox.classifiers import ALL_CLASSIFIERS
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._benchmark_data import DEFAULT_MAX_ROWS
@@ -499,7 +499,7 @@ def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) ->
     """The summary study: the table as user attributes and a note, the rank plot as a graph."""
     name = "benchmark/" + "-".join(tags)
     store = storage if hasattr(storage, "get_all_trials") else open_storage(storage)
-    study = optuna.create_study(storage=store, study_name=name, load_if_exists=True)
+    study = open_study(store, name)
     study.set_user_attr(
         SUMMARY_ATTR,
         {

@@ -1,6 +1,7 @@
-"""What a classifier is has one home: its entry in ``_objective._evaluators.REGISTRY`` (fast
-scorers, cost class, the gate's rule, whether it is gated, its held-out predictors) and its
-evaluator modules. The study's lifecycle reads those traits and names no classifier."""
+"""One home for each concept. What a classifier is: its entry in ``_objective._evaluators.REGISTRY``
+(fast scorers, cost class, the gate's rule, whether it is gated, its held-out predictors) and its
+evaluator modules; the study's lifecycle reads those traits and names no classifier. Where a study
+is created or loaded: ``_lifecycle/_open``."""
 
 from __future__ import annotations
 
@@ -87,3 +88,18 @@ def test_rules_come_from_the_entries():
     assert gate_rule(GaussianNB(), accuracy_score, y) == Rule()
     # k-NN's leave-one-out rule only holds for the accuracy it counts.
     assert gate_rule(KNeighborsClassifier(), lambda a, b: 0.0, y) == Rule()
+
+
+def test_commands_and_experiments_open_studies_only_through_the_lifecycle():
+    # A study is created or loaded by _lifecycle/_open (open_study, load_study), which records and
+    # checks what the study is; a command or an experiment calling Optuna itself would skip that.
+    root = Path(optuna_boxcox.__file__).parent
+    calls = []
+    for folder in ("cli", "experiments"):
+        for path in sorted((root / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                    name = ast.unparse(node.func)
+                    if name in ("optuna.create_study", "optuna.load_study", "optuna.copy_study"):
+                        calls.append(f"{folder}/{path.name}:{node.lineno}: {name}")
+    assert calls == [], "\n".join(calls)
