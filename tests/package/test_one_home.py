@@ -15,6 +15,7 @@ from sklearn.base import ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.linear_model import Perceptron
 from sklearn.linear_model import RidgeClassifier
+from sklearn.linear_model import RidgeClassifierCV
 from sklearn.linear_model import SGDClassifier
 from sklearn.metrics import accuracy_score
 from sklearn.naive_bayes import GaussianNB
@@ -58,7 +59,8 @@ def test_the_lifecycle_names_no_classifier():
         (SGDClassifier(loss="perceptron"), LINEAR),
         (Perceptron(), LINEAR),
         (LinearSVC(), LINEAR),
-        (RidgeClassifier(), LINEAR),
+        (RidgeClassifier(), ""),
+        (RidgeClassifierCV(), LINEAR),  # no entry: a linear classifier of linear_model
         (LogisticRegression(), ""),
         (GaussianNB(), ""),
         (KNeighborsClassifier(), ""),
