@@ -71,6 +71,7 @@ from optuna_boxcox._objective._evaluators._base import GENERIC
 from optuna_boxcox._objective._evaluators._base import FastScorer
 from optuna_boxcox._objective._evaluators._base import valid_parameters
 from optuna_boxcox._objective._evaluators.bayes import GaussianNBScorer
+from optuna_boxcox._objective._evaluators.bayes import gaussian_nb_predictions
 from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
 from optuna_boxcox._objective._evaluators.knn import KNeighborsScorer
 from optuna_boxcox._objective._evaluators.logistic import LogisticScorer
@@ -208,15 +209,19 @@ GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
 #: column of its Gram matrix and solves its closed form (rows × features, per class beyond two,
 #: at least the solve's floor).
 #:
-#: The gate's traits: k-NN and the SVC have rules of their own and k-NN and LogisticRegression
-#: held-out predictors; the linear classifiers are not gated (:data:`LINEAR`) but for
+#: The gate's traits: k-NN and the SVC have rules of their own and k-NN, LogisticRegression and
+#: GaussianNB held-out predictors; the linear classifiers are not gated (:data:`LINEAR`) but for
 #: LogisticRegression and RidgeClassifier, whose fits converge to an optimum, so their
 #: cross-validated scores are not the perceptron's noise. Both are judged by the default rule:
 #: LogisticRegression's chosen on half A of the development sets and confirmed on half B, Ridge's
 #: on all 25, where the gate gave +2.00 points over the best fixed method in hindsight and no
 #: loss, the ungated searched Λ +1.87 and 2 losses (docs/performance.md, "RidgeClassifier").
 REGISTRY: dict[type, Evaluators] = {
-    GaussianNB: Evaluators((GaussianNBScorer,), cost=CostClass(2e-7, 1.0, per_class=True)),
+    GaussianNB: Evaluators(
+        (GaussianNBScorer,),
+        cost=CostClass(2e-7, 1.0, per_class=True),
+        held_out=gaussian_nb_predictions,
+    ),
     KNeighborsClassifier: Evaluators(
         (KNeighborsScorer, BlockwiseKNeighborsScorer),
         cost=CostClass(8.25e-10, 2.0, sweep_ratio=0.19),

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from sklearn.naive_bayes import GaussianNB
 
-if TYPE_CHECKING:
-    pass
 from optuna_boxcox._objective._evaluators._base import EPSILON_DRIFT
 from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import FastScorer
 from optuna_boxcox._objective._evaluators._base import is_real
+from optuna_boxcox._objective._evaluators._base import valid_parameters
 
 
 class GaussianNBScorer(FastScorer):
@@ -52,7 +51,7 @@ class GaussianNBScorer(FastScorer):
     ) -> GaussianNBScorer | None:
         params = estimator.get_params(deep=False)
         smoothing = params["var_smoothing"]
-        if params["priors"] is not None or not is_real(smoothing) or smoothing < 0:
+        if not _supported(params):
             return None
         return cls(y, metric, smoothing)
 
@@ -100,26 +99,7 @@ class GaussianNBScorer(FastScorer):
         if not np.all(self.raw_var + self.epsilon_used[:, None] > 0):
             return None  # scikit-learn divides by a zero variance here
         squared = np.sum(self.deviations, axis=0)
-        log_det = np.sum(self.log_det, axis=0)
-        joint = self.log_prior[:, None] - 0.5 * log_det[:, None] - 0.5 * squared
-        if not np.all(np.isfinite(joint)):
-            return None
-        magnitude = (
-            np.abs(self.log_prior)[:, None]
-            + 0.5 * np.sum(np.abs(self.log_det), axis=0)[:, None]
-            + 0.5 * squared
-        )
-        # Each class's log-likelihood carries a rounding error relative to its own magnitude: compare
-        # the winner with every other class against both magnitudes (a class with a near-zero
-        # variance has a huge one but loses by far more).
-        best = np.argmax(joint, axis=0)
-        samples = np.arange(joint.shape[1])
-        lead = joint[best, samples] - joint
-        allowed = RELATIVE_TIE * (magnitude[best, samples] + magnitude)
-        lead[best, samples] = np.inf
-        if np.any(lead <= allowed):
-            return None
-        return best
+        return _winners(self.log_prior, self.log_det, squared)
 
     def _score_column(self, j: int, epsilon: float) -> None:
         var = self.raw_var[j] + epsilon
@@ -128,3 +108,66 @@ class GaussianNBScorer(FastScorer):
             self.deviations[j] = (column[None, :] - self.theta[j][:, None]) ** 2 / var[:, None]
             self.log_det[j] = np.log(2.0 * np.pi * var)
         self.epsilon_used[j] = epsilon
+
+
+def _supported(params: dict[str, Any]) -> bool:
+    """GaussianNB settings the closed form covers: no priors given, a finite var_smoothing ≥ 0."""
+    smoothing = params["var_smoothing"]
+    return params["priors"] is None and is_real(smoothing) and smoothing >= 0
+
+
+def _winners(log_prior: np.ndarray, log_det: np.ndarray, squared: np.ndarray) -> np.ndarray | None:
+    """The class index of the largest joint log-likelihood per row (``squared``: classes × rows of
+    summed squared standardised deviations; ``log_det``: columns × classes of log(2π σ²)), or None
+    when a row's lead is within rounding."""
+    total_log_det = np.sum(log_det, axis=0)
+    joint = log_prior[:, None] - 0.5 * total_log_det[:, None] - 0.5 * squared
+    if not np.all(np.isfinite(joint)):
+        return None
+    magnitude = (
+        np.abs(log_prior)[:, None] + 0.5 * np.sum(np.abs(log_det), axis=0)[:, None] + 0.5 * squared
+    )
+    # Each class's log-likelihood carries a rounding error relative to its own magnitude: compare
+    # the winner with every other class against both magnitudes (a class with a near-zero
+    # variance has a huge one but loses by far more).
+    best = np.argmax(joint, axis=0)
+    samples = np.arange(joint.shape[1])
+    lead = joint[best, samples] - joint
+    allowed = RELATIVE_TIE * (magnitude[best, samples] + magnitude)
+    lead[best, samples] = np.inf
+    if np.any(lead <= allowed):
+        return None
+    return best
+
+
+def gaussian_nb_predictions(
+    estimator: Any, X: np.ndarray, y: np.ndarray, X_test: np.ndarray
+) -> np.ndarray | None:
+    """``clone(estimator).fit(X, y).predict(X_test)`` for a GaussianNB the scorer covers, from its
+    class means and variances; None for any other estimator, or where rounding could change a
+    prediction (then scikit-learn answers). The gate's folds cost more in scikit-learn's checks
+    than in the fit."""
+    if type(estimator) is not GaussianNB or not valid_parameters(estimator):
+        return None
+    if not _supported(estimator.get_params(deep=False)):
+        return None
+    if not (np.all(np.isfinite(X)) and np.all(np.isfinite(X_test))):
+        return None
+    classes, codes = np.unique(y, return_inverse=True)
+    if len(classes) < 2:
+        return None
+    epsilon = estimator.var_smoothing * np.max(np.var(X, axis=0))
+    members = [codes == c for c in range(len(classes))]
+    theta = np.array([np.mean(X[m], axis=0) for m in members])  # classes × columns
+    var = np.array([np.var(X[m], axis=0) for m in members]) + epsilon
+    if not np.all(var > 0):
+        return None  # scikit-learn divides by a zero variance here
+    counts = np.array([np.count_nonzero(m) for m in members], dtype=np.float64)
+    log_prior = np.log(counts / np.sum(counts))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        squared = np.stack(
+            [np.sum((X_test - theta[c]) ** 2 / var[c], axis=1) for c in range(len(classes))]
+        )
+        log_det = np.log(2.0 * np.pi * var).T  # columns × classes
+    best = _winners(log_prior, log_det, squared)
+    return None if best is None else classes[best]
