@@ -7,8 +7,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 import dataclasses
 import os
+import time
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 import warnings
 
 import numpy as np
@@ -53,6 +55,21 @@ if TYPE_CHECKING:
 
 
 # -- running the studies --------------------------------------------------------------------------
+#: Study user attribute of a search's study: the seconds of its fit as a user pays them (the
+#: search, the gate and the final model's fit), recorded when it ran.
+FIT_SECONDS_ATTR = "fit_seconds"
+
+
+class FixedScore(NamedTuple):
+    """A fixed transform's scores on one split: the search's inner score on the training part,
+    the held-out score and the seconds of its pipeline's fit (NaN when read back from a study
+    that did not record them)."""
+
+    inner: float
+    held_out: float | None
+    fit_seconds: float
+
+
 def run_problems(
     problems: Sequence[Problem],
     *,
@@ -74,7 +91,8 @@ def run_problems(
 
     Returns a summary per task: ``("search", problem, split, sampler, seed)`` → the study's name,
     its number of trials, inner best, best-so-far curve, trials to 99 %, wall seconds, held-out score and whether it ran
-    now (``ran``); ``("fixed", problem, split)`` → transform key → (inner score, held-out score).
+    now (``ran``) and its fit's seconds (``fit_seconds``); ``("fixed", problem, split)`` → transform
+    key → :class:`FixedScore`.
     Indices are positions in ``problems`` and in each problem's splits.
     """
     if n_jobs != 1 and not isinstance(storage, (str, type(None))):
@@ -196,8 +214,8 @@ def _fixed_scores(
     objective: Callable[[], BoxCoxObjective],
     transforms: Sequence[str],
     metric: Callable[[np.ndarray, np.ndarray], float],
-) -> dict[str, tuple[float, float | None]]:
-    """The fixed transforms' (inner, held-out) scores on one split: read from the study ``name``
+) -> dict[str, FixedScore]:
+    """The fixed transforms' scores on one split: read from the study ``name``
     (user attribute ``fixed_scores:fold<k>``, or ``fixed_scores`` for a single split), the
     transforms it lacks scored and added (each also as a finished trial, for the dashboard)."""
     study = open_study(
@@ -210,10 +228,10 @@ def _fixed_scores(
     known = dict(attrs.get(key, {}))
     missing = [t for t in transforms if t not in known]
     if missing:
-        for t, (inner, outer) in _score_fixed(
+        for t, (inner, outer, seconds) in _score_fixed(
             problem, split, objective(), missing, metric
         ).items():
-            known[t] = {"inner": inner, "held_out": outer}
+            known[t] = {"inner": inner, "held_out": outer, "fit_seconds": seconds}
             shown = inner if np.isfinite(inner) else outer  # a criterion has no inner score
             if shown is not None and study.direction == optuna.study.StudyDirection.MAXIMIZE:
                 attrs = {"transform": ALL_TRANSFORMS[t], HELD_OUT_ATTR: outer}
@@ -221,7 +239,14 @@ def _fixed_scores(
                     attrs["fold"] = split.fold
                 study.add_trial(optuna.trial.create_trial(value=shown, user_attrs=attrs))
         study.set_user_attr(key, known)
-    return {t: (float(known[t]["inner"]), known[t]["held_out"]) for t in transforms}
+    return {
+        t: FixedScore(
+            float(known[t]["inner"]),
+            known[t]["held_out"],
+            float(known[t].get("fit_seconds", np.nan)),
+        )
+        for t in transforms
+    }
 
 
 def _score_fixed(
@@ -230,9 +255,10 @@ def _score_fixed(
     objective: BoxCoxObjective,
     transforms: Sequence[str],
     metric: Callable[[np.ndarray, np.ndarray], float],
-) -> dict[str, tuple[float, float | None]]:
-    """Inner score (the search's own, on the training part) and held-out score of each fixed
-    transform followed by the classifier. A classifier-free criterion has no inner score (NaN)."""
+) -> dict[str, FixedScore]:
+    """Inner score (the search's own, on the training part), held-out score and fit seconds of
+    each fixed transform followed by the classifier. A classifier-free criterion has no inner
+    score (NaN)."""
     X_train = np.asarray(problem.rows(split.train)[0], float)
     y_train = problem.y[split.train]
     scores = {}
@@ -247,11 +273,13 @@ def _score_fixed(
             if not (isinstance(objective.scoring, str) and objective.scoring in CRITERIA):
                 inner = objective.score_features(clone(transform).fit_transform(X_train))
             outer = None
+            started = time.perf_counter()
+            model = make_pipeline(transform, clone(problem.estimator)).fit(X_train, y_train)
+            seconds = time.perf_counter() - started  # reported only: it decides nothing
             if split.test is not None:
-                model = make_pipeline(transform, clone(problem.estimator)).fit(X_train, y_train)
                 X_test = np.asarray(problem.rows(split.test)[0], float)
                 outer = float(metric(problem.y[split.test], model.predict(X_test)))
-            scores[key] = (float(inner), outer)
+            scores[key] = FixedScore(float(inner), outer, seconds)
     return scores
 
 
@@ -292,6 +320,7 @@ def _run_one(
     target = budget
     if isinstance(sampler, PlanSampler):
         target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))
+    started = time.perf_counter()
     found = run_search(
         dataclasses.replace(spec, sampler=sampler_name, seed=seed),
         *rows,
@@ -321,6 +350,10 @@ def _run_one(
             held_out = float(recorded["score"])
         else:
             held_out = _held_out(*test, found.objective.to_lambdas(found.params))
+            if found.ran:
+                # A user's fit: the search and its gate, then the model on the Λ used (the held-out
+                # prediction is not part of it, but costs little). Reported only.
+                study.set_user_attr(FIT_SECONDS_ATTR, time.perf_counter() - started)
             study.set_user_attr(
                 HELD_OUT_ATTR,
                 {
@@ -340,6 +373,7 @@ def _run_one(
         "wall": float(attrs.get(WALL_ATTR, np.nan)),
         "held_out": held_out,
         "ran": found.ran,
+        "fit_seconds": float(study.user_attrs.get(FIT_SECONDS_ATTR, np.nan)),
     }
 
 

@@ -165,7 +165,12 @@ class BenchmarkResult:
     ``differences[classifier][method]`` each method's paired mean score minus its
     (:func:`paired_differences`): among near-ties an average rank is noise, this is not.
     ``trials[(dataset, sampler)]`` is the trials of each of its searches
-    (the most of any fold).
+    (the most of any fold). ``fit_seconds[(dataset, classifier, method)]`` is the median over the
+    folds of a method's fit as a user pays it (a fixed transform's pipeline; a sampler's search,
+    gate and final fit; NaN where a study read back did not record it), and
+    ``price[classifier][method]`` the median over the data sets of its ratio to
+    :data:`PRICE_REFERENCE`'s (:func:`price_ratios`): measured, so it varies with the machine's
+    load, and it decides nothing.
     """
 
     datasets: list[str]
@@ -184,6 +189,8 @@ class BenchmarkResult:
     loss_rates: dict[str, dict[str, float]] = field(default_factory=dict)
     hindsight_best: dict[str, str | None] = field(default_factory=dict)
     differences: dict[str, dict[str, float]] = field(default_factory=dict)
+    fit_seconds: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    price: dict[str, dict[str, float]] = field(default_factory=dict)
     studies_run: int = 0
     studies_read: int = 0
     studies_fixed: int = 0  # splits on which the fixed transforms were scored or read back
@@ -243,6 +250,27 @@ def paired_differences(
     best = max(candidates, key=lambda m: (means[columns.index(m)], -candidates.index(m)))
     reference = table[:, columns.index(best)]
     return best, {m: float(np.mean(table[:, j] - reference)) for j, m in enumerate(columns)}
+
+
+#: The method whose fit time the others' are given as multiples of: StandardScaler then the
+#: classifier, what a user fits without this package.
+PRICE_REFERENCE = "standard"
+
+
+def price_ratios(seconds: np.ndarray, methods: Sequence[str]) -> dict[str, float]:
+    """Per method, the median over the data sets (rows of ``seconds``) of its fit seconds over
+    :data:`PRICE_REFERENCE`'s on the same set; empty without the reference; NaN where no set has
+    both."""
+    if PRICE_REFERENCE not in methods:
+        return {}
+    reference = seconds[:, list(methods).index(PRICE_REFERENCE)]
+    ratios = {}
+    for j, method in enumerate(methods):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = seconds[:, j] / reference
+        ratio = ratio[np.isfinite(ratio)]
+        ratios[method] = float(np.median(ratio)) if len(ratio) else float("nan")
+    return ratios
 
 
 def wilcoxon_p(scores: Sequence[float], reference: Sequence[float]) -> float:
@@ -380,13 +408,21 @@ def benchmark(
         splits = range(len(problem.splits))
         result.studies_fixed += len(splits)  # the fixed transforms scored on each split
         for key in fixed:
-            folds = [found[("fixed", p, s)][key][1] for s in splits]
-            result.fold_scores[(problem.dataset, problem.classifier, key)] = folds
+            scored = [found[("fixed", p, s)][key] for s in splits]
+            result.fold_scores[(problem.dataset, problem.classifier, key)] = [
+                score.held_out for score in scored
+            ]
+            result.fit_seconds[(problem.dataset, problem.classifier, key)] = _median(
+                [score.fit_seconds for score in scored]
+            )
         for sampler in samplers:
             summaries = [found[("search", p, s, sampler, seed)] for s in splits]
             folds = [summary["held_out"] for summary in summaries]
             result.fold_scores[(problem.dataset, problem.classifier, sampler)] = folds
             result.trials[(problem.dataset, sampler)] = max(s["trials"] for s in summaries)
+            result.fit_seconds[(problem.dataset, problem.classifier, sampler)] = _median(
+                [summary["fit_seconds"] for summary in summaries]
+            )
             result.studies_run += sum(summary["ran"] for summary in summaries)
             result.studies_read += sum(not summary["ran"] for summary in summaries)
     result.scores = {key: float(np.mean(folds)) for key, folds in result.fold_scores.items()}
@@ -407,6 +443,12 @@ def benchmark(
     )
     result.wall_seconds = time.perf_counter() - started
     return result
+
+
+def _median(values: Sequence[float]) -> float:
+    """The median of the finite values (NaN when none is)."""
+    finite = [v for v in values if np.isfinite(v)]
+    return float(np.median(finite)) if finite else float("nan")
 
 
 def _protocol(outer_cv: str | None, test_size: float | None) -> str:
@@ -442,6 +484,13 @@ def _rank_and_test(result: BenchmarkResult) -> None:
         result.loss_rates[classifier] = loss_rates(table, result.methods)
         best, differences = paired_differences(table, result.methods, result.fixed)
         result.hindsight_best[classifier], result.differences[classifier] = best, differences
+        seconds = np.array(
+            [
+                [result.fit_seconds.get((d, classifier, m), np.nan) for m in result.methods]
+                for d in result.datasets
+            ]
+        )
+        result.price[classifier] = price_ratios(seconds, result.methods)
 
 
 def rank_figure(result: BenchmarkResult) -> go.Figure:
@@ -524,6 +573,7 @@ def _save_summary(result: BenchmarkResult, storage: Any, tags: Sequence[str]) ->
             "loss_rates": result.loss_rates,
             "hindsight_best": result.hindsight_best,
             "paired_differences": result.differences,
+            "fit_time_multiple": result.price,
         },
     )
     note = f"# Benchmark\n\n```\n{format_benchmark(result)}\n```\n"
@@ -568,6 +618,17 @@ def format_benchmark(result: BenchmarkResult) -> str:
         ]
         for c in result.classifiers
         if result.hindsight_best.get(c)
+    ]
+    prices = [
+        [
+            c,
+            *(
+                "—" if np.isnan(result.price[c][m]) else f"{result.price[c][m]:.1f}×"
+                for m in methods
+            ),
+        ]
+        for c in result.classifiers
+        if any(np.isfinite(v) for v in result.price.get(c, {}).values())
     ]
     samplers = [m for m in methods if m not in result.fixed]
     budget = [
@@ -625,6 +686,16 @@ def format_benchmark(result: BenchmarkResult) -> str:
                 if differences
                 else []
             ),
+            *(
+                [
+                    "",
+                    f"fit time as a multiple of the {PRICE_REFERENCE} pipeline's (median over the "
+                    f"{n} data sets of each set's median fold; measured, not a fixed figure)",
+                    *text_table(["classifier", *methods], prices),
+                ]
+                if prices
+                else []
+            ),
         ]
     )
 
@@ -635,6 +706,7 @@ __all__ = [
     "DEV_B",
     "HALVES",
     "NAMED_DATASETS",
+    "PRICE_REFERENCE",
     "SUBSAMPLE_SEED",
     "BenchmarkResult",
     "MissingPeerError",
@@ -646,6 +718,7 @@ __all__ = [
     "load_benchmark_data",
     "loss_rates",
     "paired_differences",
+    "price_ratios",
     "rank_figure",
     "resolve_name",
     "subsample",

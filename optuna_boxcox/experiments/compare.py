@@ -187,7 +187,7 @@ def compare(
         row = Scores(ALL_TRANSFORMS[key])
         for p, problem in enumerate(problems):
             for s in range(len(problem.splits)):
-                inner, outer = found[("fixed", p, s)][key]
+                inner, outer, _ = found[("fixed", p, s)][key]
                 _add(row, problem, inner, outer)
         references[row.name] = row
     return runs, references

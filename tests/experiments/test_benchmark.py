@@ -122,6 +122,10 @@ def test_command_prints_scores_ranks_and_p_values_and_writes_the_rank_plot(ci_ru
     system_attrs = storage_of(summary).get_study_system_attrs(study_id_of(summary))
     assert any(key.startswith(PLOT_KEY) for key in system_attrs), "rank plot not attached"
     assert summary.user_attrs[SUMMARY_ATTR]["methods"] == TRANSFORMS + SAMPLERS
+    if "standard" in TRANSFORMS:
+        assert "fit time as a multiple of the standard pipeline's" in out
+        prices = summary.user_attrs[SUMMARY_ATTR]["fit_time_multiple"]
+        assert all(prices[c]["standard"] == 1.0 for c in CLASSIFIERS)
 
 
 def _oracle_scores(dataset: str, classifier: str, settings: dict) -> dict[str, float]:
@@ -302,6 +306,18 @@ def test_each_method_is_compared_with_the_best_fixed_method_in_hindsight_pair_by
     assert "paired mean difference in points from the best fixed method in hindsight" in table
     row = [line for line in table.splitlines() if line.startswith("knn")][-1]
     assert row.split() == ["knn", "box-cox", "-0.67", "+0.00", "+3.00"]
+
+
+def test_fit_times_are_reported_as_the_median_multiple_of_the_standard_pipelines():
+    from optuna_boxcox.experiments.benchmark import price_ratios
+
+    seconds = np.array([[0.01, 1.0, 0.5], [0.02, 1.0, np.nan], [0.004, np.nan, 0.2]])
+    ratios = price_ratios(seconds, ["standard", "guarded", "coordinate"])
+    # A plain loop over the sets that have both figures.
+    assert ratios["standard"] == 1.0
+    assert ratios["guarded"] == pytest.approx(np.median([100.0, 50.0]))
+    assert ratios["coordinate"] == pytest.approx(np.median([50.0, 50.0]))
+    assert price_ratios(seconds, ["raw", "guarded", "coordinate"]) == {}
 
 
 def test_the_guarded_default_is_a_method_with_its_decision_in_each_study(tmp_path):
