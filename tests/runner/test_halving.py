@@ -315,7 +315,10 @@ def test_a_search_killed_mid_batch_resumes_to_the_uninterrupted_outcome(tmp_path
     whole = f"sqlite:///{tmp_path}/whole.db"
     assert search(whole).wait(timeout=600) == 0
     url = f"sqlite:///{tmp_path}/killed.db"
-    worker = search(url, n_jobs)
+    # Slower fits than the whole run's (a sleep: the same scores), so that on a loaded machine,
+    # where each poll of the study takes longer, the search is still running when one sees 60
+    # trials: at 10 ms a fit it once finished all 352 between two polls.
+    worker = search(url, n_jobs, fit_seconds=0.05)
     deadline = time.monotonic() + 300
     while finished(url) < 60 and worker.poll() is None:
         assert time.monotonic() < deadline, "the search made no progress"
