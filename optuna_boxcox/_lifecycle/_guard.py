@@ -32,8 +32,8 @@ tuned to data: with them, a search that found nothing the held-out rows can tell
 anchor gives the anchor, the Λ a user could have had from a fixed one-line transform.
 
 Which classifiers are gated is the registry's trait too (``ungated_reason``): every one but the
-linear ones, LogisticRegression excepted; for those the searched Λ is kept ungated, and the
-decision says so.
+linear ones, LogisticRegression and RidgeClassifier excepted; for those the searched Λ is kept
+ungated, and the decision says so.
 
 :func:`decide` returns a :class:`Decision`; :meth:`Decision.record` writes it into the study's user
 attributes (:data:`DECISION_ATTR`), which ``search`` prints and the dashboard shows, with the
@@ -266,7 +266,7 @@ def search_sampler(name: str) -> str:
 
 def gated(estimator: Any) -> bool:
     """Whether the gate judges searches for this classifier (its registry trait: all but the
-    linear ones, except LogisticRegression)."""
+    linear ones, except LogisticRegression and RidgeClassifier)."""
     return not ungated_reason(estimator)
 
 
