@@ -18,11 +18,11 @@ from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import plan_search
 from optuna_boxcox._lifecycle._search import run_search
+from optuna_boxcox._objective import _auto as auto_module
 from optuna_boxcox._objective import _rungs as rungs_module
 from optuna_boxcox._objective._evaluators import REGISTRY
 from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
-from optuna_boxcox._study import _fidelity as fidelity_module
 from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
@@ -118,7 +118,7 @@ def test_digits_are_small_for_the_cheap_classifiers(classifier, clock_runs_wild)
     objective.register(optuna.create_study(direction="maximize"))
     chosen = objective.describe()["fidelity"]
     assert chosen["fidelity"] is None and chosen["reason"] == "under 20 s exact"
-    assert chosen["exact_minutes"] <= fidelity_module.EXACT_SECONDS / 60
+    assert chosen["exact_minutes"] <= auto_module.EXACT_SECONDS / 60
     assert chosen["inputs"]["features"] == 64 and chosen["inputs"]["classes"] == 10
 
 

@@ -15,18 +15,17 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import StudyMismatch
 from optuna_boxcox._objective import _auto as auto_module
 from optuna_boxcox._objective import _rungs as rungs_module
+from optuna_boxcox._objective._auto import EXACT_SECONDS
+from optuna_boxcox._objective._auto import CostModel
+from optuna_boxcox._objective._auto import choose_fidelity
+from optuna_boxcox._objective._auto import halving_seconds
 from optuna_boxcox._objective._evaluators import REGISTRY
 from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
-from optuna_boxcox._study import _fidelity as fidelity_module
 from optuna_boxcox._study._fidelity import DEFAULT_BUDGET_SECONDS
-from optuna_boxcox._study._fidelity import EXACT_SECONDS
 from optuna_boxcox._study._fidelity import AutoFidelity
-from optuna_boxcox._study._fidelity import CostModel
 from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._study._fidelity import FidelityChoice
-from optuna_boxcox._study._fidelity import choose_fidelity
-from optuna_boxcox._study._fidelity import halving_seconds
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 
@@ -377,10 +376,10 @@ def test_search_prints_the_auto_choice_and_a_resumed_search_reads_it(
 def test_new_points_are_the_middle_of_the_fewest_and_the_most():
     # The iterative search on 30 features: 4 epochs × 30 sweeps of 11 points; at least the first
     # pass (330) is new, at most all 1,320: the geometric middle is 2× from either.
-    assert fidelity_module.expected_new_points(1320, 30, 11) == 660
+    assert auto_module.expected_new_points(1320, 30, 11) == 660
     # Optuna's samplers (one batch of all their trials) and a plan within one pass: all new.
-    assert fidelity_module.expected_new_points(100, 30, 100) == 100
-    assert fidelity_module.expected_new_points(200, 30, 11) == 200
+    assert auto_module.expected_new_points(100, 30, 100) == 100
+    assert auto_module.expected_new_points(200, 30, 11) == 200
 
 
 def test_the_estimates_count_new_points_and_the_budget_holds_for_all_positions():

@@ -42,8 +42,8 @@ def test_search_sampler_help_names_every_sampler_of_the_registry():
 
 
 def test_fidelity_help_says_auto_is_priced_not_measured():
+    from optuna_boxcox._objective._auto import EXACT_SECONDS
     from optuna_boxcox._study._fidelity import DEFAULT_BUDGET_SECONDS
-    from optuna_boxcox._study._fidelity import EXACT_SECONDS
 
     shown = _help_of("search", "--fidelity")
     assert "measured" not in shown  # nothing is timed: the cost class prices it
