@@ -19,6 +19,7 @@ from sklearn import datasets as _sk
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._math._numerics import ConstantColumnWarning
+from optuna_boxcox._system._advice import Advised
 
 BUNDLED = ("breast_cancer", "iris", "wine")
 DATASETS = (*BUNDLED, "sonar")
@@ -26,6 +27,11 @@ DATASETS = (*BUNDLED, "sonar")
 
 class DataError(ValueError):
     """A data set that cannot be used as it is (the message names the problem)."""
+
+
+class DataAdvice(Advised, DataError):
+    """A :class:`DataError` whose remedy names an option (``str``: the parameter; a command
+    words it as its flag)."""
 
 
 def load_dataset(name: str, *, data_home: str | None = None) -> tuple[pd.DataFrame, pd.Series]:
@@ -46,9 +52,9 @@ def _load_sonar(data_home: str | None) -> tuple[pd.DataFrame, pd.Series]:
             "sonar", version=1, as_frame=True, data_home=data_home, parser="auto"
         )
     except Exception as error:  # network errors come in many types
-        raise DataError(
+        raise DataAdvice(
             "could not fetch sonar from OpenML (offline?): pass the data as a CSV instead, e.g. "
-            "--csv sonar.csv --label y"
+            "{csv} sonar.csv {label} y"
         ) from error
     X = bunch.data.astype(np.float64)
     X.columns = [f"x{j}" for j in range(X.shape[1])]

@@ -29,6 +29,7 @@ from optuna_boxcox._optuna._sqlite_file import checkpoint_files
 from optuna_boxcox._optuna._sqlite_file import remember_file
 from optuna_boxcox._optuna._sqlite_file import write_ahead_logging
 from optuna_boxcox._optuna._storage import CachedRDBStorage
+from optuna_boxcox._system._advice import Advised
 
 _JOURNAL_SUFFIXES = (".log", ".jsonl", ".journal")
 #: Heartbeat interval of trials on a database server (PostgreSQL, MySQL).
@@ -42,6 +43,11 @@ _LOG = logging.getLogger(__name__)
 
 class StorageError(RuntimeError):
     """A study storage that cannot be opened or reached; the message names it (password redacted)."""
+
+
+class StorageAdvice(Advised, StorageError):
+    """A :class:`StorageError` whose remedy names an option (``str``: the library's parameter;
+    a command words it as its flag)."""
 
 
 #: PostgreSQL's code for "disk full".
@@ -166,17 +172,21 @@ def open_storage(
     if _is_sqlite(url):
         path = sqlite_path(url)
         if path is None:
-            raise StorageError(
-                f"{url} is an in-memory SQLite database, which ends with the process that opened "
-                "it, so no later command could resume or show the study: omit --storage for "
-                f"{DEFAULT_STORAGE}, or name a file such as sqlite:///study.db"
+            raise StorageAdvice(
+                "{url} is an in-memory SQLite database, which ends with the process that opened "
+                "it, so no later command could resume or show the study: omit {storage} for "
+                "{default}, or name a file such as sqlite:///study.db",
+                url=url,
+                default=DEFAULT_STORAGE,
             )
         timeout = _sqlite_timeout(url)
         if _on_read_only_file_system(path):
-            raise StorageError(
-                f"cannot open SQLite storage {url}: {path.parent} is on a read-only file system, "
+            raise StorageAdvice(
+                "cannot open SQLite storage {url}: {folder} is on a read-only file system, "
                 "and searches and workers write their trials there (optuna-boxcox dashboard "
-                "--read-only shows it)"
+                "{read_only} shows it)",
+                url=url,
+                folder=path.parent,
             )
         _check_file(path, f"SQLite storage {url}", create=create, kind="database")
         try:

@@ -94,9 +94,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"optuna-boxcox: {said}", file=sys.stderr)
             return stopped_status()
         from optuna_boxcox._study._settings import StudyRefusal
+        from optuna_boxcox._system._advice import Advised
         from optuna_boxcox.storage import redact
         from optuna_boxcox.storage import storage_failure
 
+        # The library names the options it advises by parameter; a command, by flag.
+        text = (
+            error.worded(lambda name: "--" + name.replace("_", "-"))
+            if isinstance(error, Advised)
+            else str(error)
+        )
         if isinstance(error, StudyRefusal):
             # The library's refusal, ending with how this command starts the study over.
             said = error.message(getattr(args, "start_over", START_OVER))
@@ -104,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         if isinstance(error, (UsageError, ValueError, KeyError)) or _is_data_error(error):
             # str(KeyError("x")) is "'x'"; other messages may end in a quoted value of their own.
-            message = str(error.args[0]) if isinstance(error, KeyError) and error.args else error
-            print(f"optuna-boxcox: error: {redact(str(message))}", file=sys.stderr)
+            message = str(error.args[0]) if isinstance(error, KeyError) and error.args else text
+            print(f"optuna-boxcox: error: {redact(message)}", file=sys.stderr)
             return 2
         # A failed read or write is described by the database's own error, not by Optuna's guess
         # ("invalid data ... exceeding max length").
@@ -114,10 +121,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"optuna-boxcox: error: {reason}", file=sys.stderr)
             return 1
         # Storage unreachable and other environment failures.
-        text = str(error).splitlines()[0] if str(error) else type(error).__name__
+        # An advised error is named by the library's class it refines (StorageError).
+        kind = next(k for k in type(error).__mro__ if not issubclass(k, Advised)).__name__
+        text = text.splitlines()[0] if text else kind
         print(
-            f"optuna-boxcox: error: {type(error).__name__}: {redact(text)} "
-            "(run with --debug for details)",
+            f"optuna-boxcox: error: {kind}: {redact(text)} (run with --debug for details)",
             file=sys.stderr,
         )
         return 1

@@ -13,6 +13,7 @@ from sklearn.model_selection import train_test_split
 
 from optuna_boxcox.datasets import BUNDLED
 from optuna_boxcox.datasets import DATASETS
+from optuna_boxcox.datasets import DataAdvice
 from optuna_boxcox.datasets import DataError
 from optuna_boxcox.datasets import load_csv
 from optuna_boxcox.datasets import load_dataset
@@ -97,9 +98,10 @@ def expand_datasets(specs: Sequence[str], data_dir: str | Path | None = None) ->
             continue
         names = HALVES.get(spec, (spec,))
         if spec in HALVES and data_dir is None:
-            raise DataError(
-                f"{spec!r} holds CSV data sets: name the folder that keeps them "
-                "(--data-dir DIR, with DIR/NAME.csv or DIR/dev/NAME.csv)"
+            raise DataAdvice(
+                "{spec} holds CSV data sets: name the folder that keeps them "
+                "({data_dir} DIR, with DIR/NAME.csv or DIR/dev/NAME.csv)",
+                spec=repr(spec),
             )
         for name in names:
             resolved = resolve_name(name, data_dir)

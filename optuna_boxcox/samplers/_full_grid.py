@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from optuna_boxcox._system._advice import Advised
 from optuna_boxcox.samplers._driver import Batch
 from optuna_boxcox.samplers._grid import GridPlanSampler
 
@@ -44,6 +45,10 @@ def full_grid_search(
         k += len(points)
 
 
+class GridTooLarge(Advised, ValueError):
+    """A full grid larger than its sampler's ``max_points``, run to its end."""
+
+
 class FullGridSampler(GridPlanSampler):
     """The paper's full grid search (Algorithm 5): ``grid_size ** n_features`` trials.
 
@@ -64,10 +69,10 @@ class FullGridSampler(GridPlanSampler):
     def _refuse(self, space: LambdaSpace, max_trials: int | None) -> None:
         size = self.budget(space.dim)
         if size > self.max_points and (max_trials is None or max_trials > self.max_points):
-            raise ValueError(
+            raise GridTooLarge(
                 f"the full grid has {self.grid_size}^{space.dim} = {size} points, more than "
                 f"max_points={self.max_points}; use a coordinate search, fewer grid points "
-                f"(--grid-size), or score at most {self.max_points} of them (--n-trials)"
+                f"({{grid_size}}), or score at most {self.max_points} of them ({{n_trials}})"
             )
 
     def _plan(self, space: LambdaSpace) -> Generator[Batch, list[float], tuple[np.ndarray, float]]:

@@ -1,13 +1,15 @@
 """One home for each concept. What a classifier is: its entry in ``_objective._evaluators.REGISTRY``
 (fast scorers, cost class, the gate's rule, whether it is gated, its held-out predictors) and its
 evaluator modules; the study's lifecycle reads those traits and names no classifier. Where a study
-is created or loaded: ``_lifecycle/_open``."""
+is created or loaded: ``_lifecycle/_open``. What a command passes: its flags are named by the
+commands alone; a lower layer's advice names parameters, which a command words as its flags."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 from pathlib import Path
+import re
 
 import numpy as np
 import pytest
@@ -30,7 +32,8 @@ from optuna_boxcox._objective._evaluators import gate_rule
 from optuna_boxcox._objective._evaluators import ungated_reason
 from optuna_boxcox._study._decision import Rule
 
-LIFECYCLE = Path(optuna_boxcox.__file__).parent / "_lifecycle"
+PACKAGE = Path(optuna_boxcox.__file__).parent
+LIFECYCLE = PACKAGE / "_lifecycle"
 
 
 def _classifiers_named(path: Path) -> list[str]:
@@ -105,3 +108,50 @@ def test_commands_and_experiments_open_studies_only_through_the_lifecycle():
                     if name in ("optuna.create_study", "optuna.load_study", "optuna.copy_study"):
                         calls.append(f"{folder}/{path.name}:{node.lineno}: {name}")
     assert calls == [], "\n".join(calls)
+
+
+#: A command-line flag in a message.
+_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+
+
+def _flags_named(path: Path, root: Path) -> list[str]:
+    """Flags in the string literals of ``path`` that are not docstrings (a docstring may say
+    which command a function serves)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [
+        f"{path.relative_to(root)}:{node.lineno}: {flag}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if id(node) not in docstrings
+        for flag in _FLAG.findall(node.value)
+    ]
+
+
+def test_no_layer_below_the_commands_names_a_flag():
+    # Its advice names the parameter (``{grid_size}``), which ``cli.main`` words as the flag.
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if not path.relative_to(PACKAGE).as_posix().startswith(("cli/", "bench/")):
+            found += _flags_named(path, PACKAGE)
+    assert found == []
+
+
+def test_the_flag_check_finds_a_flag(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""Serves --help."""\nMESSAGE = "pass --grid-size"\n', encoding="utf-8")
+    assert _flags_named(probe, tmp_path) == ["probe.py:2: --grid-size"]
+
+
+def test_advice_names_a_parameter_and_a_command_words_it_as_its_flag(capsys):
+    from optuna_boxcox.samplers._full_grid import GridTooLarge
+
+    advice = GridTooLarge("fewer grid points ({grid_size}) in {path}", path="a{b}.db")
+    assert str(advice) == "fewer grid points (grid_size) in a{b}.db"
+    assert advice.worded(lambda name: "--" + name) == "fewer grid points (--grid_size) in a{b}.db"
+    assert isinstance(advice, ValueError)
