@@ -6,7 +6,7 @@ the numerics, plain utilities; ``tests/package/test_import_graph.py``). Running 
 - ``_spec``: :class:`SearchSpec`, a study's identity, refused when another experiment holds it;
 - ``_space``: :class:`LambdaSpace`, the λ range searched;
 - ``_settings``: a sampler's recorded settings, refused when changed;
-- ``_fidelity``: rows as the fidelity: :class:`Fidelity`, ``auto`` and its price;
+- ``_fidelity``: what a study records of rows as the fidelity: :class:`Fidelity`, the ``auto`` request and the choice made (its price is ``_objective._auto``'s);
 - ``_decision``: the guarded default's :class:`Decision`, as the study records it;
 - ``_plan_size``: how large a search's plan is (trials, and what they write), told before it runs.
 """

@@ -21,9 +21,8 @@ study's identity says of it. The cost model that chooses is ``optuna_boxcox._obj
 from __future__ import annotations
 
 from dataclasses import dataclass
+import numbers
 from typing import Any
-
-import numpy as np
 
 #: A spec's fidelity when none was asked for: the lifecycle's ``plan_search`` decides it (the
 #: fidelity a resumed study was made with, else ``auto``).
@@ -308,7 +307,7 @@ def score_folds(cv: Any) -> int:
 
 
 def is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def minutes_text(minutes: float | None) -> str:

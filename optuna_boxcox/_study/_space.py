@@ -30,14 +30,14 @@ from optuna.distributions import IntDistribution
 from optuna.distributions import distribution_to_json
 from optuna.distributions import json_to_distribution
 
+from optuna_boxcox._study._spec import SPACE_ATTR
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from collections.abc import Sequence
 
     from optuna.study import Study
 
-#: Study user attribute under which a :class:`~optuna_boxcox.BoxCoxObjective` records its space.
-SPACE_ATTR = "boxcox_search_space"
 
 #: The paper's grid spans linspace(-5, 5, L).
 DEFAULT_GRID_RANGE = (-5.0, 5.0)

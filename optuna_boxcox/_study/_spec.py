@@ -13,33 +13,37 @@ trials would otherwise be reported as the answer to this one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+import dataclasses
+from dataclasses import KW_ONLY
 from dataclasses import dataclass
 from dataclasses import field
 import hashlib
 import math
+import numbers
 import re
 from typing import TYPE_CHECKING
 from typing import Any
 import warnings
 
-import numpy as np
-import optuna
-from optuna.distributions import distribution_to_json
-from optuna.distributions import json_to_distribution
-from optuna.trial import TrialState
-
 from optuna_boxcox._study._fidelity import fidelity_identity
 from optuna_boxcox._study._fidelity import may_halve
 from optuna_boxcox._study._settings import StudyRefusal
-from optuna_boxcox._study._space import SPACE_ATTR
 from optuna_boxcox.classifiers import make_classifier
 
+# NumPy and Optuna are imported where they are used: the command line builds its options from
+# the fields declared here, and ``--help`` loads neither.
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+    import numpy as np
+    import optuna
 
 
 #: Study user attribute holding :meth:`SearchSpec.to_dict`.
 SPEC_ATTR = "boxcox_spec"
+#: Study user attribute holding the λ search space an objective records (``_study._space``).
+SPACE_ATTR = "boxcox_search_space"
 #: Study user attribute holding what the objective of the process that ran it last chose
 #: (:meth:`~optuna_boxcox.BoxCoxObjective.describe`).
 DESCRIPTION_ATTR = "boxcox_evaluator"
@@ -50,7 +54,6 @@ OBJECTIVES = {"score": "maximize", "n_features": "minimize"}
 UNRECORDED = "(not recorded)"
 #: Hex digits of the data fingerprint shown in messages and default study names.
 SHORT_FINGERPRINT = 8
-_FINISHED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
 #: The longest value a refusal quotes (a classifier's parameters can fill a screen).
 _QUOTED = 60
 
@@ -77,6 +80,129 @@ class ForeignStudy(StudyRefusal):
     """The study was not made by optuna-boxcox and holds trials of its own."""
 
 
+#: A declaration's ``missing`` that reads an absent record as the field's default.
+DEFAULT = type("Default", (), {"__repr__": lambda self: "DEFAULT"})()
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A field's option of the ``search`` command, declared with the field: the command adds it
+    as ``--field-name`` (argparse's own rule from a flag to its parameter) and puts its value in
+    the spec.
+
+    Args:
+        help: The option's help (its default is the field's, shown after it).
+        metavar: How the help shows the value.
+        parse: The value from its text; a ``ValueError`` is the user's mistake, one line.
+    """
+
+    help: str
+    metavar: str | None = None
+    parse: Callable[[str], Any] = str
+
+
+@dataclass(frozen=True)
+class Declared:
+    """How a :class:`SearchSpec` field is recorded in a study, compared with a study's record and
+    asked for on the command line: its one declaration, in the field's metadata (``spec_field``).
+
+    Args:
+        label: Its name in :meth:`SearchSpec.identity` (None: not part of the experiment; a
+            tuple: the labels of the tuple ``identity`` gives).
+        identity: ``spec -> value`` of the identity where it is not the record (None: the record).
+        encode: The value as JSON, for the record.
+        decode: The value from the record.
+        missing: What a record without it (an older study's) reads as (:data:`DEFAULT`: the
+            field's default).
+        kept: ``spec -> bool``: whether the record holds it (None: always); a field added later
+            is recorded only where it is not its default, so older studies keep their record.
+        flag: Its option of the ``search`` command, if it has one declared here.
+    """
+
+    label: str | tuple[str, ...] | None = None
+    identity: Callable[[SearchSpec], Any] | None = None
+    encode: Callable[[Any], Any] = lambda value: _plain(value)
+    decode: Callable[[Any], Any] = lambda value: value
+    missing: Any = DEFAULT
+    kept: Callable[[SearchSpec], bool] | None = None
+    flag: Flag | None = None
+
+    def identified(self, spec: SearchSpec, value: Any) -> dict[str, Any]:
+        if self.label is None:
+            return {}
+        given = self.encode(value) if self.identity is None else self.identity(spec)
+        return (
+            dict(zip(self.label, given)) if isinstance(self.label, tuple) else {self.label: given}
+        )
+
+
+def spec_field(default: Any = dataclasses.MISSING, *, factory: Any = None, **declared: Any) -> Any:
+    """A :class:`SearchSpec` field with its :class:`Declared` codecs, label and flag."""
+    metadata = {"declared": Declared(**declared)}
+    if factory is not None:
+        return field(default_factory=factory, metadata=metadata)
+    return field(default=default, metadata=metadata)
+
+
+def declared_fields() -> list[tuple[str, Declared, Any]]:
+    """Each field of :class:`SearchSpec`: its name, declaration and default (MISSING: none)."""
+    out = []
+    for spec_field_ in dataclasses.fields(SearchSpec):
+        default = spec_field_.default
+        if spec_field_.default_factory is not dataclasses.MISSING:
+            default = spec_field_.default_factory()
+        out.append((spec_field_.name, spec_field_.metadata["declared"], default))
+    return out
+
+
+def flags() -> list[tuple[str, Flag, Any]]:
+    """The fields the ``search`` command takes by their declaration: name, flag and default."""
+    return [(name, d.flag, default) for name, d, default in declared_fields() if d.flag]
+
+
+def _parse_error_score(text: str) -> Any:
+    if text == "raise":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"must be raise or a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"must be raise or a finite number, got {text!r}")
+    return value
+
+
+def _seeded(spec: SearchSpec) -> Any:
+    # The seed draws the rows of folds, a subsample and a fidelity's rungs: not part of an
+    # ``auto`` study that chose exact (a classifier refitted with random_state=None resumes it).
+    seeded = (
+        (spec.cv is not None and spec.cv != "resubstitution")
+        or spec.subsample is not None
+        or may_halve(spec.fidelity, spec.fidelity_choice)
+    )
+    return spec.seed if seeded else None
+
+
+def _distributions_record(params: Mapping[str, Any]) -> dict[str, str]:
+    from optuna.distributions import distribution_to_json
+
+    return {name: distribution_to_json(d) for name, d in params.items()}
+
+
+def _distributions_read(record: Mapping[str, str] | None) -> dict[str, Any]:
+    from optuna.distributions import json_to_distribution
+
+    return {name: json_to_distribution(text) for name, text in (record or {}).items()}
+
+
+def _listed(value: Any) -> Any:
+    return None if value is None else list(value)
+
+
+def _tupled(value: Any) -> Any:
+    return None if value is None else tuple(value)
+
+
 @dataclass(frozen=True)
 class SearchSpec:
     """What a study is: the experiment its trials score, and how it is searched.
@@ -91,6 +217,12 @@ class SearchSpec:
     from are recorded beside it; the sampler's own guard decides which of its settings may
     continue a study.
 
+    Each field is declared once (:class:`Declared`, in its metadata): its record, its label in
+    the identity (in the order of the fields: a refusal names the first that differs), how an
+    older study's record without it reads, and, where it has one, its option of the ``search``
+    command. :meth:`identity`, :meth:`to_dict`, :meth:`from_dict` and the command's options are
+    derived from the declarations.
+
     Example::
 
         from sklearn.datasets import load_wine
@@ -102,7 +234,7 @@ class SearchSpec:
 
     Args:
         classifier: A name of :mod:`optuna_boxcox.classifiers` (``"knn"``, ``"bayes"``, …) or a
-            scikit-learn classifier.
+            scikit-learn classifier. The only positional argument.
         scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives:
             As in :class:`~optuna_boxcox.BoxCoxObjective`.
         fidelity: As in :class:`~optuna_boxcox.BoxCoxObjective`. The fidelity asked for is part
@@ -121,7 +253,7 @@ class SearchSpec:
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).
         pruner: The Optuna pruner of a search with a fidelity through ``study.optimize`` (a name
-            of :data:`~optuna_boxcox._study._fidelity.PRUNERS`; None: successive halving).
+            of :data:`~optuna_boxcox._objective._rungs.PRUNERS`; None: successive halving).
         seed: Seed of the sampler, the inner folds and the subsample.
         source: Where the data came from (``dataset``, ``csv``, ``label``, ``features``), so that
             a worker can load them again; not part of the experiment (the fingerprint is).
@@ -129,27 +261,104 @@ class SearchSpec:
             :meth:`~optuna_boxcox.BoxCoxObjective.from_spec`.
     """
 
-    classifier: Any
-    scoring: Any = "accuracy"
-    cv: Any = None
-    error_score: Any = "raise"
-    method: str = "box-cox"
-    extrapolation: str = "extrapolate"
-    transforms: tuple[str, ...] | None = None
-    estimator_params: Mapping[str, Any] = field(default_factory=dict)
-    objectives: tuple[str, ...] = ("score",)
-    subsample: int | None = None
-    bounds: Any = None
-    fidelity: Any = None
-    fidelity_choice: Mapping[str, Any] | None = None
-    sampler: str | None = None
-    sampler_settings: Mapping[str, Any] = field(default_factory=dict)
-    pruner: str | None = None
-    seed: int | None = 0
-    source: Mapping[str, Any] | None = None
-    columns: tuple[str, ...] | None = None
-    fingerprint: str | None = None
-    n_samples: int | None = None
+    # The data first: a study of other data is refused for its data, whatever else differs.
+    columns: tuple[str, ...] | None = field(
+        default=None,
+        kw_only=True,
+        metadata={
+            "declared": Declared(
+                "columns",
+                identity=lambda spec: list(spec.columns or ()),
+                encode=_listed,
+                decode=_tupled,
+            )
+        },
+    )
+    fingerprint: str | None = field(
+        default=None, kw_only=True, metadata={"declared": Declared("data")}
+    )
+    classifier: Any = field(
+        metadata={
+            "declared": Declared(
+                ("classifier", "classifier parameters"),
+                identity=lambda spec: (
+                    _classifier_record(spec.classifier)["class"],
+                    _classifier_record(spec.classifier)["params"],
+                ),
+                encode=lambda value: _classifier_record(value),
+                # by name as its name; an object as its record (same identity, not rebuilt)
+                decode=lambda record: record.get("name") or record,
+            )
+        }
+    )
+    _: KW_ONLY
+    scoring: Any = spec_field("accuracy", label="scoring", encode=lambda v: _callable_name(v))
+    cv: Any = spec_field(
+        None,
+        label="cv",
+        encode=lambda v: _cv_record(v),
+        decode=lambda v: None if v == "resubstitution" else v,
+    )
+    error_score: Any = spec_field(
+        "raise",
+        label="error_score",
+        kept=lambda spec: spec.error_score != "raise",
+        flag=Flag(
+            "what a classifier fit that fails scores, e.g. 0 for settings the classifier "
+            "refuses (shrinkage with LDA's svd solver); raise stops the search",
+            metavar="raise|NUMBER",
+            parse=_parse_error_score,
+        ),
+    )
+    objectives: tuple[str, ...] = spec_field(
+        ("score",),
+        label="directions",
+        identity=lambda spec: dict(zip(spec.objectives, spec.directions)),
+        encode=list,
+        decode=tuple,
+    )
+    transforms: tuple[str, ...] | None = spec_field(
+        None,
+        label="transforms",
+        identity=lambda spec: list(spec.transforms or (spec.method,)),
+        encode=_listed,
+        decode=_tupled,
+    )
+    estimator_params: Mapping[str, Any] = spec_field(
+        factory=dict,
+        label="estimator_params",
+        encode=_distributions_record,
+        decode=_distributions_read,
+    )
+    subsample: int | None = spec_field(None, label="subsample")
+    # A spec recorded before the bounds were part of it: its λ space record guards them.
+    bounds: Any = spec_field(
+        None, label="λ bounds", encode=lambda v: _bounds_record(v), missing=UNRECORDED
+    )
+    fidelity: Any = spec_field(
+        None,
+        label="fidelity",
+        encode=fidelity_identity,
+        kept=lambda spec: fidelity_identity(spec.fidelity) is not None,  # exact: the old record
+    )
+    method: str = spec_field("box-cox", label="method")
+    seed: int | None = spec_field(
+        0, label="seed of folds and subsample", identity=_seeded, missing=None
+    )
+    # How it is searched, and the record's own: not part of the experiment.
+    extrapolation: str = spec_field("extrapolate")
+    fidelity_choice: Mapping[str, Any] | None = spec_field(
+        None, kept=lambda spec: fidelity_identity(spec.fidelity) is not None
+    )
+    sampler: str | None = spec_field(None)
+    sampler_settings: Mapping[str, Any] = spec_field(
+        factory=dict, encode=lambda v: _plain(dict(v)), decode=lambda v: dict(v or {})
+    )
+    pruner: str | None = spec_field(None, kept=lambda spec: spec.pruner is not None)
+    source: Mapping[str, Any] | None = spec_field(
+        None, encode=lambda v: None if v is None else _plain(dict(v))
+    )
+    n_samples: int | None = spec_field(None)
 
     # -- building ------------------------------------------------------------------------------
     def estimator(self) -> Any:
@@ -176,32 +385,10 @@ class SearchSpec:
     # -- what the study's trials answer -----------------------------------------------------------
     def identity(self) -> dict[str, Any]:
         """The experiment, JSON-ready, in the order a refusal looks for the first difference."""
-        # The seed draws the rows of a fidelity's rungs: not part of an ``auto`` study that chose
-        # exact (a classifier refitted with random_state=None resumes it).
-        seeded = (
-            (self.cv is not None and self.cv != "resubstitution")
-            or self.subsample is not None
-            or may_halve(self.fidelity, self.fidelity_choice)
-        )
-        return {
-            "columns": list(self.columns or ()),
-            "data": self.fingerprint,
-            "classifier": _classifier_record(self.classifier)["class"],
-            "classifier parameters": _classifier_record(self.classifier)["params"],
-            "scoring": _callable_name(self.scoring),
-            "cv": _cv_record(self.cv),
-            "error_score": self.error_score,
-            "directions": dict(zip(self.objectives, self.directions)),
-            "transforms": list(self.transforms or (self.method,)),
-            "estimator_params": {
-                name: distribution_to_json(d) for name, d in self.estimator_params.items()
-            },
-            "subsample": self.subsample,
-            "λ bounds": _bounds_record(self.bounds),
-            "fidelity": fidelity_identity(self.fidelity),
-            "method": self.method,
-            "seed of folds and subsample": self.seed if seeded else None,
-        }
+        identity: dict[str, Any] = {}
+        for name, declared, _ in declared_fields():
+            identity.update(declared.identified(self, getattr(self, name)))
+        return identity
 
     def difference(self, other: SearchSpec) -> tuple[str, Any, Any] | None:
         """The first field of :meth:`identity` in which ``other`` differs: (field, other's value,
@@ -220,70 +407,30 @@ class SearchSpec:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the experiment and how it is searched (what the study records)."""
         record = {
-            "classifier": _classifier_record(self.classifier),
-            "scoring": _callable_name(self.scoring),
-            "cv": _cv_record(self.cv),
-            "method": self.method,
-            "extrapolation": self.extrapolation,
-            "transforms": None if self.transforms is None else list(self.transforms),
-            "estimator_params": {
-                name: distribution_to_json(d) for name, d in self.estimator_params.items()
-            },
-            "objectives": list(self.objectives),
-            "directions": self.directions,
-            "subsample": self.subsample,
-            "bounds": _bounds_record(self.bounds),
-            "sampler": self.sampler,
-            "sampler_settings": _plain(dict(self.sampler_settings)),
-            "seed": self.seed,
-            "source": None if self.source is None else _plain(dict(self.source)),
-            "columns": None if self.columns is None else list(self.columns),
-            "fingerprint": self.fingerprint,
-            "n_samples": self.n_samples,
+            name: declared.encode(getattr(self, name))
+            for name, declared, _ in declared_fields()
+            if declared.kept is None or declared.kept(self)
         }
-        if fidelity_identity(self.fidelity) is not None:  # exact studies keep their old record
-            record["fidelity"] = fidelity_identity(self.fidelity)
-            record["fidelity_choice"] = self.fidelity_choice
-        if self.pruner is not None:
-            record["pruner"] = self.pruner
-        if self.error_score != "raise":  # studies that raise keep their old record
-            record["error_score"] = self.error_score
+        record["directions"] = self.directions  # for a reader of the record: not read back
         return _plain(record)
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> SearchSpec:
         """The spec :meth:`to_dict` wrote. A classifier recorded by name comes back as its name; one
         recorded as an object, as its record (its :meth:`identity` is the same; it cannot be
-        rebuilt)."""
-        classifier = record["classifier"]
-        cv = record.get("cv")
-        return cls(
-            classifier=classifier.get("name") or classifier,
-            scoring=record.get("scoring", "accuracy"),
-            cv=None if cv == "resubstitution" else cv,
-            error_score=record.get("error_score", "raise"),
-            method=record.get("method", "box-cox"),
-            extrapolation=record.get("extrapolation", "extrapolate"),
-            transforms=None if record.get("transforms") is None else tuple(record["transforms"]),
-            estimator_params={
-                name: json_to_distribution(text)
-                for name, text in (record.get("estimator_params") or {}).items()
-            },
-            objectives=tuple(record.get("objectives", ("score",))),
-            subsample=record.get("subsample"),
-            # A spec recorded before the bounds were part of it: its λ space record guards them.
-            bounds=record.get("bounds", UNRECORDED),
-            fidelity=record.get("fidelity"),
-            fidelity_choice=record.get("fidelity_choice"),
-            sampler=record.get("sampler"),
-            sampler_settings=dict(record.get("sampler_settings") or {}),
-            pruner=record.get("pruner"),
-            seed=record.get("seed"),
-            source=record.get("source"),
-            columns=None if record.get("columns") is None else tuple(record["columns"]),
-            fingerprint=record.get("fingerprint"),
-            n_samples=record.get("n_samples"),
-        )
+        rebuilt). A field the record does not hold (an older study's) reads as its declaration
+        says."""
+        values = {}
+        for name, declared, default in declared_fields():
+            if name in record:
+                values[name] = declared.decode(record[name])
+            elif declared.missing is not DEFAULT:
+                values[name] = declared.missing
+            elif default is not dataclasses.MISSING:
+                values[name] = default
+            else:
+                raise KeyError(name)  # the classifier: every record holds it
+        return cls(**values)
 
     @classmethod
     def of_study(cls, study: optuna.Study) -> SearchSpec | None:
@@ -296,6 +443,8 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     """SHA-256 (hex) of the rows in order: X's shape and float64 values, and the labels (their
     names and each row's), so that any edit of a value, a label, a row or the column order gives
     another fingerprint."""
+    import numpy as np
+
     digest = hashlib.sha256()
     X = np.ascontiguousarray(X, dtype=np.float64)
     digest.update(repr(X.shape).encode())
@@ -312,13 +461,16 @@ def check_study(study: optuna.Study, spec: SearchSpec, recorded: Mapping[str, An
 
     ``recorded`` are the study's user attributes, read once by the caller.
     """
+    from optuna.trial import TrialState
+
     given = [d.name.lower() for d in study.directions]
     if given != spec.directions:
         raise StudyMismatch(study.study_name, "direction", given, spec.directions)
     theirs = recorded.get(SPEC_ATTR)
     if theirs is None:
         # Finished ones: optimize's own first trial is already RUNNING when the objective meets it.
-        n_trials = len(study.get_trials(deepcopy=False, states=_FINISHED))
+        finished = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+        n_trials = len(study.get_trials(deepcopy=False, states=finished))
         if n_trials:
             maker = (
                 "an optuna-boxcox older than its search spec"
@@ -357,8 +509,10 @@ def record_search(
     else:
         _check_space(study.study_name, recorded[SPACE_ATTR], space)
     if metric_names is not None and study.metric_names is None:
+        from optuna.exceptions import ExperimentalWarning
+
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            warnings.simplefilter("ignore", ExperimentalWarning)
             study.set_metric_names(metric_names)
     if _choices(recorded.get(DESCRIPTION_ATTR)) != _choices(described):
         study.set_user_attr(DESCRIPTION_ATTR, described)
@@ -378,6 +532,8 @@ def _choices(described: Any) -> Any:
 
 def _check_space(study_name: str, theirs: dict[str, Any], mine: dict[str, Any]) -> None:
     """Refuse a study recorded with another λ space (other bounds, say) than this objective's."""
+    import numpy as np
+
     if (
         theirs["names"] != mine["names"]
         or not (
@@ -411,6 +567,8 @@ def _classifier_record(classifier: Any) -> dict[str, Any]:
 
 def _value_record(value: Any) -> Any:
     """A parameter value as JSON that is the same in every process (no memory addresses)."""
+    import numpy as np
+
     if hasattr(value, "get_params") and not isinstance(value, type):
         return _classifier_record(value)
     if isinstance(value, (list, tuple)):
@@ -445,7 +603,7 @@ def _callable_name(scoring: Any) -> str:
 def _cv_record(cv: Any) -> Any:
     if cv is None or cv == "resubstitution":
         return "resubstitution"
-    if isinstance(cv, (int, np.integer)):
+    if isinstance(cv, numbers.Integral) and not isinstance(cv, bool):
         return int(cv)
     return _value_record(cv)
 
@@ -456,7 +614,7 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, np.generic):
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):  # a NumPy scalar
         return value.item()
     return value
 

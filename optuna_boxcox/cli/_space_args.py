@@ -4,7 +4,6 @@ and ``--estimator-param`` (a classifier setting searched as an Optuna distributi
 from __future__ import annotations
 
 import argparse
-import math
 from typing import TYPE_CHECKING
 from typing import Any
 
@@ -22,8 +21,7 @@ TRANSFORM_CHOICES = ("box-cox", "yeo-johnson", "identity", "drop")
 
 
 def add_space_arguments(parser: argparse.ArgumentParser) -> None:
-    """--transforms, --objectives, --estimator-param and --error-score: what else the search
-    chooses, and what a setting a fit refuses scores."""
+    """--transforms, --objectives and --estimator-param: what else the search chooses."""
     space = parser.add_argument_group(
         "what the search chooses besides λ (recorded in the study's search space)"
     )
@@ -51,18 +49,10 @@ def add_space_arguments(parser: argparse.ArgumentParser) -> None:
         "NAME=float:LOW:HIGH (add :log for a log scale) or NAME=cat:A,B,… "
         "(e.g. n_neighbors=int:1:21, weights=cat:uniform,distance)",
     )
-    space.add_argument(
-        "--error-score",
-        default="raise",
-        metavar="raise|NUMBER",
-        help="what a classifier fit that fails scores, e.g. 0 for settings the classifier "
-        "refuses (shrinkage with LDA's svd solver); raise stops the search (default raise)",
-    )
 
 
 def space_options(args: argparse.Namespace) -> dict[str, Any]:
-    """BoxCoxObjective's transforms, estimator_params, objectives and error score from the
-    command line."""
+    """BoxCoxObjective's transforms, estimator_params and objectives from the command line."""
     transforms = getattr(args, "transforms", None)
     if transforms is not None:
         transforms = tuple(part.strip() for part in transforms.split(",") if part.strip())
@@ -85,16 +75,6 @@ def space_options(args: argparse.Namespace) -> dict[str, Any]:
         parse_estimator_param(text) for text in getattr(args, "estimator_param", None) or ()
     )
     options: dict[str, Any] = {}
-    error_score = getattr(args, "error_score", "raise")
-    if error_score != "raise":
-        try:
-            options["error_score"] = float(error_score)
-        except ValueError:
-            raise UsageError(
-                f"--error-score must be raise or a number, got {error_score!r}"
-            ) from None
-        if not math.isfinite(options["error_score"]):
-            raise UsageError(f"--error-score must be a finite number, got {error_score!r}")
     if transforms is not None:
         options["transforms"] = transforms
     if estimator_params:

@@ -133,6 +133,40 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
         "by default the paper's samplers run batch by batch with one write per batch",
     )
     add_space_arguments(parser)
+    add_declared_arguments(parser)
+
+
+def add_declared_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options ``SearchSpec`` declares with its fields (``--field-name``, argparse's own rule
+    from a flag to its parameter), with the field's default."""
+    from optuna_boxcox._study._spec import flags
+
+    group = parser.add_argument_group("the experiment (recorded in the study's identity)")
+    for name, flag, default in flags():
+        group.add_argument(
+            "--" + name.replace("_", "-"),
+            dest=name,
+            default=None,
+            metavar=flag.metavar,
+            help=f"{flag.help} (default {default})",
+        )
+
+
+def declared_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The values of the options ``SearchSpec`` declares that were given, parsed as declared."""
+    from optuna_boxcox._study._spec import flags
+
+    given = {}
+    for name, flag, _ in flags():
+        text = getattr(args, name, None)
+        if text is None:
+            continue
+        try:
+            given[name] = flag.parse(text)
+        except ValueError as error:
+            option = "--" + name.replace("_", "-")
+            raise UsageError(f"{option}: {error}") from None
+    return given
 
 
 def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
@@ -198,7 +232,6 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         args.classifier,
         scoring=args.scoring,
         cv=args.cv,
-        error_score=options.get("error_score", "raise"),
         transforms=options.get("transforms"),
         estimator_params=options.get("estimator_params", {}),
         objectives=options.get("objectives", ("score",)),
@@ -209,6 +242,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         pruner=pruner,
         seed=args.seed,
         source=source,
+        **declared_options(args),
     )
 
 

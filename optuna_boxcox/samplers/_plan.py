@@ -48,8 +48,8 @@ from optuna_boxcox._optuna._claims import is_dead
 from optuna_boxcox._optuna._claims import reap
 from optuna_boxcox._optuna._write import set_trial_user_attrs
 from optuna_boxcox._study._settings import record_settings
-from optuna_boxcox._study._space import SPACE_ATTR
 from optuna_boxcox._study._space import LambdaSpace
+from optuna_boxcox._study._spec import SPACE_ATTR
 from optuna_boxcox._system._process import OWNER_KEY
 from optuna_boxcox._system._process import process_identity
 from optuna_boxcox.samplers._driver import Batch
