@@ -147,5 +147,5 @@ def test_the_search_command_takes_error_score():
     assert spec.error_score == 0.0
     assert search_spec(parser.parse_args(["search"])).error_score == "raise"
     for bad in ("zero", "nan"):
-        with pytest.raises(UsageError, match="--error-score must be"):
+        with pytest.raises(UsageError, match="--error-score: must be raise or a"):
             search_spec(parser.parse_args(["search", "--error-score", bad]))
