@@ -144,6 +144,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     cv : int, splitter or None, default=None
         ``None`` for the paper's resubstitution score (fit and predict the training data), else
         inner stratified folds.
+    cv_repeats : int, default=1
+        Repeats of the inner stratified folds of an integer ``cv``, each shuffled anew: the mean
+        over the repeats scores a Λ with less noise, at that many times the fits.
     error_score : "raise" or float, default="raise"
         What a classifier fit that raises scores during the search, as in scikit-learn's
         searches; ``"raise"`` stops the search. See :class:`BoxCoxObjective`.
@@ -307,6 +310,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         "n_trials": [Interval(Integral, 1, None, closed="left"), None],
         "scoring": [StrOptions(set(METRICS) | set(CRITERIA)), callable],
         "cv": ["cv_object", None],
+        "cv_repeats": [Interval(Integral, 1, None, closed="left")],
         "error_score": [StrOptions({"raise"}), Real],
         "method": [StrOptions({"box-cox", "yeo-johnson"})],
         "extrapolation": [StrOptions({"extrapolate", "clip"})],
@@ -337,6 +341,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         n_trials: int | None = None,
         scoring: Any = "accuracy",
         cv: Any = None,
+        cv_repeats: int = 1,
         error_score: str | float = "raise",
         method: str = "box-cox",
         extrapolation: str = "extrapolate",
@@ -359,6 +364,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.n_trials = n_trials
         self.scoring = scoring
         self.cv = cv
+        self.cv_repeats = cv_repeats
         self.error_score = error_score
         self.method = method
         self.extrapolation = extrapolation
@@ -425,6 +431,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self._inner(),
             scoring=self.scoring,
             cv=self.cv,
+            cv_repeats=self.cv_repeats,
             error_score=self.error_score,
             method=self.method,
             extrapolation=self.extrapolation,

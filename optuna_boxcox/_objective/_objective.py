@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 import dataclasses
 import functools
+from numbers import Integral
 from typing import TYPE_CHECKING
 from typing import Any
 import warnings
@@ -20,6 +21,7 @@ import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution
 import pandas as pd
+from sklearn.model_selection import RepeatedStratifiedKFold
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._math._jit import resolve_threads
@@ -299,11 +301,22 @@ class BoxCoxObjective(PointsObjective):
                 boxcox_values = boxcox_values[self.rows]
         self.values = values
         self.cv = cv
+        splitter = cv
+        if spec.cv_repeats != 1:
+            # More repeats of the folds, each shuffled anew: a score with less noise.
+            if not isinstance(cv, Integral) or isinstance(cv, bool) or spec.cv_repeats < 1:
+                raise ValueError(
+                    f"cv_repeats={spec.cv_repeats!r} needs cv as a number of folds and repeats "
+                    f"as a whole number of at least 1, got cv={cv!r}"
+                )
+            splitter = RepeatedStratifiedKFold(
+                n_splits=int(cv), n_repeats=int(spec.cv_repeats), random_state=random_state
+            )
         self._scoring = Scoring(
             scoring,
             self.y,
             method,
-            inner_splits(cv, self.X, self.y, random_state),
+            inner_splits(splitter, self.X, self.y, random_state),
             error_score=spec.error_score,
         )
         check_neighbours(estimator, scoring, self._scoring.splits, len(self.y))

@@ -172,6 +172,12 @@ def _parse_error_score(text: str) -> Any:
     return value
 
 
+def _parse_repeats(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"must be a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
 def _seeded(spec: SearchSpec) -> Any:
     # The seed draws the rows of folds, a subsample and a fidelity's rungs: not part of an
     # ``auto`` study that chose exact (a classifier refitted with random_state=None resumes it).
@@ -237,6 +243,8 @@ class SearchSpec:
             scikit-learn classifier. The only positional argument.
         scoring, cv, method, extrapolation, subsample, transforms, estimator_params, objectives:
             As in :class:`~optuna_boxcox.BoxCoxObjective`.
+        cv_repeats: Repeats of the inner stratified folds of an integer ``cv``, each shuffled
+            anew (scikit-learn's ``RepeatedStratifiedKFold``): part of the experiment.
         fidelity: As in :class:`~optuna_boxcox.BoxCoxObjective`. The fidelity asked for is part
             of the experiment (``"auto"`` as such, whatever it chose). ``"default"``: none asked
             for; the lifecycle's ``plan_search`` decides it (a resumed study's own fidelity, else
@@ -298,6 +306,17 @@ class SearchSpec:
         label="cv",
         encode=lambda v: _cv_record(v),
         decode=lambda v: None if v == "resubstitution" else v,
+    )
+    cv_repeats: int = spec_field(
+        1,
+        label="cv repeats",
+        kept=lambda spec: spec.cv_repeats != 1,
+        flag=Flag(
+            "repeats of the inner stratified folds of cv, each repeat shuffled anew: the mean "
+            "over the repeats measures a score with less noise, at that many times the fits",
+            metavar="R",
+            parse=_parse_repeats,
+        ),
     )
     error_score: Any = spec_field(
         "raise",
