@@ -88,9 +88,12 @@ def _predict(clf, transform, X_train, y_train, X_test):
     return clone(clf).fit(t.transform(X_train), y_train).predict(t.transform(X_test))
 
 
-#: The fixed and peer transforms a selection rule may choose, scored by inner CV too (the rest
-#: rarely rank first and would double the cost).
-INNER_FIXED = ("quantile", "yeo-johnson", "kdi", "squashing")
+#: The fixed and peer transforms a selection rule may choose, scored by inner CV too (raw data
+#: rarely ranks first and Box-Cox's MLE is the ``mle`` anchor).
+INNER_FIXED = ("quantile", "yeo-johnson", "kdi", "squashing", "minmax", "maxabs", "standard")
+#: The Λ also measured range-scaled: Box-Cox with the Λ, then MinMax to [0, 1] (``<name>_mm``;
+#: with Λ = 1 that is MinMaxScaler exactly), the scaling k-NN's distances and the MLP may favour.
+RANGE_SCALED = ("searched", "mle", "skew")
 #: Peers' transforms a user would pick instead (optional libraries), beside the fixed ones.
 PEERS = ("kdi", "squashing")
 
@@ -150,9 +153,23 @@ def measure_one(name: str, X: np.ndarray, y: np.ndarray, classifier: str, fold: 
     start = time.perf_counter()
     record["inner"] = {k: _inner_correct(clf, lam, Xtr, ytr) for k, lam in lambdas.items()}
     record["inner_seconds"] = time.perf_counter() - start
+    for k in RANGE_SCALED:
+        scaled = _range_scaled(lambdas[k])
+        record["held_out"][f"{k}_mm"] = _held_out(clf, scaled, Xtr, ytr, Xte, yte)
+        record["inner"][f"{k}_mm"] = _inner_correct(clf, scaled, Xtr, ytr)
     record["inner_fixed"] = {k: _inner_correct(clf, fixed[k], Xtr, ytr) for k in INNER_FIXED}
     record["inner_folds"] = _inner_folds(ytr)
     return record
+
+
+def _range_scaled(lambdas: np.ndarray) -> Any:
+    """Box-Cox with ``lambdas`` (no standard scaling), then MinMax to [0, 1]."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import MinMaxScaler
+
+    from optuna_boxcox import BoxCoxTransformer
+
+    return make_pipeline(BoxCoxTransformer(lambdas=lambdas, standardize=False), MinMaxScaler())
 
 
 def _loo_correct(lambdas: np.ndarray, X: np.ndarray, y: np.ndarray, k: int = 5) -> list[int]:
@@ -304,6 +321,17 @@ SELECTIONS["sel-all-nos"] = SELECTIONS["sel-all"][:-1]
 SELECTIONS["sel-sk-nos"] = SELECTIONS["sel-sk"][:-1]
 SELECTIONS["sel-kdi-nos"] = ["ones", "mle", "skew", "fixed:kdi"]
 SELECTIONS["sel-os"] = ["ones", "skew", "searched"]
+#: Range-scaled anchors (records with ``RANGE_SCALED`` candidates): MinMax, then Box-Cox with the
+#: MLE or skew Λ then MinMax, beside the standard-scaled anchors.
+SELECTIONS["sel-mm"] = ["ones", "mle", "fixed:minmax", "searched"]
+SELECTIONS["sel-mm-family"] = ["ones", "mle", "fixed:minmax", "mle_mm", "skew_mm", "searched"]
+SELECTIONS["sel-mm-family-smm"] = [*SELECTIONS["sel-mm-family"][:-1], "searched_mm", "searched"]
+
+
+def _measured(record: dict, name: str) -> bool:
+    if name.startswith("fixed:"):
+        return name[6:] in record["inner_fixed"]
+    return name in record["inner"]
 
 
 def _cv_mean(record: dict, name: str) -> float:
@@ -341,9 +369,13 @@ def policies(record: dict) -> dict[str, float]:
     out = {"default": held["searched"]}
     if "inner_fixed" in record:
         for name, candidates in SELECTIONS.items():
-            out[name] = _held(record, select(record, candidates))
+            if all(_measured(record, c) for c in candidates):  # older records lack some
+                out[name] = _held(record, select(record, candidates))
         out["sel-4-gate"] = _held(record, select(record, SELECTIONS["sel-4"], margin=1.0))
         out["sel-sk-gate"] = _held(record, select(record, SELECTIONS["sel-sk"], margin=1.0))
+        if "mle_mm" in record["inner"]:
+            for name in ("sel-mm", "sel-mm-family", "sel-mm-family-smm"):
+                out[f"{name}-gate"] = _held(record, select(record, SELECTIONS[name], margin=1.0))
     for name, kwargs in RULES.items():
         out[name] = held[guarded_choice(record, **kwargs)]
     # The built default (optuna_boxcox._lifecycle._guard.rule_of): k-NN by leave-one-out confirmed by CV,
@@ -405,8 +437,12 @@ def table(results: str) -> str:
         if not sets:
             continue
         fixed_names = [*FIXED_TRANSFORMS, *PEERS, "skew-rule"]
-        extra = [*SELECTIONS, "sel-4-gate", "sel-sk-gate"]
-        methods = [*fixed_names, "default", "guarded", "loo-gate", *RULES, *extra]
+        # The rules every record of the classifier can answer (older records lack some).
+        answered = set.intersection(*(set(policies(r)) for rs in sets.values() for r in rs))
+        rules = [m for m in ("default", "guarded", "loo-gate", *RULES) if m in answered]
+        extra = [m for m in policies(next(iter(sets.values()))[0]) if m in answered]
+        extra = [m for m in extra if m not in rules]
+        methods = [*fixed_names, *rules, *extra]
         scores = []
         seconds = []
         gate_seconds = []
@@ -417,7 +453,8 @@ def table(results: str) -> str:
                     per[k].append(r["fixed"][k])
                 per["skew-rule"].append(r["held_out"]["skew"])
                 for k, v in policies(r).items():
-                    per[k].append(v)
+                    if k in per:
+                        per[k].append(v)
             scores.append([100 * np.mean(per[m]) for m in methods])
             seconds.append(sum(r["default_seconds"] for r in rs))
             # The gate's cost: the same 3 candidates x folds x repeats fits as the inner CV here
@@ -439,6 +476,8 @@ def table(results: str) -> str:
             f"{fixed} fixed transforms (fixed ranks: among themselves and the default)"
         )
         fixed_ranks = np.mean([rankdata(-s[:fixed]) for s in S], axis=0)
+        # The fixed method of highest mean over the sets: the best a user could have picked.
+        hindsight = S[:, :fixed].mean(axis=0).max()
         best = int(np.argmin(fixed_ranks))
         lines[-1] += f"; p: Wilcoxon against the best fixed transform, {methods[best]}"
         for i, m in enumerate(methods):
@@ -451,7 +490,8 @@ def table(results: str) -> str:
             rank = np.mean([rankdata(-s[cols])[at] for s in S])
             p = "" if i == best else f"  p {wilcoxon_p(S[:, i], S[:, best]):.3f}"
             lines.append(
-                f"  {m:12s} rank {rank:5.2f}  loss {loss[i]:5.1f}%  mean {S[:, i].mean():6.2f}{p}"
+                f"  {m:12s} rank {rank:5.2f}  loss {loss[i]:5.1f}%  mean {S[:, i].mean():6.2f}"
+                f"  vs best in hindsight {S[:, i].mean() - hindsight:+5.2f}{p}"
             )
     return "\n".join(lines)
 
