@@ -61,6 +61,7 @@ from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox._study._spec import check_study
 from optuna_boxcox._study._spec import data_fingerprint
 from optuna_boxcox._study._spec import record_search
+from optuna_boxcox._system._advice import AdvisedValueError
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -305,9 +306,11 @@ class BoxCoxObjective(PointsObjective):
         if spec.cv_repeats != 1:
             # More repeats of the folds, each shuffled anew: a score with less noise.
             if not isinstance(cv, Integral) or isinstance(cv, bool) or spec.cv_repeats < 1:
-                raise ValueError(
-                    f"cv_repeats={spec.cv_repeats!r} needs cv as a number of folds and repeats "
-                    f"as a whole number of at least 1, got cv={cv!r}"
+                raise AdvisedValueError(
+                    "{cv_repeats} repeats the inner folds of {cv} given as a number of folds, "
+                    "at least once; got {repeats} repeats of cv={given}",
+                    repeats=repr(spec.cv_repeats),
+                    given=repr(cv),
                 )
             splitter = RepeatedStratifiedKFold(
                 n_splits=int(cv), n_repeats=int(spec.cv_repeats), random_state=random_state

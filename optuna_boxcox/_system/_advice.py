@@ -24,6 +24,10 @@ class Advised(Exception):
         self.template, self.values = template, values
         super().__init__(self.worded(str))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Raised in a worker process, it crosses to the parent with its template and values.
+        return (_rebuilt, (type(self), self.template, self.values))
+
     def worded(self, option: Callable[[str], str]) -> str:
         """The message, each option named by ``option(name)``."""
         return self.template.format_map(_Filled(self.values, option))
@@ -36,3 +40,11 @@ class _Filled(dict):
 
     def __missing__(self, name: str) -> str:
         return self.option(name)
+
+
+class AdvisedValueError(Advised, ValueError):
+    """A caller's mistake whose remedy names an option."""
+
+
+def _rebuilt(kind: type[Advised], template: str, values: dict[str, Any]) -> Advised:
+    return kind(template, **values)

@@ -66,7 +66,7 @@ def test_other_repeats_are_another_experiment(wine):
 
 def test_repeats_need_folds(wine):
     X, y = wine
-    with pytest.raises(ValueError, match="cv_repeats=2 needs cv as a number of folds"):
+    with pytest.raises(ValueError, match=r"cv_repeats repeats the inner folds of cv given as"):
         BoxCoxObjective.from_spec(SearchSpec(GaussianNB(), cv_repeats=2), X, y)
 
 
@@ -96,5 +96,8 @@ def test_the_estimator_and_the_command_take_the_repeats(wine, tmp_path, capsys):
         f"sqlite:///{tmp_path / 's.db'}",
     ]
     assert main([*search, "--cv-repeats", "2"]) == 0
+    # Without --cv the library's advice is worded with the command's flags.
+    assert main([s for s in search if s not in ("--cv", "3")] + ["--cv-repeats", "2"]) == 2
+    assert "--cv-repeats repeats the inner folds of --cv given as" in capsys.readouterr().err
     assert main([*search, "--cv-repeats", "x"]) == 2
     assert "--cv-repeats: must be a whole number of at least 1, got 'x'" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 from pathlib import Path
+import pickle
 import re
 
 import numpy as np
@@ -155,3 +156,6 @@ def test_advice_names_a_parameter_and_a_command_words_it_as_its_flag(capsys):
     assert str(advice) == "fewer grid points (grid_size) in a{b}.db"
     assert advice.worded(lambda name: "--" + name) == "fewer grid points (--grid_size) in a{b}.db"
     assert isinstance(advice, ValueError)
+    # Raised in a worker process, it reaches the parent whole.
+    back = pickle.loads(pickle.dumps(advice))
+    assert type(back) is GridTooLarge and back.worded(str) == advice.worded(str)
