@@ -17,6 +17,7 @@ from optuna_boxcox._system import _stop
 from optuna_boxcox._version import __version__
 from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import attach_signed_values
+from optuna_boxcox.cli._args import flag_of
 
 #: Modules that add sub-commands (each defines ``register(subparsers)``), in ``--help`` order.
 COMMAND_MODULES = (
@@ -99,11 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         from optuna_boxcox.storage import storage_failure
 
         # The library names the options it advises by parameter; a command, by flag.
-        text = (
-            error.worded(lambda name: "--" + name.replace("_", "-"))
-            if isinstance(error, Advised)
-            else str(error)
-        )
+        text = error.worded(flag_of) if isinstance(error, Advised) else str(error)
         if isinstance(error, StudyRefusal):
             # The library's refusal, ending with how this command starts the study over.
             said = error.message(getattr(args, "start_over", START_OVER))

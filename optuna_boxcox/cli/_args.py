@@ -33,6 +33,12 @@ class UsageError(Exception):
     """A problem the user can fix; printed as one line without a traceback."""
 
 
+def flag_of(name: str) -> str:
+    """A parameter's flag, ``grid_size`` → ``--grid-size``: argparse's own rule from a flag to its
+    destination, read backwards (every option of the commands follows it)."""
+    return "--" + name.replace("_", "-")
+
+
 def add_data_arguments(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
     """--dataset or --csv/--label, and --features."""
     data = parser.add_mutually_exclusive_group()

@@ -19,6 +19,7 @@ from optuna_boxcox.cli._args import add_scale_arguments
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import check_cv
 from optuna_boxcox.cli._args import check_max_memory
+from optuna_boxcox.cli._args import flag_of
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import parse_fidelity
 from optuna_boxcox.cli._args import positive
@@ -144,7 +145,7 @@ def add_declared_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("the experiment (recorded in the study's identity)")
     for name, flag, default in flags():
         group.add_argument(
-            "--" + name.replace("_", "-"),
+            flag_of(name),
             dest=name,
             default=None,
             metavar=flag.metavar,
@@ -164,8 +165,7 @@ def declared_options(args: argparse.Namespace) -> dict[str, Any]:
         try:
             given[name] = flag.parse(text)
         except ValueError as error:
-            option = "--" + name.replace("_", "-")
-            raise UsageError(f"{option}: {error}") from None
+            raise UsageError(f"{flag_of(name)}: {error}") from None
     return given
 
 
@@ -187,7 +187,7 @@ def sampler_settings(args: argparse.Namespace) -> dict[str, Any]:
     grid = coordinate or name in ("spherical", "diagonal", "grid")
     wrong = [k for k in given if not grid or (k in COORDINATE_SETTINGS and not coordinate)]
     if wrong:
-        options = ", ".join("--" + k.replace("_", "-") for k in wrong)
+        options = ", ".join(flag_of(k) for k in wrong)
         verb = "does" if len(wrong) == 1 else "do"
         raise UsageError(f"{options} {verb} not apply to the {args.sampler!r} sampler")
     return given
