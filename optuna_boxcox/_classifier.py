@@ -475,7 +475,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
         self.best_score_ = float(best)
-        chosen = self._member(objective, params, best, X, y)
+        range_scale = found.decision is not None and found.decision.range_scaled
+        chosen = self._member(objective, params, best, X, y, range_scale=range_scale)
         self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
         if self.ensemble is not None:
             self.ensemble_ = best_members(
@@ -537,7 +538,14 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _member(
-        self, objective: BoxCoxObjective, params: dict, score: float, X: np.ndarray, y: np.ndarray
+        self,
+        objective: BoxCoxObjective,
+        params: dict,
+        score: float,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        range_scale: bool = False,
     ) -> Member:
         """The configuration ``params`` fitted on (X, y)."""
         return fit_member(
@@ -549,6 +557,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             y,
             method=self.method,
             extrapolation=self.extrapolation,
+            range_scale=range_scale,
         )
 
     def _where(self) -> Where:

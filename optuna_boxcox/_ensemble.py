@@ -68,12 +68,19 @@ def _logistic(values: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * values))
 
 
-def _feature_map(configuration: Configuration, method: str, extrapolation: str) -> Any:
+def _feature_map(
+    configuration: Configuration, method: str, extrapolation: str, range_scale: bool = False
+) -> Any:
     """The transform a configuration gives the features: the paper's BoxCoxTransformer when every
-    feature has the same power transform, else a :class:`_FeatureMap`."""
+    feature has the same power transform (min-max scaled after it with ``range_scale``, which
+    only the guarded default's choice of a range-scaled anchor asks for), else a
+    :class:`_FeatureMap`."""
     if set(configuration.transforms) == {method}:
         return BoxCoxTransformer(
-            lambdas=configuration.lambdas, method=method, extrapolation=extrapolation
+            lambdas=configuration.lambdas,
+            method=method,
+            extrapolation=extrapolation,
+            range_scale=range_scale,
         )
     return _FeatureMap(configuration, extrapolation)
 
@@ -123,14 +130,16 @@ def fit_member(
     *,
     method: str,
     extrapolation: str,
+    range_scale: bool = False,
 ) -> Member:
-    """The configuration of ``params`` fitted on (X, y): its feature map and a clone of
-    ``estimator`` with the configuration's settings."""
+    """The configuration of ``params`` fitted on (X, y): its feature map (min-max scaled after
+    the power step with ``range_scale``) and a clone of ``estimator`` with the configuration's
+    settings."""
     with warnings.catch_warnings():
         # The objective has said it already, about the same columns.
         warnings.simplefilter("ignore", ExtremeValueWarning)
         warnings.simplefilter("ignore", ConstantColumnWarning)
-        transformer = _feature_map(configuration, method, extrapolation).fit(X)
+        transformer = _feature_map(configuration, method, extrapolation, range_scale).fit(X)
     estimator = clone(estimator).set_params(**configuration.settings)
     if set(configuration.transforms) == {"drop"}:
         estimator = DummyClassifier(strategy="most_frequent")

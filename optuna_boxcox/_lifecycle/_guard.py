@@ -50,6 +50,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import RepeatedStratifiedKFold
 from sklearn.model_selection import StratifiedKFold
@@ -63,16 +64,18 @@ from optuna_boxcox._objective._evaluators import evaluators_of
 from optuna_boxcox._objective._evaluators import gate_rule
 from optuna_boxcox._objective._evaluators import gate_rules
 from optuna_boxcox._objective._evaluators import held_out_predictions
+from optuna_boxcox._objective._evaluators import searches
 from optuna_boxcox._objective._evaluators import ungated_reason
 from optuna_boxcox._objective._objective import METRICS
-from optuna_boxcox._study._decision import CANDIDATES
 from optuna_boxcox._study._decision import DECISION_ATTR
 from optuna_boxcox._study._decision import LOO
 from optuna_boxcox._study._decision import MARGIN
+from optuna_boxcox._study._decision import RANGE_SCALED
 from optuna_boxcox._study._decision import REPEATS
 from optuna_boxcox._study._decision import SPLITS
 from optuna_boxcox._study._decision import Decision
 from optuna_boxcox._study._decision import Rule
+from optuna_boxcox._study._decision import lambda_source
 from optuna_boxcox._system import _stop
 from optuna_boxcox.samplers import SAMPLERS
 
@@ -81,6 +84,9 @@ from optuna_boxcox.samplers import SAMPLERS
 GUARDED = "guarded"
 #: The paper's search the guarded default runs before its gate.
 SEARCH_SAMPLER = "coordinate"
+#: What the guarded default runs for a classifier whose rule searches no Λ: the MLE Λ, one trial
+#: (the study still records the Λ and the decision).
+ANCHOR_SAMPLER = "mle"
 
 
 def sampler_names() -> tuple[str, ...]:
@@ -109,9 +115,10 @@ def fold_scores(
     seed: int,
     method: str = "box-cox",
     extrapolation: str = "extrapolate",
+    range_scale: bool = False,
 ) -> np.ndarray:
     """The metric of each fold of repeated stratified CV, transform and classifier fitted on the
-    other folds."""
+    other folds (min-max scaled after the power step with ``range_scale``)."""
     splitter = RepeatedStratifiedKFold(n_splits=_splits(y), n_repeats=REPEATS, random_state=seed)
     scores = []
     for train, test in splitter.split(X, y):
@@ -122,10 +129,17 @@ def fold_scores(
         with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
             warnings.simplefilter("ignore", ExtremeValueWarning)
             warnings.simplefilter("ignore", ConstantColumnWarning)
+            # A fold's fit is the gate's own business; the model the user gets warns for itself.
+            warnings.simplefilter("ignore", ConvergenceWarning)
             # BoxCoxTransformer's numbers without its checks, which cost more than the transform
             # on a few hundred rows (X is float64, checked once by the search).
             fitted, held = fitted_pair(
-                lambdas, X[train], X[test], method=method, extrapolation=extrapolation
+                lambdas,
+                X[train],
+                X[test],
+                method=method,
+                extrapolation=extrapolation,
+                range_scale=range_scale,
             )
             predicted = held_out_predictions(estimator, fitted, y[train], held)
             if predicted is None:
@@ -169,10 +183,15 @@ def decide(
     extrapolation: str = "extrapolate",
     rule: Rule | None = None,
 ) -> Decision:
-    """Choose among ``candidates`` (``searched``, ``mle``, ``ones`` → Λ) by ``rule`` (default
-    :func:`rule_of` the estimator)."""
+    """Choose among ``candidates`` (``searched``, ``mle``, ``ones`` → Λ; a range-scaled anchor
+    uses its anchor's Λ) by ``rule`` (default :func:`rule_of` the estimator): the best of the
+    rule's anchors, then, where the rule searches, the searched Λ if it beats that anchor by the
+    rule's margin."""
     rule = rule or rule_of(estimator, metric, y)
-    lambdas = {name: np.asarray(candidates[name], dtype=float) for name in CANDIDATES}
+    names = (("searched",) if rule.search else ()) + rule.anchors
+    lambdas = {
+        name: np.asarray(candidates[lambda_source(name)], dtype=float) for name in names
+    }
 
     def cv(name: str) -> np.ndarray:
         return fold_scores(
@@ -184,28 +203,42 @@ def decide(
             seed=seed,
             method=method,
             extrapolation=extrapolation,
+            range_scale=name in RANGE_SCALED,
         )
 
     confirmation = None
+    nan = float("nan")
     if rule.criterion == LOO:
         transformed = {
-            name: _transformed(lambdas[name], X, method, extrapolation) for name in CANDIDATES
+            name: _transformed(lambdas[name], X, method, extrapolation) for name in names
         }
         if not all(np.all(np.isfinite(T)) for T in transformed.values()):
             rule = Rule()  # scikit-learn's folds say what such values do
+            names = ("searched", *rule.anchors)
     if rule.criterion == LOO:
         leave_one_out = evaluators_of(estimator).leave_one_out
-        scores = {name: leave_one_out(estimator, transformed[name], y) for name in CANDIDATES}
-        means = {name: float(values.mean()) for name, values in scores.items()}
-        anchor = "ones" if means["ones"] > means["mle"] else "mle"
-        d = scores["searched"] - scores[anchor]
+        scores = {name: leave_one_out(estimator, transformed[name], y) for name in names}
+    else:
+        scores = {name: cv(name) for name in names}
+    means = {name: float(values.mean()) for name, values in scores.items()}
+    # The first of the best anchors: a tie goes to the MLE Λ, where the search started.
+    anchor = max(rule.anchors, key=lambda name: means[name])
+    if not rule.search:
+        return Decision(
+            chosen=anchor,
+            lambdas=lambdas[anchor],
+            scores=means,
+            anchor=anchor,
+            difference=nan,
+            threshold=nan,
+            folds=len(scores[anchor]),
+            rule=rule,
+        )
+    d = scores["searched"] - scores[anchor]
+    if rule.criterion == LOO:
         # The standard error of a mean over the rows' paired differences.
         error = float(np.std(d, ddof=1)) / np.sqrt(len(d))
     else:
-        scores = {name: cv(name) for name in CANDIDATES}
-        means = {name: float(values.mean()) for name, values in scores.items()}
-        anchor = "ones" if means["ones"] > means["mle"] else "mle"
-        d = scores["searched"] - scores[anchor]
         n_test = len(y) / _splits(y)
         # Nadeau & Bengio's corrected variance of a mean over overlapping CV folds.
         error = float(np.sqrt((1.0 / len(d) + n_test / (len(y) - n_test)) * np.var(d, ddof=1)))
@@ -258,10 +291,13 @@ def metric_of(scoring: Any) -> Any:
     return METRICS.get(scoring, accuracy_score)
 
 
-def search_sampler(name: str) -> str:
-    """The registry sampler that searches for ``name``: the paper's coordinate search for the
-    guarded default, ``name`` itself otherwise."""
-    return SEARCH_SAMPLER if name == GUARDED else name
+def search_sampler(name: str, estimator: Any = None) -> str:
+    """The registry sampler that searches for ``name``: for the guarded default the paper's
+    coordinate search, or the MLE Λ alone for an ``estimator`` whose rule searches nothing;
+    ``name`` itself otherwise."""
+    if name != GUARDED:
+        return name
+    return SEARCH_SAMPLER if estimator is None or searches(estimator) else ANCHOR_SAMPLER
 
 
 def gated(estimator: Any) -> bool:

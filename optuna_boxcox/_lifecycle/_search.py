@@ -219,7 +219,9 @@ def plan_search(
         spec = _default_fidelity(spec, recorded)
     guarded = spec.sampler == _guard.GUARDED
     if guarded:  # the paper's search first, in a study of its own; the gate after it
-        spec = dataclasses.replace(spec, sampler=_guard.SEARCH_SAMPLER)
+        spec = dataclasses.replace(
+            spec, sampler=_guard.search_sampler(_guard.GUARDED, _estimator_or_none(spec))
+        )
     if sampler is None:
         if spec.sampler is not None and sampler_key(spec.sampler) is None:
             # Named here, not by make_sampler: a search also takes the guarded default.
@@ -243,6 +245,15 @@ def plan_search(
     if n_trials is None and not plan_sampler:
         n_trials = DEFAULT_OPEN_ENDED_TRIALS
     return SearchPlan(spec, sampler, n_trials, guarded=guarded)
+
+
+def _estimator_or_none(spec: SearchSpec) -> Any:
+    """The spec's classifier, or None when its record cannot rebuild it (the caller's object
+    decides then)."""
+    try:
+        return spec.estimator()
+    except ValueError:
+        return None
 
 
 def _default_fidelity(spec: SearchSpec, recorded: SearchSpec | None) -> SearchSpec:

@@ -293,6 +293,24 @@ def fit_scale(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return mean, scale
 
 
+def fit_minmax(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Minimum and range of each column as ``MinMaxScaler`` scales by them (a constant column, or
+    one whose range overflows, gets range 1: it is only shifted)."""
+    low = B.min(axis=0)
+    with np.errstate(over="ignore"):
+        span = B.max(axis=0) - low
+    return low, np.where(np.isfinite(span) & (span > 0), span, 1.0)
+
+
+def minmax(B: np.ndarray, low: np.ndarray, span: np.ndarray) -> np.ndarray:
+    """(B - low) / span, saturated so that finite input never becomes inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = (B - low) / span
+    return np.nan_to_num(
+        out, nan=0.0, posinf=np.finfo(np.float64).max, neginf=-np.finfo(np.float64).max
+    )
+
+
 def scale_column(column: np.ndarray) -> np.ndarray:
     """One column standard-scaled: ``standardise(column, *fit_scale(column[:, None]))`` bit for bit,
     without the 2-D reductions' overhead (the objective re-scales one column per trial)."""

@@ -70,6 +70,12 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Standard scale the transformed features (mean 0, variance 1 on the training data), as the
         paper does before every classifier.
 
+    range_scale : bool, default=False
+        Min-max scale the transformed features into [0, 1] on the training data instead of standard
+        scaling them (``standardize`` is then not used). With λ = 1 for every feature the output
+        equals :class:`~sklearn.preprocessing.MinMaxScaler`'s. Some classifiers learn better from
+        bounded inputs (the guarded default judges such candidates for the MLP).
+
     Attributes
     ----------
     lambdas_ : ndarray of shape (n_features,)
@@ -87,6 +93,13 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     scale_ : ndarray of shape (n_features,)
         Standard deviation of each power-transformed training feature, 1 where it is constant
         (only with ``standardize=True``).
+
+    power_min_ : ndarray of shape (n_features,)
+        Minimum of each power-transformed training feature (only with ``range_scale=True``).
+
+    power_range_ : ndarray of shape (n_features,)
+        Range of each power-transformed training feature, 1 where it is constant (only with
+        ``range_scale=True``).
 
     n_features_in_ : int
         Number of features seen during :term:`fit`.
@@ -150,15 +163,23 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "method": [StrOptions(set(_numerics.METHODS))],
         "extrapolation": [StrOptions(set(_numerics.EXTRAPOLATIONS))],
         "standardize": ["boolean"],
+        "range_scale": ["boolean"],
     }
 
     def __init__(
-        self, lambdas="mle", *, method="box-cox", extrapolation="extrapolate", standardize=True
+        self,
+        lambdas="mle",
+        *,
+        method="box-cox",
+        extrapolation="extrapolate",
+        standardize=True,
+        range_scale=False,
     ):
         self.lambdas = lambdas
         self.method = method
         self.extrapolation = extrapolation
         self.standardize = standardize
+        self.range_scale = range_scale
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
@@ -219,6 +240,9 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             else:
                 self.lambdas_ = _resolve_lambdas(self.lambdas, self._feature_names())
             B = _numerics.power_columns(values, self.lambdas_, self.method)
+            if self.range_scale:
+                self.power_min_, self.power_range_ = _numerics.fit_minmax(B)
+                return _numerics.minmax(B, self.power_min_, self.power_range_)
             if not self.standardize:
                 return B
             self.mean_, self.scale_ = _numerics.fit_scale(B)
@@ -248,6 +272,8 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             else:
                 values = X
             B = _numerics.power_columns(values, self.lambdas_, self.method)
+            if self.range_scale:
+                return _numerics.minmax(B, self.power_min_, self.power_range_)
             if not self.standardize:
                 return B
             return _numerics.standardise(B, self.mean_, self.scale_)
@@ -278,7 +304,10 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
                 f"{self.n_features_in_} features as input."
             )
         with np.errstate(all="ignore"):
-            B = X * self.scale_ + self.mean_ if self.standardize else X
+            if self.range_scale:
+                B = X * self.power_range_ + self.power_min_
+            else:
+                B = X * self.scale_ + self.mean_ if self.standardize else X
             values = np.empty_like(B)
             for j, lam in enumerate(self.lambdas_):
                 values[:, j] = _inverse_power_column(B[:, j], float(lam), self.method)
@@ -336,6 +365,7 @@ def fitted_pair(
     *,
     method: str = "box-cox",
     extrapolation: str = "extrapolate",
+    range_scale: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``BoxCoxTransformer(lambdas, …).fit(train)``'s transform of ``train`` and of ``test``, the
     same numbers, without the estimator's validation and warnings: for callers that fit it many
@@ -352,8 +382,12 @@ def fitted_pair(
         else:
             inputs = [train, test]
         powered = [_numerics.power_columns(values, lambdas, method) for values in inputs]
-        mean, scale = _numerics.fit_scale(powered[0])
-        fitted, held = (_numerics.standardise(B, mean, scale) for B in powered)
+        if range_scale:
+            low, span = _numerics.fit_minmax(powered[0])
+            fitted, held = (_numerics.minmax(B, low, span) for B in powered)
+        else:
+            mean, scale = _numerics.fit_scale(powered[0])
+            fitted, held = (_numerics.standardise(B, mean, scale) for B in powered)
     return fitted, held
 
 

@@ -18,8 +18,17 @@ SPLITS = 5
 REPEATS = 2
 #: How many corrected standard errors the searched Λ must beat the better anchor by.
 MARGIN = 1.0
-#: The candidates, in the order a tie goes (first wins among equal anchors).
+#: The candidates of the default rule, in the order a tie goes (first wins among equal anchors).
 CANDIDATES = ("searched", "mle", "ones")
+#: The anchors the default rule judges the searched Λ against.
+ANCHORS = ("mle", "ones")
+#: Anchors min-max scaled into [0, 1] after the power step instead of standard scaled
+#: (``BoxCoxTransformer(range_scale=True)``), each with the Λ it shares: with Λ = 1 that is
+#: MinMaxScaler. A classifier's rule may judge them (the MLP's, whose winners among the fixed
+#: transforms are range scalers).
+RANGE_SCALED = {"mle_minmax": "mle", "minmax": "ones"}
+#: Every anchor a rule may judge, in the order a tie goes.
+ALL_ANCHORS = (*ANCHORS, *RANGE_SCALED)
 
 
 CV = f"{SPLITS}x{REPEATS} cv"
@@ -31,20 +40,35 @@ NAMES = {
     "searched": "the searched Λ",
     "mle": "the per-feature MLE Λ",
     "ones": "Λ = 1 (standard scaling)",
+    "mle_minmax": "the per-feature MLE Λ, min-max scaled",
+    "minmax": "Λ = 1, min-max scaled (MinMaxScaler)",
 }
+
+
+def lambda_source(name: str) -> str:
+    """The candidate whose Λ ``name`` uses (a range-scaled anchor shares its anchor's)."""
+    return RANGE_SCALED.get(name, name)
 
 
 @dataclass(frozen=True)
 class Rule:
     """How a classifier's searched Λ is judged: by ``criterion`` (:data:`CV` or :data:`LOO`),
-    kept when it beats the better anchor by more than ``margin`` standard errors (and, with
-    ``confirm``, when its 5×2 CV score is above that anchor's too)."""
+    kept when it beats the best of ``anchors`` by more than ``margin`` standard errors (and, with
+    ``confirm``, when its 5×2 CV score is above that anchor's too). Without ``search`` the
+    default does not search Λ: the best of ``anchors`` by ``criterion`` is used."""
 
     criterion: str = CV
     margin: float = MARGIN
     confirm: bool = False
+    anchors: tuple[str, ...] = ANCHORS
+    search: bool = True
 
     def describe(self) -> str:
+        if not self.search:
+            return (
+                f"no search: the best {SPLITS}-fold x{REPEATS} CV score of "
+                f"{', '.join(self.anchors)} (ties to the first)"
+            )
         if self.criterion == LOO:
             text = (
                 f"searched kept if its exact leave-one-out accuracy beats the better anchor (mle or "
@@ -68,9 +92,11 @@ class Rule:
         confirmations a rule may have; else the default rule of ``criterion``."""
         for margin in (MARGIN, 0.0):
             for confirm in (False, True):
-                rule = cls(criterion, margin, confirm)
-                if rule.describe() == text:
-                    return rule
+                for anchors in (ANCHORS, ALL_ANCHORS):
+                    for search in (True, False):
+                        rule = cls(criterion, margin, confirm, anchors, search)
+                        if rule.describe() == text:
+                            return rule
         return Rule(criterion)
 
 
@@ -78,9 +104,11 @@ class Rule:
 class Decision:
     """What the gate chose and the scores that decided it.
 
-    ``chosen`` is ``"searched"``, ``"mle"`` or ``"ones"``; ``scores`` the mean cross-validated
-    score of each candidate; ``anchor`` the better anchor; ``difference`` the searched Λ's score
-    minus the anchor's, ``threshold`` what it had to exceed (``margin`` corrected standard errors).
+    ``chosen`` is ``"searched"`` or an anchor (``"mle"``, ``"ones"``, or a range-scaled one of
+    :data:`RANGE_SCALED`); ``scores`` the mean cross-validated score of each candidate judged;
+    ``anchor`` the best anchor; ``difference`` the searched Λ's score minus the anchor's,
+    ``threshold`` what it had to exceed (``margin`` corrected standard errors); both NaN when the
+    rule does not search.
     """
 
     chosen: str
@@ -100,6 +128,11 @@ class Decision:
     settings: dict[str, Any] | None = None
     #: (rows judged on, rows given) when the gate judged a sample (the gate's ``MAX_ROWS``).
     sample: tuple[int, int] | None = None
+
+    @property
+    def range_scaled(self) -> bool:
+        """Whether the model min-max scales after the power step (a range-scaled anchor won)."""
+        return self.chosen in RANGE_SCALED
 
     def to_dict(self) -> dict[str, Any]:
         attr = self._to_dict()
@@ -181,6 +214,11 @@ class Decision:
             return f"{verdict}, not gated ({self.reason})"
         scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
+        if not (self.rule or Rule()).search:
+            line = f"{verdict}: {CV} {scores}; no Λ search for this classifier"
+            if self.sample is not None:
+                line += f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
+            return line
         line = (
             f"{verdict}: {(self.rule or Rule()).criterion} {scores}; searched − {self.anchor} = "
             f"{self.difference:+.4f}, needed > {self.threshold:.4f}"
@@ -203,6 +241,8 @@ class Decision:
             criterion = f"{self.folds // REPEATS}-fold × {REPEATS} CV score"
             label = f"{criterion}s"
             error = "corrected standard error of the paired fold differences"
+        if not rule.search:
+            return self._explain_anchors(criterion, label)
         searched, anchor = self.scores["searched"], self.scores[self.anchor]
         margin = "one" if rule.margin == 1 else f"{rule.margin:g}"
         needed = f"{self.threshold:.4f} ({margin} {error})"
@@ -249,10 +289,21 @@ class Decision:
                 f"{searched:.4f} beat its {anchor:.4f} by only {self.difference:.4f}, not more "
                 f"than the {needed} it needed."
             )
-        scores = ", ".join(
-            f"{NAMES[name].removeprefix('the ')} {self.scores[name]:.4f}" for name in CANDIDATES
+        return text + self._scores_in_words(label)
+
+    def _explain_anchors(self, criterion: str, label: str) -> str:
+        """A rule without search: the best anchor is used."""
+        text = (
+            f"The gate chose {NAMES[self.chosen]}: the best {criterion} of the fixed candidates "
+            "(this classifier's default searches no Λ: its fits cost too much for a search)."
         )
-        text += f" {label}: {scores}."
+        return text + self._scores_in_words(label)
+
+    def _scores_in_words(self, label: str) -> str:
+        scores = ", ".join(
+            f"{NAMES[name].removeprefix('the ')} {value:.4f}" for name, value in self.scores.items()
+        )
+        text = f" {label}: {scores}."
         if self.sample is not None:
             text += (
                 f" Judged on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows."

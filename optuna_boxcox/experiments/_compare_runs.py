@@ -316,7 +316,9 @@ def _run_one(
     # Nelder–Mead's plan has no natural end: give it the shared budget. The paper's grid samplers
     # keep their own (fixed) plans, stopped at the budget when longer.
     sampler_settings = {"n_trials": budget} if sampler_name == "nelder-mead" else {}
-    sampler = make_sampler(search_sampler(sampler_name), seed=seed, **sampler_settings)
+    sampler = make_sampler(
+        search_sampler(sampler_name, spec.estimator()), seed=seed, **sampler_settings
+    )
     target = budget
     if isinstance(sampler, PlanSampler):
         target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))
@@ -349,7 +351,8 @@ def _run_one(
         if recorded is not None and not found.ran:
             held_out = float(recorded["score"])
         else:
-            held_out = _held_out(*test, found.objective.to_lambdas(found.params))
+            range_scale = found.decision is not None and found.decision.range_scaled
+            held_out = _held_out(*test, found.objective.to_lambdas(found.params), range_scale)
             if found.ran:
                 # A user's fit: the search and its gate, then the model on the Λ used (the held-out
                 # prediction is not part of it, but costs little). Reported only.
@@ -377,8 +380,11 @@ def _run_one(
     }
 
 
-def _held_out(X_train, y_train, X_test, y_test, estimator, metric, lambdas) -> float:
-    transformer = BoxCoxTransformer(lambdas=lambdas).fit(np.asarray(X_train, float))
+def _held_out(
+    X_train, y_train, X_test, y_test, estimator, metric, lambdas, range_scale=False
+) -> float:
+    transformer = BoxCoxTransformer(lambdas=lambdas, range_scale=range_scale)
+    transformer.fit(np.asarray(X_train, float))
     model = clone(estimator).fit(transformer.transform(np.asarray(X_train, float)), y_train)
     predicted = model.predict(transformer.transform(np.asarray(X_test, float)))
     return float(metric(np.asarray(y_test), predicted))

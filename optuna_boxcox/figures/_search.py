@@ -254,11 +254,14 @@ def search_note(
         if decision is None:
             lines.append(f"| score | {chosen:.4f} (λ = 1: {base:.4f}, λ_MLE: {mle:.4f}) |")
         else:
-            used = {"searched": chosen, "mle": mle, "ones": base}[decision.chosen]
-            lines.append(
-                f"| score | Λ used {used:.4f} (searched Λ: {chosen:.4f}, λ = 1: {base:.4f}, "
-                f"λ_MLE: {mle:.4f}) |"
-            )
+            others = f"searched Λ: {chosen:.4f}, λ = 1: {base:.4f}, λ_MLE: {mle:.4f}"
+            if decision.range_scaled:
+                # Min-max scaled, its model is not a point the objective scores: the gate's
+                # CV score above is its score.
+                lines.append(f"| score | {others} (standard scaled) |")
+            else:
+                used = {"searched": chosen, "mle": mle, "ones": base}[decision.chosen]
+                lines.append(f"| score | Λ used {used:.4f} ({others}) |")
         configuration = objective.configuration(params)
         if configuration.settings:
             settings = ", ".join(f"{k} = {v}" for k, v in configuration.settings.items())

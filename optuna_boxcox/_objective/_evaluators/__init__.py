@@ -83,6 +83,7 @@ from optuna_boxcox._objective._evaluators.svc import RBFSVCScorer
 from optuna_boxcox._objective._evaluators.svc import svc_cache_bytes
 from optuna_boxcox._objective._evaluators.trees import MonotoneInvariantWarning
 from optuna_boxcox._objective._evaluators.trees import monotone_invariant
+from optuna_boxcox._study._decision import ALL_ANCHORS
 from optuna_boxcox._study._decision import Rule
 
 __all__ = [
@@ -108,6 +109,7 @@ __all__ = [
     "held_out_predictions",
     "make_fast_scorer",
     "monotone_invariant",
+    "searches",
     "svc_cache_bytes",
     "ungated_reason",
 ]
@@ -218,6 +220,11 @@ GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
 #: no loss, the ungated searched Λ +1.87 and 2 losses (docs/performance.md, "RidgeClassifier");
 #: LinearSVC's on all 25, +1.00 point and no loss gated, +0.90 and 1 loss ungated
 #: (docs/performance.md, "k-NN and LinearSVC on the 25 development sets").
+#: The MLP's rule: among the fixed transforms its winners are range scalers (MaxAbs, MinMax), and
+#: its fits cost seconds, so the default judges the anchors, standard and min-max scaled, by its
+#: own CV and searches nothing (docs/performance.md, "The MLP's default").
+MLP_RULE = Rule(anchors=ALL_ANCHORS, search=False)
+
 REGISTRY: dict[type, Evaluators] = {
     GaussianNB: Evaluators(
         (GaussianNBScorer,),
@@ -242,7 +249,11 @@ REGISTRY: dict[type, Evaluators] = {
     SGDClassifier: Evaluators(
         (SGDScorer,), cost=CostClass(1.75e-7, 1.0, 1.0, per_class=True), ungated=LINEAR
     ),
-    MLPClassifier: Evaluators(cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4)),
+    # Seconds a fit: the default searches no Λ (a search is thousands of fits) and its gate picks
+    # the best of the anchors and their range-scaled forms by the MLP's own 5×2 CV (40 fits).
+    MLPClassifier: Evaluators(
+        cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4), rule=MLP_RULE
+    ),
     LogisticRegression: Evaluators(
         (LogisticScorer,),
         cost=CostClass(6e-8, 1.0, 1.0, per_class=True, floor=0.0004),
@@ -292,6 +303,13 @@ def gate_rules() -> list[Rule]:
     what a recorded decision was made with (``_lifecycle._guard.settings``)."""
     rules = [entry.rule for entry in REGISTRY.values() if entry.rule is not None]
     return [*dict.fromkeys(rules), Rule()]
+
+
+def searches(estimator: Any) -> bool:
+    """Whether the guarded default searches Λ for ``estimator`` before its gate (its entry's rule
+    says; a rule without search judges the anchors only)."""
+    rule = evaluators_of(estimator).rule
+    return rule is None or rule.search
 
 
 def held_out_predictions(
