@@ -467,3 +467,72 @@ def test_the_decision_in_words_says_which_lambda_is_used_and_why(
         if chosen == "searched"
         else "The gate chose the per-feature MLE Λ"
     ), text
+
+
+def _plain_fold_scores(estimator, X, y, lambdas, range_scale, seed=0):
+    """The gate's 5x2 CV written out: scikit-learn's folds, pipeline and accuracy."""
+    from sklearn.model_selection import RepeatedStratifiedKFold
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+
+    from optuna_boxcox import BoxCoxTransformer
+
+    pipeline = make_pipeline(BoxCoxTransformer(lambdas, range_scale=range_scale), estimator)
+    folds = RepeatedStratifiedKFold(n_splits=5, n_repeats=2, random_state=seed)
+    return cross_val_score(pipeline, X, y, cv=folds).mean()
+
+
+def test_a_rule_without_search_uses_the_best_anchor_by_cross_validation():
+    from sklearn.metrics import accuracy_score
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox._study._decision import ALL_ANCHORS
+    from optuna_boxcox._study._decision import Rule
+
+    X, y = curved_boundary(n=150)
+    X = np.column_stack([X, np.exp(3 * X[:, 0])])
+    candidates = {
+        "searched": np.full(3, -4.0),
+        "mle": np.array([0.7, 1.2, -0.3]),
+        "ones": np.ones(3),
+    }
+    rule = Rule(anchors=ALL_ANCHORS, search=False)
+    decision = decide(GaussianNB(), X, y, candidates, accuracy_score, rule=rule)
+    sources = {"mle": "mle", "ones": "ones", "mle_minmax": "mle", "minmax": "ones"}
+    expected = {
+        name: _plain_fold_scores(GaussianNB(), X, y, candidates[source], name.endswith("minmax"))
+        for name, source in sources.items()
+    }
+    assert list(decision.scores) == list(ALL_ANCHORS)  # the searched Λ is not judged
+    np.testing.assert_allclose(list(decision.scores.values()), list(expected.values()), atol=1e-12)
+    best = max(ALL_ANCHORS, key=lambda name: expected[name])
+    assert decision.chosen == decision.anchor == best
+    np.testing.assert_array_equal(decision.lambdas, candidates[sources[best]])
+    assert decision.range_scaled == best.endswith("minmax")
+    again = Decision.from_dict(decision.to_dict())
+    assert again.rule == rule and again.chosen == best
+    assert "no search" in decision.to_dict()["rule"]
+    assert "no Λ search" in decision.describe()
+    assert decision.explain().startswith("The gate chose ")
+
+
+def test_the_mlps_default_searches_no_lambda_and_fits_the_anchor_it_chose():
+    from sklearn.neural_network import MLPClassifier
+
+    X, y = curved_boundary(n=120)
+    mlp = MLPClassifier(hidden_layer_sizes=(4,), max_iter=60, random_state=0)
+    with pytest.warns(Warning):  # 60 iterations do not converge: the user's model says so
+        clf = BoxCoxClassifier(mlp).fit(X, y)
+    decision = clf.decision_
+    assert decision["gated"] and "no search" in decision["rule"]
+    assert set(decision["scores"]) == {"mle", "ones", "mle_minmax", "minmax"}
+    assert decision["scores"][decision["chosen"]] == max(decision["scores"].values())
+    # The study holds one trial, the MLE Λ: the search's start point, nothing searched.
+    assert len(clf.study_.trials) == 1
+    from optuna_boxcox import BoxCoxTransformer
+
+    mle = BoxCoxTransformer().fit(X).lambdas_
+    np.testing.assert_allclose(list(clf.study_.trials[0].params.values()), mle)
+    np.testing.assert_allclose(clf.search_lambdas_, mle)
+    assert clf.transformer_.range_scale == decision["chosen"].endswith("minmax")
+    assert clf.study_.user_attrs[DECISION_ATTR] == decision

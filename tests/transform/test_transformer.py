@@ -30,6 +30,7 @@ ESTIMATORS = [
     BoxCoxTransformer(extrapolation="clip"),
     BoxCoxTransformer(standardize=False),
     BoxCoxTransformer(method="yeo-johnson", standardize=False),
+    BoxCoxTransformer(range_scale=True),
 ]
 
 NAMED_CHECKS = [
@@ -395,3 +396,45 @@ def test_crowding_is_measured_without_overflow_at_the_ends_of_float64():
     X[0, 0], X[1, 0] = -1.5e308, 1.5e308  # their difference overflows float64
     with np.errstate(over="raise"):
         np.testing.assert_array_equal(crowded_columns(X), [0])
+
+
+# --- range scaling after the power step -------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_range_scale_is_the_power_step_then_scikit_learns_min_max_scaler(method):
+    from sklearn.preprocessing import MinMaxScaler
+
+    rng = np.random.default_rng(3)
+    X = rng.lognormal(size=(80, 3))
+    train, test = _split(X)
+    lambdas = [0.5, -1.0, 2.0]
+    reference = BoxCoxTransformer(lambdas, method=method, standardize=False).fit(train)
+    scaler = MinMaxScaler().fit(reference.transform(train))
+    fitted = BoxCoxTransformer(lambdas, method=method, range_scale=True).fit(train)
+    for part in (train, test):
+        expected = scaler.transform(reference.transform(part))
+        np.testing.assert_allclose(fitted.transform(part), expected, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(fitted.inverse_transform(fitted.transform(part)), part)
+    out = fitted.transform(train)
+    np.testing.assert_allclose([out.min(axis=0), out.max(axis=0)], [[0, 0, 0], [1, 1, 1]])
+
+
+def test_range_scale_with_lambda_one_is_min_max_scaler():
+    from sklearn.preprocessing import MinMaxScaler
+
+    X = np.random.default_rng(4).normal(size=(60, 4))
+    out = BoxCoxTransformer(np.ones(4), range_scale=True).fit_transform(X)
+    np.testing.assert_allclose(out, MinMaxScaler().fit_transform(X), atol=1e-14)
+
+
+def test_the_gates_fitted_pair_gives_the_transformers_range_scaled_numbers():
+    from optuna_boxcox._math._transform import fitted_pair
+
+    X = np.random.default_rng(5).lognormal(size=(70, 3))
+    train, test = _split(X)
+    lambdas = np.array([0.3, 2.0, -0.5])
+    fitted = BoxCoxTransformer(lambdas, range_scale=True).fit(train)
+    a, b = fitted_pair(lambdas, train, test, range_scale=True)
+    np.testing.assert_array_equal(a, fitted.transform(train))
+    np.testing.assert_array_equal(b, fitted.transform(test))
