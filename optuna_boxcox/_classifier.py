@@ -112,9 +112,12 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
           (Nadeau–Bengio corrected) standard error. Else that anchor is used. The
           resubstitution score flatters classifiers that memorise (k-NN, RBF SVC), and a choice
           among thousands of candidates overfits it: the gate keeps what the data support. See
-          ``decision_``. Linear classifiers (the perceptron, LinearSVC) keep the searched Λ ungated:
+          ``decision_``. Linear classifiers (the perceptron, …) keep the searched Λ ungated:
           their training accuracy is not flattered, and the gate only added noise;
-          LogisticRegression is gated like naive Bayes. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
+          LogisticRegression, RidgeClassifier and LinearSVC are gated like naive Bayes. The MLP
+          searches no Λ (a search is thousands of its fits): the best 5 × 2 cross-validation
+          score of the MLE Λ and Λ = 1, each standard or min-max scaled after the power step, is
+          used. Searches with ``transforms``, ``estimator_params`` or ``ensemble`` are not
           gated (the coordinate search alone);
         - ``"coordinate"`` (or ``"iterative"``): the paper's iterative grid search, Algorithm 6;
           its Table-4 variants ``"shift"``, ``"shuffle"``, ``"finer"`` (Algorithms 6.1–6.3),
@@ -230,8 +233,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         The λ the search chose (``lambdas_`` unless the guarded default used an anchor).
     decision_ : dict or None
         The guarded default's decision (None when no gate ran): ``chosen`` (``"searched"``,
-        ``"mle"`` or ``"ones"``), the ``criterion`` (``"leave-one-out"`` or ``"5x2 cv"``) and
-        the ``scores`` of the three candidates by it, the better ``anchor``, the searched Λ's
+        ``"mle"`` or ``"ones"``; for the MLP also ``"mle_minmax"`` or ``"minmax"``, min-max
+        scaled after the power step: ``transformer_.range_scale``), the ``criterion``
+        (``"leave-one-out"`` or ``"5x2 cv"``) and the ``scores`` of the candidates by it, the better ``anchor``, the searched Λ's
         ``difference`` over it and the ``threshold`` it had to exceed, the ``rule``, k-NN's
         ``confirmation`` (5 × 2 CV scores of the searched Λ and the anchor, when leave-one-out
         kept it) and the ``settings`` it was made with; for a linear classifier (not gated: its training accuracy is not flattered)

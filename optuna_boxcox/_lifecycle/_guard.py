@@ -32,8 +32,11 @@ tuned to data: with them, a search that found nothing the held-out rows can tell
 anchor gives the anchor, the Λ a user could have had from a fixed one-line transform.
 
 Which classifiers are gated is the registry's trait too (``ungated_reason``): every one but the
-linear ones, LogisticRegression and RidgeClassifier excepted; for those the searched Λ is kept
-ungated, and the decision says so.
+linear ones, LogisticRegression, RidgeClassifier and LinearSVC excepted; for those the searched Λ
+is kept ungated, and the decision says so. A rule may also judge other anchors (the MLE Λ and
+Λ = 1 min-max scaled after the power step, ``RANGE_SCALED``) and say that the default searches no
+Λ at all (the MLP's: its fits cost seconds): the best anchor is then used, and the study records
+the MLE Λ as its one trial (:data:`ANCHOR_SAMPLER`).
 
 :func:`decide` returns a :class:`Decision`; :meth:`Decision.record` writes it into the study's user
 attributes (:data:`DECISION_ATTR`), which ``search`` prints and the dashboard shows, with the
@@ -189,9 +192,7 @@ def decide(
     rule's margin."""
     rule = rule or rule_of(estimator, metric, y)
     names = (("searched",) if rule.search else ()) + rule.anchors
-    lambdas = {
-        name: np.asarray(candidates[lambda_source(name)], dtype=float) for name in names
-    }
+    lambdas = {name: np.asarray(candidates[lambda_source(name)], dtype=float) for name in names}
 
     def cv(name: str) -> np.ndarray:
         return fold_scores(

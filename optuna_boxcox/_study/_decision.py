@@ -217,7 +217,9 @@ class Decision:
         if not (self.rule or Rule()).search:
             line = f"{verdict}: {CV} {scores}; no Λ search for this classifier"
             if self.sample is not None:
-                line += f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
+                line += (
+                    f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
+                )
             return line
         line = (
             f"{verdict}: {(self.rule or Rule()).criterion} {scores}; searched − {self.anchor} = "
@@ -301,7 +303,8 @@ class Decision:
 
     def _scores_in_words(self, label: str) -> str:
         scores = ", ".join(
-            f"{NAMES[name].removeprefix('the ')} {value:.4f}" for name, value in self.scores.items()
+            f"{NAMES[name].removeprefix('the ')} {value:.4f}"
+            for name, value in self.scores.items()
         )
         text = f" {label}: {scores}."
         if self.sample is not None:

@@ -251,9 +251,7 @@ REGISTRY: dict[type, Evaluators] = {
     ),
     # Seconds a fit: the default searches no Λ (a search is thousands of fits) and its gate picks
     # the best of the anchors and their range-scaled forms by the MLP's own 5×2 CV (40 fits).
-    MLPClassifier: Evaluators(
-        cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4), rule=MLP_RULE
-    ),
+    MLPClassifier: Evaluators(cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4), rule=MLP_RULE),
     LogisticRegression: Evaluators(
         (LogisticScorer,),
         cost=CostClass(6e-8, 1.0, 1.0, per_class=True, floor=0.0004),
