@@ -78,9 +78,14 @@ class Rule:
         elif self.margin == 0:
             text = f"the best {SPLITS}-fold x{REPEATS} CV score of searched, mle and ones (ties to the anchor)"
         else:
+            anchors = (
+                "the better anchor (mle or ones)"
+                if self.anchors == ANCHORS
+                else f"the best anchor ({', '.join(self.anchors)})"
+            )
             text = (
-                f"searched kept if its {SPLITS}-fold x{REPEATS} CV score beats the better anchor "
-                f"(mle or ones) by more than {self.margin:g} corrected standard error"
+                f"searched kept if its {SPLITS}-fold x{REPEATS} CV score beats {anchors} "
+                f"by more than {self.margin:g} corrected standard error"
             )
         if self.confirm:
             text += f", and its {SPLITS}-fold x{REPEATS} CV score is above that anchor's"

@@ -381,8 +381,15 @@ def policies(record: dict) -> dict[str, float]:
     # The built default (optuna_boxcox._lifecycle._guard.rule_of): k-NN by leave-one-out confirmed by CV,
     # the SVC the best of three by CV, linear models ungated, the others the one-SE CV gate.
     classifier = record["classifier"]
-    if classifier in ("linear", "linear-svc"):
+    if classifier == "linear":
         chosen = "searched"
+    elif classifier == "linear-svc" and "mle_mm" in record["inner"]:
+        chosen = _range_scaled_gate(record)
+        out["guarded"] = held["mle_mm"] if chosen == "mle_minmax" else _held(record, chosen)
+        out["loo-gate"] = out["guarded"]
+        return out
+    elif classifier == "linear-svc":
+        chosen = guarded_choice(record, margin=1.0)
     elif classifier == "svc":
         chosen = guarded_choice(record, margin=0.0)
     elif classifier == "knn" and "loo" in record:
@@ -393,6 +400,30 @@ def policies(record: dict) -> dict[str, float]:
     # k-NN: exact leave-one-out alone (one SE of the paired per-row differences).
     out["loo-gate"] = held[_loo_choice(record)] if "loo" in record else out["guarded"]
     return out
+
+
+def _range_scaled_gate(record: dict) -> str:
+    """LinearSVC's rule (``_evaluators.LINEAR_SVC_RULE``): the best inner-CV score of the MLE Λ,
+    Λ = 1, the MLE Λ range-scaled and MinMax (the first on a tie), then the searched Λ if it beats
+    that anchor by one corrected standard error. Returns ``searched``, ``mle``, ``ones``,
+    ``mle_minmax`` or ``fixed:minmax``."""
+    folds = np.asarray(record["inner_folds"])
+
+    def per_fold(correct: Any) -> np.ndarray:
+        c = np.asarray(correct, dtype=float)
+        return np.array(
+            [c[r, folds[r] == f].mean() for r in range(len(c)) for f in range(INNER_SPLITS)]
+        )
+
+    scores = {name: per_fold(record["inner"][name]) for name in ("mle", "ones")}
+    scores["mle_minmax"] = per_fold(record["inner"]["mle_mm"])
+    scores["fixed:minmax"] = per_fold(record["inner_fixed"]["minmax"])
+    anchor = max(scores, key=lambda name: scores[name].mean())
+    d = per_fold(record["inner"]["searched"]) - scores[anchor]
+    n = folds.shape[1]
+    n_test = n / INNER_SPLITS
+    error = np.sqrt((1 / len(d) + n_test / (n - n_test)) * np.var(d, ddof=1))
+    return "searched" if d.mean() > error else anchor
 
 
 def _loo_choice(record: dict, confirm: bool = False) -> str:

@@ -221,6 +221,7 @@ def test_the_gate_judges_each_classifier_by_its_rule():
     from optuna_boxcox._lifecycle._guard import rule_of
     from optuna_boxcox._objective._evaluators.knn_held_out import GATE_RULE as KNN_RULE
     from optuna_boxcox._objective._evaluators.svc import GATE_RULE as SVC_RULE
+    from optuna_boxcox._study._decision import ALL_ANCHORS
 
     y = np.arange(40) % 2
     assert rule_of(make_classifier("knn"), accuracy_score, y) == KNN_RULE
@@ -228,6 +229,10 @@ def test_the_gate_judges_each_classifier_by_its_rule():
     assert rule_of(make_classifier("knn"), balanced_accuracy_score, y) == Rule()
     assert rule_of(make_classifier("svc"), accuracy_score, y) == SVC_RULE
     assert rule_of(make_classifier("bayes"), accuracy_score, y) == Rule()
+    # LinearSVC against the anchors min-max scaled too; the MLP judges the anchors alone.
+    assert rule_of(make_classifier("linear-svc"), accuracy_score, y).anchors == ALL_ANCHORS
+    mlp_rule = rule_of(make_classifier("nn"), accuracy_score, y)
+    assert mlp_rule.anchors == ALL_ANCHORS and not mlp_rule.search
     X, y = curved_boundary(n=120)
     rng = np.random.default_rng(0)
     candidates = {"searched": rng.uniform(-2, 2, 2), "mle": np.ones(2) * 0.5, "ones": np.ones(2)}
@@ -536,3 +541,24 @@ def test_the_mlps_default_searches_no_lambda_and_fits_the_anchor_it_chose():
     np.testing.assert_allclose(clf.search_lambdas_, mle)
     assert clf.transformer_.range_scale == decision["chosen"].endswith("minmax")
     assert clf.study_.user_attrs[DECISION_ATTR] == decision
+
+
+def test_a_range_scaled_anchor_that_beats_the_searched_lambda_is_fitted_range_scaled():
+    from sklearn.metrics import accuracy_score
+    from sklearn.svm import LinearSVC
+
+    from optuna_boxcox._lifecycle._guard import rule_of
+
+    X, y = curved_boundary(n=150)
+    X = np.column_stack([X, np.exp(6 * X[:, 1])])  # a skewed column: min-max and standard differ
+    same = np.ones(3)
+    rule = rule_of(LinearSVC(), accuracy_score, y)
+    decision = decide(
+        LinearSVC(), X, y, {"searched": same, "mle": same, "ones": same}, accuracy_score
+    )
+    assert list(decision.scores) == ["searched", *rule.anchors]
+    # The searched Λ equals both anchors' Λ: it never beats them by a margin.
+    assert decision.chosen == decision.anchor
+    assert decision.scores[decision.anchor] == max(decision.scores[a] for a in rule.anchors)
+    assert "best anchor (mle, ones, mle_minmax, minmax)" in decision.to_dict()["rule"]
+    assert Decision.from_dict(decision.to_dict()).rule == rule
