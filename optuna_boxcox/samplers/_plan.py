@@ -499,7 +499,8 @@ class PlanSampler(BaseSampler, abc.ABC):
         if result.finished and _searched(study.user_attrs.get(RESULT_ATTR)) != record:
             study.set_user_attr(RESULT_ATTR, record)
             _logger.info(
-                f"{type(self).__name__}: the plan's {result.budget} trials are done "
+                f"{type(self).__name__}: the plan's {result.budget} "
+                f"{'trial is' if result.budget == 1 else 'trials are'} done "
                 f"(best value {result.best_value}); stopping the study."
             )
         try:

@@ -202,13 +202,14 @@ GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
 
 #: The MLP's rule: among the fixed transforms its winners are range scalers (MaxAbs, MinMax), and
 #: its fits cost seconds, so the default judges the anchors, standard and min-max scaled, by its
-#: own CV and searches nothing (docs/performance.md, "The MLP's default").
+#: own CV and searches nothing (docs/performance.md, "LinearSVC's range-scaled anchors and the
+#: MLP's default").
 MLP_RULE = Rule(anchors=ALL_ANCHORS, search=False)
 
 #: LinearSVC's rule: the default rule against the best of the four anchors (the MLE Λ and Λ = 1,
 #: each standard or min-max scaled). On the 25 development sets (design records, outer 5-fold):
 #: +1.30 points over the best fixed method in hindsight, no loss, p = 0.003; against the MLE Λ
-#: and Λ = 1 only, +1.00 and p = 0.20 (docs/performance.md, "LinearSVC's range-scaled anchors").
+#: and Λ = 1 only, +1.00 and p = 0.20 (docs/performance.md, same section).
 LINEAR_SVC_RULE = Rule(anchors=ALL_ANCHORS)
 
 #: The evaluators of each classifier class (exact types: a subclass may override fit), with
