@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         with warnings.catch_warnings():
             if not args.debug:
+                _SHOWN.clear()  # once a command, not once a process that runs several
                 warnings.showwarning = _show_warning
                 # scikit-learn's MLP says so when a Ctrl-C lands in its training, which it
                 # swallows; the command stops all the same and says so in its own line.
@@ -304,7 +305,16 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     from optuna_boxcox.storage import redact
 
     text = redact(" ".join(str(message).split()))
-    print(f"optuna-boxcox: {category.__name__}: {text}", file=file or sys.stderr)
+    said = f"optuna-boxcox: {category.__name__}: {text}"
+    # Once a command: the same warning from every fold of a benchmark (an MLP that does not
+    # converge, an extreme column) is said by its first line.
+    if said not in _SHOWN:
+        _SHOWN.add(said)
+        print(said, file=file or sys.stderr)
+
+
+#: The warnings a command has shown, as printed.
+_SHOWN: set[str] = set()
 
 
 def _is_data_error(error: Exception) -> bool:

@@ -428,3 +428,20 @@ def test_a_signal_during_a_fit_that_swallows_it_still_stops_the_search(tmp_path)
     assert len(lines) == 1 and "stopped by SIGTERM after" in lines[0], said
     found = re.search(r"after (\d+) trials", lines[0])
     assert int(found[1]) == _trials(db) > 0
+
+
+def test_a_warning_repeated_by_every_fold_is_said_once(capsys):
+    import warnings
+
+    from optuna_boxcox import cli
+
+    with warnings.catch_warnings():
+        cli._SHOWN.clear()
+        warnings.simplefilter("always")
+        warnings.showwarning = cli._show_warning
+        for _ in range(3):
+            warnings.warn("an MLP that does not converge", RuntimeWarning, stacklevel=1)
+        warnings.warn("another", RuntimeWarning, stacklevel=1)
+    err = capsys.readouterr().err.splitlines()
+    assert err.count("optuna-boxcox: RuntimeWarning: an MLP that does not converge") == 1
+    assert err.count("optuna-boxcox: RuntimeWarning: another") == 1
