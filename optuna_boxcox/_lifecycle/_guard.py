@@ -211,7 +211,8 @@ def decide(
     nan = float("nan")
     if rule.criterion == LOO:
         transformed = {
-            name: _transformed(lambdas[name], X, method, extrapolation) for name in names
+            name: _transformed(lambdas[name], X, method, extrapolation, name in RANGE_SCALED)
+            for name in names
         }
         if not all(np.all(np.isfinite(T)) for T in transformed.values()):
             rule = Rule()  # scikit-learn's folds say what such values do
@@ -224,17 +225,30 @@ def decide(
     means = {name: float(values.mean()) for name, values in scores.items()}
     # The first of the best anchors: a tie goes to the MLE Λ, where the search started.
     anchor = max(rule.anchors, key=lambda name: means[name])
-    if not rule.search:
-        return Decision(
-            chosen=anchor,
-            lambdas=lambdas[anchor],
-            scores=means,
-            anchor=anchor,
-            difference=nan,
-            threshold=nan,
-            folds=len(scores[anchor]),
-            rule=rule,
+    if rule.search:
+        chosen, difference, threshold, confirmation = _judge_searched(
+            rule, scores, anchor, y, lambda name: float(cv(name).mean())
         )
+    else:
+        chosen, difference, threshold = anchor, nan, nan
+    return Decision(
+        chosen=chosen,
+        lambdas=lambdas[chosen],
+        scores=means,
+        anchor=anchor,
+        difference=difference,
+        threshold=threshold,
+        folds=len(scores[anchor]),
+        rule=rule,
+        confirmation=confirmation,
+    )
+
+
+def _judge_searched(
+    rule: Rule, scores: dict[str, np.ndarray], anchor: str, y: np.ndarray, cv_mean: Any
+) -> tuple[str, float, float, dict[str, float] | None]:
+    """The searched Λ against ``anchor`` by ``rule``: (chosen, difference, threshold,
+    confirmation); ``cv_mean(name)`` is a candidate's mean 5×2 CV score, for the confirmation."""
     d = scores["searched"] - scores[anchor]
     if rule.criterion == LOO:
         # The standard error of a mean over the rows' paired differences.
@@ -246,31 +260,24 @@ def decide(
     threshold = rule.margin * error
     difference = float(d.mean())
     chosen = "searched" if difference > threshold else anchor
+    confirmation = None
     if rule.confirm and chosen == "searched":
-        confirmation = {name: float(cv(name).mean()) for name in ("searched", anchor)}
+        confirmation = {name: cv_mean(name) for name in ("searched", anchor)}
         if confirmation["searched"] <= confirmation[anchor]:
             chosen = anchor
-    return Decision(
-        chosen=chosen,
-        lambdas=lambdas[chosen],
-        scores=means,
-        anchor=anchor,
-        difference=difference,
-        threshold=threshold,
-        folds=len(d),
-        rule=rule,
-        confirmation=confirmation,
-    )
+    return chosen, difference, threshold, confirmation
 
 
 def _transformed(
-    lambdas: np.ndarray, X: np.ndarray, method: str, extrapolation: str
+    lambdas: np.ndarray, X: np.ndarray, method: str, extrapolation: str, range_scale: bool
 ) -> np.ndarray:
     """X through the transform with these Λ fitted on X (it does not see the labels)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtremeValueWarning)
         warnings.simplefilter("ignore", ConstantColumnWarning)
-        transform = BoxCoxTransformer(lambdas=lambdas, method=method, extrapolation=extrapolation)
+        transform = BoxCoxTransformer(
+            lambdas=lambdas, method=method, extrapolation=extrapolation, range_scale=range_scale
+        )
         return transform.fit_transform(X)
 
 
