@@ -48,6 +48,7 @@ the same Λ again.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any
 import warnings
 
@@ -81,6 +82,8 @@ from optuna_boxcox._study._decision import Rule
 from optuna_boxcox._study._decision import lambda_source
 from optuna_boxcox._system import _stop
 from optuna_boxcox.samplers import SAMPLERS
+
+_logger = logging.getLogger(__name__)
 
 #: The name of the guarded default wherever a sampler is named (``BoxCoxClassifier(sampler=…)``,
 #: ``search --sampler``): the paper's coordinate search, then the gate.
@@ -192,6 +195,12 @@ def decide(
     rule's margin."""
     rule = rule or rule_of(estimator, metric, y)
     names = (("searched",) if rule.search else ()) + rule.anchors
+    if not rule.search:  # its fits take seconds, its gate minutes: say what it waits for
+        _logger.info(
+            f"{type(estimator).__name__}: no Λ search (its fits cost seconds); the gate judges "
+            f"{', '.join(names)} by {SPLITS}-fold × {REPEATS} CV, "
+            f"{len(names) * SPLITS * REPEATS} fits"
+        )
     lambdas = {name: np.asarray(candidates[lambda_source(name)], dtype=float) for name in names}
 
     def cv(name: str) -> np.ndarray:

@@ -318,7 +318,7 @@ def print_search(found: SearchRun) -> None:
         timing = "nothing new to do"
     else:
         timing = f"{found.elapsed:.1f} s"
-    print(f"study      {found.study_name}  ({found.n_trials} trials, {timing})")
+    print(f"study      {found.study_name}  ({_trials(found.n_trials)}, {timing})")
     print(f"storage    {redact(found.storage)}")
     described = objective.describe()
     if described["subsample"] is not None:
@@ -390,7 +390,7 @@ def print_pareto_search(found: SearchRun) -> None:
     from optuna_boxcox.storage import redact
 
     objective = found.objective
-    print(f"study      {found.study_name}  ({found.n_trials} trials, {found.elapsed:.1f} s)")
+    print(f"study      {found.study_name}  ({_trials(found.n_trials)}, {found.elapsed:.1f} s)")
     print(f"storage    {redact(found.storage)}")
     print(f"Pareto front of {objective.metric_name} and features kept:")
     print(f"  {'kept':>4}  {objective.metric_name:>10}  trial  features")
@@ -548,3 +548,7 @@ def register(subparsers: Any) -> None:
     )
     add_storage_argument(demo)
     demo.set_defaults(func=cmd_demo)
+
+
+def _trials(n: int) -> str:
+    return f"{n} trial" if n == 1 else f"{n} trials"

@@ -521,13 +521,20 @@ def test_a_rule_without_search_uses_the_best_anchor_by_cross_validation():
     assert decision.explain().startswith("The gate chose ")
 
 
-def test_the_mlps_default_searches_no_lambda_and_fits_the_anchor_it_chose():
+def test_the_mlps_default_searches_no_lambda_and_fits_the_anchor_it_chose(caplog):
+    import logging
+
     from sklearn.neural_network import MLPClassifier
 
     X, y = curved_boundary(n=120)
     mlp = MLPClassifier(hidden_layer_sizes=(4,), max_iter=60, random_state=0)
-    with pytest.warns(Warning):  # 60 iterations do not converge: the user's model says so
+    with (
+        pytest.warns(Warning),  # 60 iterations do not converge: the user's model says so
+        caplog.at_level(logging.INFO, logger="optuna_boxcox"),
+    ):
         clf = BoxCoxClassifier(mlp).fit(X, y)
+    # The gate's minutes are announced (the command line prints the package's log).
+    assert "MLPClassifier: no Λ search" in caplog.text and "40 fits" in caplog.text
     decision = clf.decision_
     assert decision["gated"] and "no search" in decision["rule"]
     assert set(decision["scores"]) == {"mle", "ones", "mle_minmax", "minmax"}
