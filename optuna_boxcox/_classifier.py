@@ -479,8 +479,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
         self.best_score_ = float(best)
-        range_scale = found.decision is not None and found.decision.range_scaled
-        chosen = self._member(objective, params, best, X, y, range_scale=range_scale)
+        chosen = self._member(objective, params, best, X, y, range_scale=found.range_scaled)
         self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
         if self.ensemble is not None:
             self.ensemble_ = best_members(

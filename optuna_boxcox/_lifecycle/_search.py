@@ -172,6 +172,12 @@ class SearchRun:
     ran: bool = True
     total: int | None = None
 
+    @property
+    def range_scaled(self) -> bool:
+        """Whether the model the result makes min-max scales after the power step (the gate
+        chose a range-scaled anchor)."""
+        return self.decision is not None and self.decision.range_scaled
+
     @functools.cached_property
     def objective(self) -> BoxCoxObjective:
         """The objective of the study's experiment."""

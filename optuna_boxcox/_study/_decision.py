@@ -18,8 +18,6 @@ SPLITS = 5
 REPEATS = 2
 #: How many corrected standard errors the searched Λ must beat the better anchor by.
 MARGIN = 1.0
-#: The candidates of the default rule, in the order a tie goes (first wins among equal anchors).
-CANDIDATES = ("searched", "mle", "ones")
 #: The anchors the default rule judges the searched Λ against.
 ANCHORS = ("mle", "ones")
 #: Anchors min-max scaled into [0, 1] after the power step instead of standard scaled
@@ -70,13 +68,19 @@ class Rule:
                 f"{', '.join(self.anchors)} (ties to the first)"
             )
         if self.criterion == LOO:
+            which = "mle or ones" if self.anchors == ANCHORS else ", ".join(self.anchors)
             text = (
-                f"searched kept if its exact leave-one-out accuracy beats the better anchor (mle or "
-                f"ones, by leave-one-out) by more than {self.margin:g} standard error of the paired "
+                f"searched kept if its exact leave-one-out accuracy beats the better anchor ({which}"
+                f", by leave-one-out) by more than {self.margin:g} standard error of the paired "
                 "per-row differences"
             )
-        elif self.margin == 0:
+        elif self.margin == 0 and self.anchors == ANCHORS:
             text = f"the best {SPLITS}-fold x{REPEATS} CV score of searched, mle and ones (ties to the anchor)"
+        elif self.margin == 0:
+            text = (
+                f"the best {SPLITS}-fold x{REPEATS} CV score of searched, "
+                f"{', '.join(self.anchors)} (ties to an anchor)"
+            )
         else:
             anchors = (
                 "the better anchor (mle or ones)"
@@ -221,15 +225,11 @@ class Decision:
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
         if not (self.rule or Rule()).search:
             line = f"{verdict}: {CV} {scores}; no Λ search for this classifier"
-            if self.sample is not None:
-                line += (
-                    f" (on a stratified sample of {self.sample[0]:,} of {self.sample[1]:,} rows)"
-                )
-            return line
-        line = (
-            f"{verdict}: {(self.rule or Rule()).criterion} {scores}; searched − {self.anchor} = "
-            f"{self.difference:+.4f}, needed > {self.threshold:.4f}"
-        )
+        else:
+            line = (
+                f"{verdict}: {(self.rule or Rule()).criterion} {scores}; searched − "
+                f"{self.anchor} = {self.difference:+.4f}, needed > {self.threshold:.4f}"
+            )
         if self.confirmation is not None:
             line += f"; {CV} searched − {self.anchor} = {self._confirmed_difference():+.4f}, needed > 0"
         if self.sample is not None:

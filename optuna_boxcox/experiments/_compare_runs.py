@@ -351,8 +351,8 @@ def _run_one(
         if recorded is not None and not found.ran:
             held_out = float(recorded["score"])
         else:
-            range_scale = found.decision is not None and found.decision.range_scaled
-            held_out = _held_out(*test, found.objective.to_lambdas(found.params), range_scale)
+            lambdas = found.objective.to_lambdas(found.params)
+            held_out = _held_out(*test, lambdas, found.range_scaled)
             if found.ran:
                 # A user's fit: the search and its gate, then the model on the Λ used (the held-out
                 # prediction is not part of it, but costs little). Reported only.

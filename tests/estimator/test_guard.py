@@ -569,3 +569,21 @@ def test_a_range_scaled_anchor_that_beats_the_searched_lambda_is_fitted_range_sc
     assert decision.scores[decision.anchor] == max(decision.scores[a] for a in rule.anchors)
     assert "best anchor (mle, ones, mle_minmax, minmax)" in decision.to_dict()["rule"]
     assert Decision.from_dict(decision.to_dict()).rule == rule
+
+
+def test_every_rule_reads_back_from_its_description():
+    from itertools import product
+
+    from optuna_boxcox._study._decision import ALL_ANCHORS
+    from optuna_boxcox._study._decision import ANCHORS
+    from optuna_boxcox._study._decision import CV
+    from optuna_boxcox._study._decision import LOO
+    from optuna_boxcox._study._decision import Rule
+
+    for criterion, margin, confirm, anchors, search in product(
+        (CV, LOO), (1.0, 0.0), (False, True), (ANCHORS, ALL_ANCHORS), (True, False)
+    ):
+        rule = Rule(criterion, margin, confirm, anchors, search)
+        if not search and (criterion, margin, confirm) != (CV, 1.0, False):
+            continue  # a rule without search judges by 5x2 CV alone
+        assert Rule.from_description(criterion, rule.describe()) == rule, rule
