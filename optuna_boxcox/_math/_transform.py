@@ -223,30 +223,8 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def _fit(self, X):
         check_features(X)
         X = validate_data(self, X, dtype=np.float64, reset=True)
-        # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
         # _fit, fit (or fit_transform), scikit-learn's fit_context, then the user's line.
-        _numerics.warn_constant_columns(X, self._feature_names(), stacklevel=4)
-        with np.errstate(all="ignore"):
-            if self.method == "box-cox":
-                _numerics.warn_crowded_columns(X, self._feature_names(), stacklevel=4)
-                self.data_min_, self.data_range_ = _numerics.fit_range(X, self._feature_names())
-                values = _numerics.range_standardise(
-                    X, self.data_min_, self.data_range_, self.extrapolation
-                )
-            else:
-                values = X
-            if isinstance(self.lambdas, str):
-                self.lambdas_ = _numerics.mle_lambdas(values, self.method)
-            else:
-                self.lambdas_ = _resolve_lambdas(self.lambdas, self._feature_names())
-            B = _numerics.power_columns(values, self.lambdas_, self.method)
-            if self.range_scale:
-                self.power_min_, self.power_range_ = _numerics.fit_minmax(B)
-                return _numerics.minmax(B, self.power_min_, self.power_range_)
-            if not self.standardize:
-                return B
-            self.mean_, self.scale_ = _numerics.fit_scale(B)
-            return _numerics.standardise(B, self.mean_, self.scale_)
+        return _fit_arrays(self, X, warn_stacklevel=4)
 
     def transform(self, X):
         """Transform X with the fitted range, λ and scaler (paper Algorithm 4 without the classifier).
@@ -263,20 +241,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self)
         check_features(X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        with np.errstate(all="ignore"):
-            if self.method == "box-cox":
-                values = _numerics.range_standardise(
-                    X, self.data_min_, self.data_range_, self.extrapolation
-                )
-            else:
-                values = X
-            B = _numerics.power_columns(values, self.lambdas_, self.method)
-            if self.range_scale:
-                return _numerics.minmax(B, self.power_min_, self.power_range_)
-            if not self.standardize:
-                return B
-            return _numerics.standardise(B, self.mean_, self.scale_)
+        return _transform_arrays(self, validate_data(self, X, dtype=np.float64, reset=False))
 
     def inverse_transform(self, X):
         """Map transformed data back to the original feature space.
@@ -314,11 +279,6 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             if self.method == "yeo-johnson":
                 return values
             return (values - 1.0) * self.data_range_ + self.data_min_
-
-    def _feature_names(self) -> list[str]:
-        if hasattr(self, "feature_names_in_"):
-            return [str(name) for name in self.feature_names_in_]
-        return [f"x{j}" for j in range(self.n_features_in_)]
 
 
 def check_features(X) -> None:
@@ -371,24 +331,75 @@ def fitted_pair(
     same numbers, without the estimator's validation and warnings: for callers that fit it many
     times on float64 data they checked once (the guarded default's folds, where scikit-learn's
     checks cost more than the transform)."""
-    lambdas = np.asarray(lambdas, dtype=np.float64)
+    transformer = BoxCoxTransformer(
+        np.asarray(lambdas, dtype=np.float64),
+        method=method,
+        extrapolation=extrapolation,
+        range_scale=range_scale,
+    )
+    return _fit_arrays(transformer, train), _transform_arrays(transformer, test)
+
+
+def _fit_arrays(
+    transformer: BoxCoxTransformer, X: np.ndarray, warn_stacklevel: int | None = None
+) -> np.ndarray:
+    """The fit on checked float64 data, returning its transform; the one place the range,
+    λ and scaling are fitted (:func:`fitted_pair` calls it too). With ``warn_stacklevel``,
+    constant and crowded columns are warned about."""
+    names = _feature_names(transformer, X.shape[1])
+    if warn_stacklevel is not None:
+        _numerics.warn_constant_columns(X, names, stacklevel=warn_stacklevel + 1)
+    # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
     with np.errstate(all="ignore"):
-        if method == "box-cox":
-            data_min, data_range = _numerics.fit_range(train)
-            inputs = [
-                _numerics.range_standardise(X, data_min, data_range, extrapolation)
-                for X in (train, test)
-            ]
+        if transformer.method == "box-cox":
+            if warn_stacklevel is not None:
+                _numerics.warn_crowded_columns(X, names, stacklevel=warn_stacklevel + 1)
+            transformer.data_min_, transformer.data_range_ = _numerics.fit_range(X, names)
+            values = _numerics.range_standardise(
+                X, transformer.data_min_, transformer.data_range_, transformer.extrapolation
+            )
         else:
-            inputs = [train, test]
-        powered = [_numerics.power_columns(values, lambdas, method) for values in inputs]
-        if range_scale:
-            low, span = _numerics.fit_minmax(powered[0])
-            fitted, held = (_numerics.minmax(B, low, span) for B in powered)
+            values = X
+        if isinstance(transformer.lambdas, str):
+            transformer.lambdas_ = _numerics.mle_lambdas(values, transformer.method)
         else:
-            mean, scale = _numerics.fit_scale(powered[0])
-            fitted, held = (_numerics.standardise(B, mean, scale) for B in powered)
-    return fitted, held
+            transformer.lambdas_ = _resolve_lambdas(transformer.lambdas, names)
+        B = _numerics.power_columns(values, transformer.lambdas_, transformer.method)
+        if transformer.range_scale:
+            transformer.power_min_, transformer.power_range_ = _numerics.fit_minmax(B)
+        elif transformer.standardize:
+            transformer.mean_, transformer.scale_ = _numerics.fit_scale(B)
+        return _scaled(transformer, B)
+
+
+def _transform_arrays(transformer: BoxCoxTransformer, X: np.ndarray) -> np.ndarray:
+    """The fitted map of checked float64 data (:func:`fitted_pair` calls it too)."""
+    with np.errstate(all="ignore"):
+        if transformer.method == "box-cox":
+            values = _numerics.range_standardise(
+                X, transformer.data_min_, transformer.data_range_, transformer.extrapolation
+            )
+        else:
+            values = X
+        return _scaled(
+            transformer, _numerics.power_columns(values, transformer.lambdas_, transformer.method)
+        )
+
+
+def _scaled(transformer: BoxCoxTransformer, B: np.ndarray) -> np.ndarray:
+    """The power-transformed data scaled as fitted: into [0, 1], standardised, or as it is."""
+    if transformer.range_scale:
+        return _numerics.minmax(B, transformer.power_min_, transformer.power_range_)
+    if not transformer.standardize:
+        return B
+    return _numerics.standardise(B, transformer.mean_, transformer.scale_)
+
+
+def _feature_names(transformer: BoxCoxTransformer, width: int) -> list[str]:
+    """The names warnings and errors give the ``width`` features: the fitted ones, else ``xj``."""
+    if hasattr(transformer, "feature_names_in_"):
+        return [str(name) for name in transformer.feature_names_in_]
+    return [f"x{j}" for j in range(width)]
 
 
 def _resolve_lambdas(lambdas, feature_names: list[str]) -> np.ndarray:
