@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import numpy as np
 import optuna
 import pytest
@@ -11,6 +14,7 @@ from scipy import stats
 from sklearn.base import clone
 from sklearn.datasets import load_wine
 from sklearn.metrics import accuracy_score
+from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
@@ -20,6 +24,7 @@ from sklearn.svm import SVC
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import CoordinateGridSampler
 from optuna_boxcox import optimize
+from optuna_boxcox._objective._scoring import score_predictions
 from optuna_boxcox._study._space import SPACE_ATTR
 
 
@@ -192,3 +197,26 @@ def test_one_objective_searches_study_after_study_in_memory():
         assert optimize(study, objective).best_value is not None
         del study, sampler
         gc.collect()
+
+
+@given(
+    hits=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=300),
+    as_text=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_score_predictions_is_accuracy_score_to_the_bit(hits, as_text):
+    """The exact share of hits that the search, the gate and the fast scorers score accuracy by
+    is scikit-learn's accuracy_score, float for float, for numeric and text labels."""
+    y_true, y_pred = (np.array([pair[i] for pair in hits]) for i in (0, 1))
+    if as_text:
+        y_true, y_pred = y_true.astype(str), y_pred.astype(str)
+    assert score_predictions(accuracy_score, y_true, y_pred) == accuracy_score(y_true, y_pred)
+
+
+def test_score_predictions_leaves_other_metrics_and_shapes_to_the_metric():
+    y = np.array([0, 1, 1, 0])
+    assert score_predictions(balanced_accuracy_score, y, y[::-1]) == balanced_accuracy_score(
+        y, y[::-1]
+    )
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        score_predictions(accuracy_score, y, y[:3])

@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score
 
 from optuna_boxcox._math._sklearn_compat import validate_estimator_params
+from optuna_boxcox._objective._scoring import score_predictions
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -164,10 +165,9 @@ class FastScorer(abc.ABC):
 
     def _score_codes(self, codes: np.ndarray) -> float:
         """The metric of predicted class indices."""
-        if self.metric is accuracy_score:
-            # accuracy_score is the mean of the 0/1 hits: an exact count over n, the same float.
-            return np.count_nonzero(codes == self.codes) / len(codes)
-        return float(self.metric(self.y, self.classes[codes]))
+        if self.metric is accuracy_score:  # a hit is a hit in codes as in labels
+            return score_predictions(accuracy_score, self.codes, codes)
+        return score_predictions(self.metric, self.y, self.classes[codes])
 
     @abc.abstractmethod
     def _reset(self) -> None:
