@@ -20,15 +20,17 @@ from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 
+from optuna_boxcox._ensemble import fit_member
 from optuna_boxcox._lifecycle._guard import search_sampler
 from optuna_boxcox._lifecycle._open import Recorded
 from optuna_boxcox._lifecycle._open import open_study
 from optuna_boxcox._lifecycle._search import RunOptions
+from optuna_boxcox._lifecycle._search import SearchRun
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
-from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import BoxCoxObjective
+from optuna_boxcox._objective._scoring import score_predictions
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox._system._parallel import map_tasks
 from optuna_boxcox._system._progress import Progress
@@ -351,8 +353,7 @@ def _run_one(
         if recorded is not None and not found.ran:
             held_out = float(recorded["score"])
         else:
-            lambdas = found.objective.to_lambdas(found.params)
-            held_out = _held_out(*test, lambdas, found.range_scaled)
+            held_out = _held_out(found, *test)
             if found.ran:
                 # A user's fit: the search and its gate, then the model on the Λ used (the held-out
                 # prediction is not part of it, but costs little). Reported only.
@@ -380,11 +381,20 @@ def _run_one(
     }
 
 
-def _held_out(
-    X_train, y_train, X_test, y_test, estimator, metric, lambdas, range_scale=False
-) -> float:
-    transformer = BoxCoxTransformer(lambdas=lambdas, range_scale=range_scale)
-    transformer.fit(np.asarray(X_train, float))
-    model = clone(estimator).fit(transformer.transform(np.asarray(X_train, float)), y_train)
-    predicted = model.predict(transformer.transform(np.asarray(X_test, float)))
-    return float(metric(np.asarray(y_test), predicted))
+def _held_out(found: SearchRun, X_train, y_train, X_test, y_test, estimator, metric) -> float:
+    """The metric on the test rows of the search's result fitted on the training rows, as the
+    estimator fits it (:func:`~optuna_boxcox._ensemble.fit_member`)."""
+    objective = found.objective
+    member = fit_member(
+        objective.configuration(found.params),
+        found.params,
+        float("nan"),
+        estimator,
+        np.asarray(X_train, float),
+        y_train,
+        method=objective.method,
+        extrapolation=objective.extrapolation,
+        range_scale=found.range_scaled,
+    )
+    predicted = member.estimator.predict(member.transformer.transform(np.asarray(X_test, float)))
+    return score_predictions(metric, np.asarray(y_test), predicted)
