@@ -329,10 +329,12 @@ def print_search(found: SearchRun) -> None:
     fidelity_line = fidelity_summary(objective)
     if fidelity_line is not None:
         print(f"fidelity   {fidelity_line}")
-    print(
-        f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}   "
-        f"Box-Cox search {found.best if found.search_best is None else found.search_best:.4f}"
-    )
+    scores = f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}"
+    rule = found.decision.rule if found.decision is not None else None
+    if rule is None or rule.search:  # a default that searches no Λ ran the MLE as its one trial
+        best = found.best if found.search_best is None else found.search_best
+        scores += f"   Box-Cox search {best:.4f}"
+    print(scores)
     if found.decision is not None:
         print(f"decision   {found.decision.describe()}")
     confirmed = getattr(result, "confirmed", None)

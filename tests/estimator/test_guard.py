@@ -180,6 +180,37 @@ def test_search_prints_and_records_the_decision(tmp_path, capsys, permute, kept)
     assert (recorded["chosen"] == "searched") == kept
 
 
+def test_search_reports_no_search_score_for_a_default_that_searches_no_lambda(
+    tmp_path, capsys, monkeypatch
+):
+    """A rule without search (the MLP's) runs the MLE as its one trial: the score line shows the
+    base and MLE scores and no "Box-Cox search" score that would only repeat the MLE's. Naive
+    Bayes stands in for the MLP (whose 40 gate fits cost a minute here)."""
+    import dataclasses
+
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox._objective._evaluators import REGISTRY
+    from optuna_boxcox._study._decision import ALL_ANCHORS
+    from optuna_boxcox._study._decision import Rule
+
+    entry = dataclasses.replace(REGISTRY[GaussianNB], rule=Rule(anchors=ALL_ANCHORS, search=False))
+    monkeypatch.setitem(REGISTRY, GaussianNB, entry)
+    X, y = curved_boundary(n=200)
+    path = tmp_path / "curved.csv"
+    pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y).to_csv(path, index=False)
+    args = ["search", "--csv", str(path), "--label", "y", "--classifier", "bayes"]
+    assert main([*args, "--storage", f"sqlite:///{tmp_path / 's.db'}", "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    (score,) = [line for line in out.splitlines() if line.startswith("score")]
+    (decision,) = [line for line in out.splitlines() if line.startswith("decision")]
+    assert "MLE" in score and "Box-Cox search" not in score
+    assert "no Λ search" in decision
+    monkeypatch.undo()  # the registry's own rule: naive Bayes searches, and the line says so
+    assert main([*args, "--storage", f"sqlite:///{tmp_path / 't.db'}", "--no-figures"]) == 0
+    assert "Box-Cox search" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("block_rows", [None, 7])
 @pytest.mark.parametrize("k", [1, 5])
 @pytest.mark.parametrize("load", ["iris", "wine"])
