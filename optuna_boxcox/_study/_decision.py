@@ -139,6 +139,11 @@ class Decision:
     sample: tuple[int, int] | None = None
 
     @property
+    def judged_by(self) -> Rule:
+        """The rule the decision was made by (a record without one was made by the default)."""
+        return self.rule or Rule()
+
+    @property
     def range_scaled(self) -> bool:
         """Whether the model min-max scales after the power step (a range-scaled anchor won)."""
         return self.chosen in RANGE_SCALED
@@ -157,7 +162,7 @@ class Decision:
                 "gated": False,
                 "rule": f"not gated: {self.reason}; {_KEPT[self.chosen]}",
             }
-        rule = self.rule or Rule()
+        rule = self.judged_by
         attr = {
             "chosen": self.chosen,
             "gated": True,
@@ -223,11 +228,11 @@ class Decision:
             return f"{verdict}, not gated ({self.reason})"
         scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
-        if not (self.rule or Rule()).search:
+        if not self.judged_by.search:
             line = f"{verdict}: {CV} {scores}; no Λ search for this classifier"
         else:
             line = (
-                f"{verdict}: {(self.rule or Rule()).criterion} {scores}; searched − "
+                f"{verdict}: {self.judged_by.criterion} {scores}; searched − "
                 f"{self.anchor} = {self.difference:+.4f}, needed > {self.threshold:.4f}"
             )
         if self.confirmation is not None:
@@ -240,7 +245,7 @@ class Decision:
         """The decision in words, with the scores that made it (the study's note and record)."""
         if not self.gated:
             return f"{NAMES[self.chosen].capitalize()} is used without a gate: {self.reason}."
-        rule = self.rule or Rule()
+        rule = self.judged_by
         if rule.criterion == LOO:
             criterion, label = "exact leave-one-out accuracy", "Leave-one-out accuracy"
             error = "standard error of the paired per-row differences"

@@ -330,8 +330,8 @@ def print_search(found: SearchRun) -> None:
     if fidelity_line is not None:
         print(f"fidelity   {fidelity_line}")
     scores = f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}"
-    rule = found.decision.rule if found.decision is not None else None
-    if rule is None or rule.search:  # a default that searches no Λ ran the MLE as its one trial
+    # A default that searches no Λ (the MLP's rule) ran the MLE as its one trial.
+    if found.decision is None or found.decision.judged_by.search:
         best = found.best if found.search_best is None else found.search_best
         scores += f"   Box-Cox search {best:.4f}"
     print(scores)
