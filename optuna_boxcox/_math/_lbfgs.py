@@ -16,6 +16,7 @@ same run moved the coefficients: the caller asks scikit-learn where that could m
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -40,13 +41,19 @@ _AGREE = 1e-8
 CONVERGED = 0
 UNSURE = 1
 
+_EPS = float(np.finfo(np.float64).eps)
+
+# Compile time is what a fresh installation's first fit waits for, so the kernels keep to what
+# Numba types quickly: scalars from ``math``, loops instead of slices, arrays allocated by the
+# caller, and flags as floats, since a bool constant passed to a compiled helper is typed as a
+# literal and compiles the helper once more (each of these measured: docs/performance.md).
+
 
 def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pragma: no cover
     """The objective at ``w`` (K × d, K = 1 for two classes), its gradient written to ``grad``."""
     n, p = X.shape
     d = w.shape[1]
     K = w.shape[0]
-    weights = np.ascontiguousarray(w[:, :p])
     # X·Wᵀ and Rᵀ·X below are loops, not np.dot: Numba's BLAS binding was most of this kernel's
     # first compilation (a fresh install's first fit waited ~20 s for it), and a loop sums in
     # one order on every CPU.
@@ -54,7 +61,7 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
         for k in range(K):
             acc = 0.0
             for j in range(p):
-                acc += X[i, j] * weights[k, j]
+                acc += X[i, j] * w[k, j]
             raw[i, k] = acc
     if fit_intercept:
         for i in range(n):
@@ -67,15 +74,15 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
             y = 1.0 if codes[i] == 1 else 0.0
             # The binomial loss and its derivative, as scikit-learn's Cython computes them.
             if r <= 0.0:
-                e = np.exp(r)
-                loss = (e if r <= -37.0 else np.log1p(e)) - y * r
+                e = math.exp(r)
+                loss = (e if r <= -37.0 else math.log1p(e)) - y * r
                 g = ((1.0 - y) * e - y) / (1.0 + e)
             elif r <= 18.0:
-                e = np.exp(-r)
-                loss = np.log1p(e) + (1.0 - y) * r
+                e = math.exp(-r)
+                loss = math.log1p(e) + (1.0 - y) * r
                 g = ((1.0 - y) - y * e) / (1.0 + e)
             else:
-                e = np.exp(-r)
+                e = math.exp(-r)
                 loss = e + (1.0 - y) * r
                 g = ((1.0 - y) - y * e) / (1.0 + e)
             total += loss
@@ -88,15 +95,17 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
             own = raw[i, codes[i]]
             sum_exp = 0.0
             for k in range(K):
-                raw[i, k] = np.exp(raw[i, k] - top)
+                raw[i, k] = math.exp(raw[i, k] - top)
                 sum_exp += raw[i, k]
-            total += np.log(sum_exp) + top - own
+            total += math.log(sum_exp) + top - own
             for k in range(K):
                 g = raw[i, k] / sum_exp
                 if k == codes[i]:
                     g -= 1.0
                 raw[i, k] = g / n
-    grad[:, :p] = 0.0
+    for k in range(K):
+        for j in range(p):
+            grad[k, j] = 0.0
     for i in range(n):
         for k in range(K):
             r = raw[i, k]
@@ -104,7 +113,7 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
                 grad[k, j] += r * X[i, j]
     for k in range(K):
         for j in range(p):
-            grad[k, j] += l2 * weights[k, j]
+            grad[k, j] += l2 * w[k, j]
     if fit_intercept:
         for k in range(K):
             acc = 0.0
@@ -114,7 +123,7 @@ def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pra
     penalty = 0.0
     for k in range(K):
         for j in range(p):
-            penalty += weights[k, j] * weights[k, j]
+            penalty += w[k, j] * w[k, j]
     return total / n + 0.5 * l2 * penalty
 
 
@@ -127,23 +136,23 @@ def _dot(a, b):  # pragma: no cover - compiled
 
 def _cubic(f_a, f_b, t_a, t_b, d_a, d_b, clamp):  # pragma: no cover - compiled
     """The cubic through two points of φ (values, slopes): MINPACK-2's ``theta`` and unsigned
-    ``gamma``, in its order of operations. ``clamp`` floors the discriminant at 0, as ``dcstep``
-    does where the cubic may not have a minimiser."""
+    ``gamma``, in its order of operations. ``clamp`` (1.0) floors the discriminant at 0, as
+    ``dcstep`` does where the cubic may not have a minimiser."""
     theta = 3.0 * (f_a - f_b) / (t_b - t_a) + d_a + d_b
     s = max(abs(theta), abs(d_a), abs(d_b))
     disc = (theta / s) ** 2 - (d_a / s) * (d_b / s)
-    if clamp:
+    if clamp > 0.0:
         disc = max(0.0, disc)
-    return theta, s * np.sqrt(disc)
+    return theta, s * math.sqrt(disc)
 
 
 def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pragma: no cover
     """Moré–Thuente's safeguarded step (MINPACK-2 ``dcstep``): the next trial step and the
-    updated interval of uncertainty."""
-    sgnd = np.sign(dp) * np.sign(dx)
+    updated interval of uncertainty (``brackt``: 1.0 once the minimum is bracketed, else 0.0)."""
+    opposite = (dp < 0.0 and dx > 0.0) or (dp > 0.0 and dx < 0.0)
     if fp > fx:
         # Higher value: the minimum is bracketed; cubic or cubic-quadratic mean.
-        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, False)
+        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, 0.0)
         if stp < stx:
             gamma = -gamma
         p = (gamma - dx) + theta
@@ -154,10 +163,10 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
             stpf = stpc
         else:
             stpf = stpc + (stpq - stpc) / 2.0
-        brackt = True
-    elif sgnd < 0.0:
+        brackt = 1.0
+    elif opposite:
         # Derivatives of opposite sign: bracketed; the step nearer the secant's.
-        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, False)
+        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, 0.0)
         if stp > stx:
             gamma = -gamma
         p = (gamma - dp) + theta
@@ -165,10 +174,10 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
         stpc = stp + (p / q) * (stx - stp)
         stpq = stp + (dp / (dp - dx)) * (stx - stp)
         stpf = stpc if abs(stpc - stp) > abs(stpq - stp) else stpq
-        brackt = True
+        brackt = 1.0
     elif abs(dp) < abs(dx):
         # Same sign, derivative shrinking: the cubic's step if it points the right way.
-        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, True)
+        theta, gamma = _cubic(fx, fp, stx, stp, dx, dp, 1.0)
         if stp > stx:
             gamma = -gamma
         p = (gamma - dp) + theta
@@ -181,7 +190,7 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
         else:
             stpc = stpmin
         stpq = stp + (dp / (dp - dx)) * (stx - stp)
-        if brackt:
+        if brackt > 0.0:
             stpf = stpc if abs(stpc - stp) < abs(stpq - stp) else stpq
             if stp > stx:
                 stpf = min(stp + 0.66 * (sty - stp), stpf)
@@ -192,8 +201,8 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
             stpf = min(stpmax, max(stpmin, stpf))
     else:
         # Same sign, derivative not shrinking.
-        if brackt:
-            theta, gamma = _cubic(fp, fy, stp, sty, dy, dp, False)
+        if brackt > 0.0:
+            theta, gamma = _cubic(fp, fy, stp, sty, dy, dp, 0.0)
             if stp > sty:
                 gamma = -gamma
             p = (gamma - dp) + theta
@@ -206,35 +215,43 @@ def _step(stx, fx, dx, sty, fy, dy, stp, fp, dp, brackt, stpmin, stpmax):  # pra
     if fp > fx:
         sty, fy, dy = stp, fp, dp
     else:
-        if sgnd < 0.0:
+        if opposite:
             sty, fy, dy = stx, fx, dx
         stx, fx, dx = stp, fp, dp
     return stx, fx, dx, sty, fy, dy, stpf, brackt
 
 
-def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: no cover
+def _fit(
+    X,
+    codes,
+    n_classes,
+    l2,
+    fit_intercept,
+    gtol,
+    max_iter,
+    w,
+    x,
+    grad,
+    g,
+    raw,
+    S,
+    Y,
+    SY,
+    alpha,
+    work,
+):  # pragma: no cover - compiled
     """L-BFGS-B from ``w`` (zeros) as scikit-learn runs it; ``w`` is overwritten with the result.
-    Returns (status, iterations)."""
-    n = X.shape[0]
-    K, d = w.shape
-    size = K * d
+    ``x`` and ``g`` are ``w`` and ``grad`` flattened; the rest is the caller's workspace
+    (:func:`_workspace`). Returns (status, iterations)."""
+    size = x.shape[0]
     m = _CORRECTIONS
-    eps = np.finfo(np.float64).eps
-    ftol = 64.0 * eps
-    raw = np.empty((n, K))
-    grad = np.empty((K, d))
-    x = w.reshape(size)
-    g = grad.reshape(size)
-    S = np.zeros((m, size))
-    Y = np.zeros((m, size))
-    SY = np.zeros(m)
-    alpha = np.zeros(m)
+    ftol = 64.0 * _EPS
     stored = 0
     head = 0
     theta = 1.0
-    direction = np.empty(size)
-    start = np.empty(size)
-    g_old = np.empty(size)
+    direction = work[0]
+    start = work[1]
+    g_old = work[2]
     f = _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw)
     status = CONVERGED
     largest = 0.0
@@ -262,7 +279,7 @@ def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: 
                 beta = _dot(Y[slot], direction) / SY[slot]
                 for i in range(size):
                     direction[i] += (alpha[slot] - beta) * S[slot, i]
-        dnorm = np.sqrt(_dot(direction, direction))
+        dnorm = math.sqrt(_dot(direction, direction))
         stp = min(1.0 / dnorm, _STEP_MAX) if iteration == 0 else 1.0
         for i in range(size):
             start[i] = x[i]
@@ -279,7 +296,7 @@ def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: 
         stx, fx, gx = 0.0, finit, ginit
         sty, fy, gy = 0.0, finit, ginit
         stmin, stmax = 0.0, stp + 4.0 * stp
-        brackt = False
+        brackt = 0.0
         stage = 1
         evaluations = 0
         while True:
@@ -288,7 +305,7 @@ def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: 
             f = _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw)
             gd = _dot(g, direction)
             evaluations += 1
-            if not np.isfinite(f):
+            if not math.isfinite(f):
                 return UNSURE, iteration
             ftest = finit + stp * gtest
             if stage == 1 and f <= ftest and gd >= 0.0:
@@ -296,42 +313,36 @@ def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: 
             if f <= ftest and abs(gd) <= _LS_GTOL * -ginit:
                 break  # converged
             if (
-                (brackt and (stp <= stmin or stp >= stmax))
-                or (brackt and stmax - stmin <= _LS_XTOL * stmax)
+                (brackt > 0.0 and (stp <= stmin or stp >= stmax))
+                or (brackt > 0.0 and stmax - stmin <= _LS_XTOL * stmax)
                 or stp == _STEP_MAX
                 or stp == 0.0
             ):
                 return UNSURE, iteration  # SciPy's warnings: rare, not retraced
             if evaluations >= _MAX_LINE_SEARCH:
                 return UNSURE, iteration
-            if stage == 1 and f <= fx and f > ftest:
-                # The modified function ψ(t) = φ(t) - t·gtest while no step satisfied the test.
-                fm = f - stp * gtest
-                fxm = fx - stx * gtest
-                fym = fy - sty * gtest
-                stx, fxm, gxm, sty, fym, gym, stp, brackt = _step(
-                    stx,
-                    fxm,
-                    gx - gtest,
-                    sty,
-                    fym,
-                    gy - gtest,
-                    stp,
-                    fm,
-                    gd - gtest,
-                    brackt,
-                    stmin,
-                    stmax,
-                )
-                fx = fxm + stx * gtest
-                fy = fym + sty * gtest
-                gx = gxm + gtest
-                gy = gym + gtest
-            else:
-                stx, fx, gx, sty, fy, gy, stp, brackt = _step(
-                    stx, fx, gx, sty, fy, gy, stp, f, gd, brackt, stmin, stmax
-                )
-            if brackt:
+            # While no step satisfied the test, the step is taken on the modified function
+            # ψ(t) = φ(t) - t·gtest; ``shift`` 0.0 leaves every value as it is, to the bit.
+            shift = gtest if stage == 1 and f <= fx and f > ftest else 0.0
+            stx, fxm, gxm, sty, fym, gym, stp, brackt = _step(
+                stx,
+                fx - stx * shift,
+                gx - shift,
+                sty,
+                fy - sty * shift,
+                gy - shift,
+                stp,
+                f - stp * shift,
+                gd - shift,
+                brackt,
+                stmin,
+                stmax,
+            )
+            fx = fxm + stx * shift
+            fy = fym + sty * shift
+            gx = gxm + shift
+            gy = gym + shift
+            if brackt > 0.0:
                 if abs(sty - stx) >= 0.66 * width1:
                     stp = stx + 0.5 * (sty - stx)
                 width1 = width
@@ -342,7 +353,7 @@ def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: 
                 stmin = stp + 1.1 * (stp - stx)
                 stmax = stp + 4.0 * (stp - stx)
             stp = min(_STEP_MAX, max(0.0, stp))
-            if (brackt and (stp <= stmin or stp >= stmax)) or (
+            if (brackt > 0.0 and (stp <= stmin or stp >= stmax)) or (
                 brackt and stmax - stmin <= _LS_XTOL * stmax
             ):
                 stp = stx
@@ -361,7 +372,7 @@ def _fit(X, codes, n_classes, l2, fit_intercept, gtol, max_iter, w):  # pragma: 
             return UNSURE, iteration  # the relative-reduction stop, or within rounding of it
         # The correction pair s = stp·d, y = Δg, with sᵀy as L-BFGS-B computes it.
         sy = (gd - gd_old) * stp
-        if sy <= eps * (-gd_old * stp):
+        if sy <= _EPS * (-gd_old * stp):
             continue  # L-BFGS-B skips the update
         yy = 0.0
         for i in range(size):
@@ -405,24 +416,38 @@ def lbfgs_fit(
     l2 = 1.0 / (C * n)
     X = np.ascontiguousarray(X, dtype=np.float64)
     codes = np.ascontiguousarray(codes, dtype=np.int64)
-    status, _ = kernel(X, codes, n_classes, l2, fit_intercept, float(tol), int(max_iter), w)
+    settings = (n_classes, l2, fit_intercept, float(tol), int(max_iter))
+    status, _ = kernel(X, codes, *settings, *_workspace(w, n))
     if status != CONVERGED:
         return w, None
     again = np.zeros_like(w)
-    status, _ = kernel(
-        np.ascontiguousarray(X[::-1]),
-        np.ascontiguousarray(codes[::-1]),
-        n_classes,
-        l2,
-        fit_intercept,
-        float(tol),
-        int(max_iter),
-        again,
-    )
+    reversed_rows = (np.ascontiguousarray(X[::-1]), np.ascontiguousarray(codes[::-1]))
+    status, _ = kernel(*reversed_rows, *settings, *_workspace(again, n))
     spread = np.abs(w - again)
     if status != CONVERGED or not np.max(spread) <= _AGREE * np.max(np.abs(w)):
         return w, None
     return w, spread
+
+
+def _workspace(w: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """:func:`_fit`'s arrays, after its settings: ``w`` and its gradient, each also flattened,
+    the n × K raw scores, the corrections S and Y with their sᵀy and two-loop coefficients, and
+    three work vectors (direction, start, previous gradient)."""
+    K, d = w.shape
+    size = K * d
+    grad = np.empty((K, d))
+    return (
+        w,
+        w.reshape(size),
+        grad,
+        grad.reshape(size),
+        np.empty((n, K)),
+        np.zeros((_CORRECTIONS, size)),
+        np.zeros((_CORRECTIONS, size)),
+        np.zeros(_CORRECTIONS),
+        np.zeros(_CORRECTIONS),
+        np.empty((3, size)),
+    )
 
 
 def _kernel() -> Any:
@@ -432,8 +457,8 @@ def _kernel() -> Any:
         function = globals()[name]
         if hasattr(function, "py_func"):
             continue  # compiled on an earlier call
-        function = compiled(function)
+        function = compiled(function, lean=True)
         if function is None:  # pragma: no cover - numba is a dependency
             return None
         globals()[name] = function
-    return compiled(_fit, announce="LogisticRegression's fast fit")
+    return compiled(_fit, announce="LogisticRegression's fast fit", lean=True)

@@ -41,3 +41,76 @@ def test_the_first_fit_says_it_compiles_and_a_later_one_does_not(tmp_path):
     assert first.count(NOTICE) == 1, first
     assert first.index("fit starts") < first.index(NOTICE) < first.index("fit ends")
     assert NOTICE not in lines()
+
+
+PROBE = """
+import numpy as np
+
+
+def double(a):
+    return a * 2.0
+"""
+
+RUN = """
+import sys
+import numpy as np
+from numba.core import event
+from optuna_boxcox._math import _jit
+import probe
+
+if sys.argv[1] == "index unread":
+    _jit._in_cache = lambda kernel: True  # as on a Numba whose caching internals moved
+
+
+class Starts(event.Listener):
+    def on_start(self, happening):
+        print("numba compiles", file=sys.stderr, flush=True)
+
+    def on_end(self, happening):
+        pass
+
+
+event.register("numba:compile", Starts())
+kernel = _jit.compiled(probe.double, announce="a probe")
+print("first call", file=sys.stderr, flush=True)
+assert kernel(np.ones(2))[0] == 2.0
+"""
+PROBE_NOTICE = (
+    "optuna-boxcox: compiling a probe with Numba, once per installation (cached for later runs); "
+    "this takes seconds"
+)
+
+
+@pytest.mark.parametrize("index", ["index read", "index unread"])
+def test_the_line_comes_before_numba_sets_up_and_never_from_the_cache(tmp_path, index):
+    # With an empty cache the line is printed before the first call (Numba's set-up before it
+    # starts compiling is most of a second); where the cache's index cannot be read, Numba's
+    # compile event prints it. Either way once, and a process that loads the kernel says nothing.
+    (tmp_path / "probe.py").write_text(PROBE, encoding="utf-8")
+    env = {
+        **os.environ,
+        "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache"),
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+    }
+
+    def lines() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", RUN, index],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr.splitlines()
+
+    first = lines()
+    assert first.count(PROBE_NOTICE) == 1, first
+    if index == "index read":
+        assert (
+            first.index(PROBE_NOTICE) < first.index("first call") < first.index("numba compiles")
+        )
+    else:
+        assert first.index("first call") < first.index(PROBE_NOTICE)
+    later = lines()
+    assert PROBE_NOTICE not in later and "numba compiles" not in later, later

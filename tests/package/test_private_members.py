@@ -1,6 +1,7 @@
 """Private members stay in their module: a module of the package reaches into another class's
-``_name`` only in the two modules that exist for it — :mod:`optuna_boxcox._optuna` (Optuna's
-internals) and :mod:`optuna_boxcox._math._sklearn_compat` (scikit-learn's)."""
+``_name`` only in the three modules that exist for it — :mod:`optuna_boxcox._optuna` (Optuna's
+internals), :mod:`optuna_boxcox._math._sklearn_compat` (scikit-learn's) and
+:mod:`optuna_boxcox._math._jit` (Numba's)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from pathlib import Path
 import optuna_boxcox
 
 PACKAGE = Path(optuna_boxcox.__file__).parent
-#: Where the internals of Optuna and scikit-learn may be used.
-COMPAT = ("_optuna", "_math/_sklearn_compat.py")
+#: Where the internals of Optuna, scikit-learn and Numba may be used.
+COMPAT = ("_optuna", "_math/_sklearn_compat.py", "_math/_jit.py")
 #: The standard library's documented ``os._exit`` (a worker or a command that must end at once).
 SAME_MODULE = {
     "_system/_parallel.py": {"os"},
