@@ -49,9 +49,9 @@ def compiled(
     floats for inf and NaN itself: compiled without Numba's reference counting and with NumPy's
     division semantics (inf or NaN, not ZeroDivisionError), it compiles about a second faster,
     which a fresh installation's first fit waits for."""
-    if announce:
-        _ANNOUNCED.setdefault(function, announce)
     if function not in _COMPILED:
+        if announce:  # said once: now if the cache lacks it, else by the compiler's event
+            _ANNOUNCED[function] = announce
         try:
             import numba
         except ImportError:  # pragma: no cover - numba is a dependency

@@ -410,7 +410,7 @@ def lbfgs_fit(
     n, p = X.shape
     K = 1 if n_classes == 2 else n_classes
     w = np.zeros((K, p + int(fit_intercept)))
-    kernel = _kernel()
+    kernel = fit_kernel()
     if kernel is None:  # pragma: no cover - numba is a dependency
         return w, None
     l2 = 1.0 / (C * n)
@@ -450,9 +450,10 @@ def _workspace(w: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
     )
 
 
-def _kernel() -> Any:
+def fit_kernel() -> Any:
     """The compiled :func:`_fit`, or None without Numba. It calls its helpers by their module
-    names, so they are compiled and put in their place first."""
+    names, so they are compiled and put in their place first. Nothing is compiled until the
+    first call; a fresh installation's notice comes here."""
     for name in ("_loss_gradient", "_dot", "_cubic", "_step"):
         function = globals()[name]
         if hasattr(function, "py_func"):

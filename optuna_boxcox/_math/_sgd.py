@@ -91,7 +91,7 @@ def fit_sgd_binary(
     """(coef, intercept, n_iter) of scikit-learn's binary SGD fit on C-ordered float64 ``X`` and ±1
     ``y``, or None where scikit-learn raises (non-finite weights) or where this core cannot vouch
     for identical decisions (a margin within rounding; see :func:`_sgd_core`)."""
-    core = compiled(_sgd_core, announce="the perceptron's and SGD's fast fit", lean=True)
+    core = sgd_kernel()
     if core is None:
         return None
     n, p = X.shape
@@ -114,6 +114,12 @@ def fit_sgd_binary(
         settings["stop_on_objective"],
     )
     return (w, intercept, n_iter) if status == 0 else None
+
+
+def sgd_kernel() -> Any:
+    """The compiled :func:`_sgd_core`, or None without Numba (compiled at its first call; a fresh
+    installation's notice comes here)."""
+    return compiled(_sgd_core, announce="the perceptron's and SGD's fast fit", lean=True)
 
 
 def _sgd_core(

@@ -39,6 +39,7 @@ from optuna_boxcox._objective._arguments import resolve_transforms
 from optuna_boxcox._objective._arguments import stratified_subsample
 from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
+from optuna_boxcox._objective._evaluators import ready_kernels
 from optuna_boxcox._objective._kind import PointsObjective
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
 from optuna_boxcox._objective._memory import MemoryBudget
@@ -51,6 +52,7 @@ from optuna_boxcox._objective._scoring import CRITERIA
 from optuna_boxcox._objective._scoring import METRICS
 from optuna_boxcox._objective._scoring import Scoring
 from optuna_boxcox._objective._scoring import inner_splits
+from optuna_boxcox._objective._scoring import is_criterion
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._study._fidelity import Fidelity
@@ -289,6 +291,9 @@ class BoxCoxObjective(PointsObjective):
         self.estimator_params = resolve_estimator_params(estimator_params, estimator, cv)
         self.objectives = resolve_objectives(objectives, self.transforms)
         check_criterion(scoring, self.transforms, self.estimator_params)
+        if fast and not is_criterion(scoring):
+            # Before the MLE Λ and Numba's import: a fresh installation's compile notice at once.
+            ready_kernels(estimator, self.y)
 
         fitted, boxcox_values = boxcox_input(self.X, self.names, self.transforms)
         if fitted is not None:

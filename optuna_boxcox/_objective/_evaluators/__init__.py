@@ -109,6 +109,7 @@ __all__ = [
     "held_out_predictions",
     "make_fast_scorer",
     "monotone_invariant",
+    "ready_kernels",
     "searches",
     "svc_cache_bytes",
     "ungated_reason",
@@ -309,6 +310,13 @@ def gate_rules() -> list[Rule]:
     what a recorded decision was made with (``_lifecycle._guard.settings``)."""
     rules = [entry.rule for entry in REGISTRY.values() if entry.rule is not None]
     return [*dict.fromkeys(rules), Rule()]
+
+
+def ready_kernels(estimator: Any, y: np.ndarray) -> None:
+    """Name the compiled kernels ``estimator``'s fast scorers would use on labels ``y`` to Numba,
+    without compiling them: a fresh installation's notice comes before a search's set-up."""
+    for kind in evaluators_of(estimator).scorers:
+        kind.ready_kernels(estimator, y)
 
 
 def searches(estimator: Any) -> bool:

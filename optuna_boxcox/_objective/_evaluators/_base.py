@@ -157,6 +157,12 @@ class FastScorer(abc.ABC):
     def warm_up(self) -> None:  # noqa: B027 - optional hook; most scorers compile nothing
         """Load any compiled kernel the scorer uses later (one-off cost, seconds at most)."""
 
+    @classmethod  # noqa: B027 - optional hook; most scorers compile nothing
+    def ready_kernels(cls, estimator: Any, y: np.ndarray) -> None:
+        """Name the compiled kernels a scorer for ``estimator`` would use, without compiling or
+        loading them: where Numba's cache lacks one, its notice is printed now, before the
+        search's set-up (the MLE Λ, Numba's import) that would otherwise come first."""
+
     def _compute_score(self) -> float | None:
         codes = self._predict_codes()
         if codes is None:
@@ -210,6 +216,17 @@ class RefitScorer(FastScorer):
     def settings_of(estimator: Any, y: np.ndarray) -> dict[str, Any] | None:
         """The settings of the fit retraced for ``estimator`` on labels ``y``, or None when this
         scorer has no exact path for them."""
+
+    @staticmethod
+    def kernels() -> Any:
+        """Make the compiled kernels the fit uses known to Numba without compiling them (None:
+        it uses none)."""
+        return None
+
+    @classmethod
+    def ready_kernels(cls, estimator: Any, y: np.ndarray) -> None:
+        if cls.settings_of(estimator, y) is not None:
+            cls.kernels()
 
     def _adopt(self, other: FastScorer) -> bool:
         self.settings = other.settings

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from optuna_boxcox._math._lbfgs import fit_kernel
 from optuna_boxcox._math._lbfgs import lbfgs_fit
 from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import RefitScorer
@@ -91,6 +92,8 @@ class LogisticScorer(RefitScorer):
         coefficients = (n_features + 1) * K
         temporaries = (n * K + 8 * 10 * coefficients) * 8  # raw scores; s, y and work vectors
         return super().footprint(n_features) + temporaries
+
+    kernels = staticmethod(fit_kernel)
 
     def warm_up(self) -> None:
         lbfgs_fit(np.zeros((2, 1)), np.array([0, 1]), 2, 1.0, True, 1e-4, 10)

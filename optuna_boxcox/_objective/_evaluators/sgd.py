@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.linear_model import SGDClassifier
 
 from optuna_boxcox._math._sgd import fit_sgd_binary
+from optuna_boxcox._math._sgd import sgd_kernel
 from optuna_boxcox._math._sgd import sgd_settings
 from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import RefitScorer
@@ -27,6 +28,8 @@ class SGDScorer(RefitScorer):
     def signs(self) -> np.ndarray:
         """fit_binary's ±1 labels: classes_[1] is +1 (once per scorer, from the class codes)."""
         return np.where(self.codes == 1, 1.0, -1.0)
+
+    kernels = staticmethod(sgd_kernel)
 
     @staticmethod
     def settings_of(estimator: SGDClassifier, y: np.ndarray) -> dict[str, Any] | None:
