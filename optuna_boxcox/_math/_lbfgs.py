@@ -354,7 +354,7 @@ def _fit(
                 stmax = stp + 4.0 * (stp - stx)
             stp = min(_STEP_MAX, max(0.0, stp))
             if (brackt > 0.0 and (stp <= stmin or stp >= stmax)) or (
-                brackt and stmax - stmin <= _LS_XTOL * stmax
+                brackt > 0.0 and stmax - stmin <= _LS_XTOL * stmax
             ):
                 stp = stx
         iteration += 1

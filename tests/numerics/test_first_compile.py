@@ -36,6 +36,28 @@ print("fit starts", file=sys.stderr, flush=True)
 BoxCoxClassifier(estimator, sampler="spherical").fit(X[:, :4], y)
 print("fit ends", file=sys.stderr, flush=True)
 """
+
+
+def notice(what: str) -> str:
+    return (
+        f"optuna-boxcox: compiling {what} with Numba, once per installation (cached for later "
+        "runs); this takes seconds"
+    )
+
+
+def stderr_lines(code: str, argument: str, env: dict[str, str]) -> list[str]:
+    """The lines a fresh process running ``code`` with ``argument`` writes to stderr."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, argument],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr.splitlines()
+
+
 NOTICES = {
     "logistic": "LogisticRegression's fast fit",
     "linear": "the perceptron's and SGD's fast fit",
@@ -46,28 +68,13 @@ NOTICES = {
 @pytest.mark.parametrize("classifier", sorted(NOTICES))
 def test_the_first_fit_says_it_compiles_and_a_later_one_does_not(tmp_path, classifier):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
-    notice = (
-        f"optuna-boxcox: compiling {NOTICES[classifier]} with Numba, once per installation "
-        "(cached for later runs); this takes seconds"
-    )
-
-    def lines() -> list[str]:
-        done = subprocess.run(
-            [sys.executable, "-c", FIT, classifier],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=600,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stderr.splitlines()
-
-    first = lines()
-    assert first.count(notice) == 1, first
+    line = notice(NOTICES[classifier])
+    first = stderr_lines(FIT, classifier, env)
+    assert first.count(line) == 1, first
     # Before the search's set-up (the MLE Λ, Numba's import), not once Numba has begun.
-    assert first.index("fit starts") < first.index(notice) < first.index("the MLE starts")
-    assert first.index("fit ends") > first.index(notice)
-    assert notice not in lines()
+    assert first.index("fit starts") < first.index(line) < first.index("the MLE starts")
+    assert first.index("fit ends") > first.index(line)
+    assert line not in stderr_lines(FIT, classifier, env)
 
 
 PROBE = """
@@ -102,10 +109,7 @@ kernel = _jit.compiled(probe.double, announce="a probe")
 print("first call", file=sys.stderr, flush=True)
 assert kernel(np.ones(2))[0] == 2.0
 """
-PROBE_NOTICE = (
-    "optuna-boxcox: compiling a probe with Numba, once per installation (cached for later runs); "
-    "this takes seconds"
-)
+PROBE_NOTICE = notice("a probe")
 
 
 @pytest.mark.parametrize("index", ["index read", "index unread"])
@@ -120,18 +124,7 @@ def test_the_line_comes_before_numba_sets_up_and_never_from_the_cache(tmp_path, 
         "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
     }
 
-    def lines() -> list[str]:
-        done = subprocess.run(
-            [sys.executable, "-c", RUN, index],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stderr.splitlines()
-
-    first = lines()
+    first = stderr_lines(RUN, index, env)
     assert first.count(PROBE_NOTICE) == 1, first
     if index == "index read":
         assert (
@@ -139,5 +132,5 @@ def test_the_line_comes_before_numba_sets_up_and_never_from_the_cache(tmp_path, 
         )
     else:
         assert first.index("first call") < first.index(PROBE_NOTICE)
-    later = lines()
+    later = stderr_lines(RUN, index, env)
     assert PROBE_NOTICE not in later and "numba compiles" not in later, later
