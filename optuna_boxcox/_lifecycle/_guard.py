@@ -64,6 +64,7 @@ from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._math._transform import fitted_pair
+from optuna_boxcox._math._transform import range_pair
 from optuna_boxcox._objective._evaluators import evaluators_of
 from optuna_boxcox._objective._evaluators import gate_rule
 from optuna_boxcox._objective._evaluators import gate_rules
@@ -126,35 +127,66 @@ def fold_scores(
 ) -> np.ndarray:
     """The metric of each fold of repeated stratified CV, transform and classifier fitted on the
     other folds (min-max scaled after the power step with ``range_scale``)."""
-    splitter = RepeatedStratifiedKFold(n_splits=_splits(y), n_repeats=REPEATS, random_state=seed)
-    scores = []
-    for train, test in splitter.split(X, y):
-        # The search has said it already, about the same columns. A held-out value far outside
-        # the fold's range may come out of a candidate's transform near 1e300, which the
-        # classifier's own arithmetic (a squared distance) overflows: that fold scores what the
-        # classifier predicts there, without NumPy's warning.
-        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore", ExtremeValueWarning)
-            warnings.simplefilter("ignore", ConstantColumnWarning)
-            # A fold's fit is the gate's own business; the model the user gets warns for itself.
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            # BoxCoxTransformer's numbers without its checks, which cost more than the transform
-            # on a few hundred rows (X is float64, checked once by the search).
-            fitted, held = fitted_pair(
-                lambdas,
-                X[train],
-                X[test],
-                method=method,
-                extrapolation=extrapolation,
-                range_scale=range_scale,
-            )
-            predicted = held_out_predictions(estimator, fitted, y[train], held)
-            if predicted is None:
-                model = clone(estimator).fit(fitted, y[train])
-                _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops
-                predicted = model.predict(held)
-            scores.append(score_predictions(metric, y[test], predicted))
-    return np.asarray(scores, dtype=float)
+    folds = Folds(X, y, seed=seed, method=method, extrapolation=extrapolation)
+    return folds.scores(estimator, {"": (lambdas, range_scale)}, metric)[""]
+
+
+class Folds:
+    """One decision's repeated stratified CV folds of (X, y): split once, and each fold's Λ-free
+    range scaling done once for every candidate scored on it (:meth:`scores`). The candidates'
+    numbers are those of scoring each alone."""
+
+    def __init__(
+        self, X: np.ndarray, y: np.ndarray, *, seed: int, method: str, extrapolation: str
+    ) -> None:
+        self.X, self.y = X, y
+        self.method, self.extrapolation = method, extrapolation
+        splitter = RepeatedStratifiedKFold(
+            n_splits=_splits(y), n_repeats=REPEATS, random_state=seed
+        )
+        self.splits = list(splitter.split(X, y))  # index arrays: n per fold
+
+    def scores(
+        self, estimator: Any, candidates: dict[str, tuple[np.ndarray, bool]], metric: Any
+    ) -> dict[str, np.ndarray]:
+        """Each candidate's (name → (Λ, min-max scaled after the power step)) metric per fold."""
+        X, y = self.X, self.y
+        scores: dict[str, list[float]] = {name: [] for name in candidates}
+        for train, test in self.splits:
+            # The search has said it already, about the same columns. A held-out value far
+            # outside the fold's range may come out of a candidate's transform near 1e300, which
+            # the classifier's own arithmetic (a squared distance) overflows: that fold scores
+            # what the classifier predicts there, without NumPy's warning.
+            with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+                warnings.simplefilter("ignore", ExtremeValueWarning)
+                warnings.simplefilter("ignore", ConstantColumnWarning)
+                # A fold's fit is the gate's own business; the model the user gets warns for
+                # itself.
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                ranged = (
+                    range_pair(X[train], X[test], extrapolation=self.extrapolation)
+                    if self.method == "box-cox"
+                    else None
+                )
+                for name, (lambdas, range_scale) in candidates.items():
+                    # BoxCoxTransformer's numbers without its checks, which cost more than the
+                    # transform on a few hundred rows (X is float64, checked once by the search).
+                    fitted, held = fitted_pair(
+                        lambdas,
+                        X[train],
+                        X[test],
+                        method=self.method,
+                        extrapolation=self.extrapolation,
+                        range_scale=range_scale,
+                        ranged=ranged,
+                    )
+                    predicted = held_out_predictions(estimator, fitted, y[train], held)
+                    if predicted is None:
+                        model = clone(estimator).fit(fitted, y[train])
+                        _stop.check()  # a Ctrl-C the fit swallowed (scikit-learn's MLP) still stops
+                        predicted = model.predict(held)
+                    scores[name].append(score_predictions(metric, y[test], predicted))
+        return {name: np.asarray(values, dtype=float) for name, values in scores.items()}
 
 
 def _splits(y: np.ndarray) -> int:
@@ -195,19 +227,14 @@ def decide(
             f"{len(names) * SPLITS * REPEATS} fits"
         )
     lambdas = {name: np.asarray(candidates[lambda_source(name)], dtype=float) for name in names}
+    folds: Folds | None = None  # split when the rule first scores by CV
 
-    def cv(name: str) -> np.ndarray:
-        return fold_scores(
-            estimator,
-            lambdas[name],
-            X,
-            y,
-            metric,
-            seed=seed,
-            method=method,
-            extrapolation=extrapolation,
-            range_scale=name in RANGE_SCALED,
-        )
+    def cv(*which: str) -> dict[str, np.ndarray]:
+        nonlocal folds
+        if folds is None:
+            folds = Folds(X, y, seed=seed, method=method, extrapolation=extrapolation)
+        chosen = {name: (lambdas[name], name in RANGE_SCALED) for name in which}
+        return folds.scores(estimator, chosen, metric)
 
     confirmation = None
     nan = float("nan")
@@ -223,13 +250,17 @@ def decide(
         leave_one_out = evaluators_of(estimator).leave_one_out
         scores = {name: leave_one_out(estimator, transformed[name], y) for name in names}
     else:
-        scores = {name: cv(name) for name in names}
+        scores = cv(*names)
     means = {name: float(values.mean()) for name, values in scores.items()}
     # The first of the best anchors: a tie goes to the MLE Λ, where the search started.
     anchor = max(rule.anchors, key=lambda name: means[name])
     if rule.search:
         chosen, difference, threshold, confirmation = _judge_searched(
-            rule, scores, anchor, y, lambda name: float(cv(name).mean())
+            rule,
+            scores,
+            anchor,
+            y,
+            lambda *which: {k: float(v.mean()) for k, v in cv(*which).items()},
         )
     else:
         chosen, difference, threshold = anchor, nan, nan
@@ -247,10 +278,11 @@ def decide(
 
 
 def _judge_searched(
-    rule: Rule, scores: dict[str, np.ndarray], anchor: str, y: np.ndarray, cv_mean: Any
+    rule: Rule, scores: dict[str, np.ndarray], anchor: str, y: np.ndarray, cv_means: Any
 ) -> tuple[str, float, float, dict[str, float] | None]:
     """The searched Λ against ``anchor`` by ``rule``: (chosen, difference, threshold,
-    confirmation); ``cv_mean(name)`` is a candidate's mean 5×2 CV score, for the confirmation."""
+    confirmation); ``cv_means(*names)`` maps candidates to their mean 5×2 CV scores, for the
+    confirmation."""
     d = scores["searched"] - scores[anchor]
     if rule.criterion == LOO:
         # The standard error of a mean over the rows' paired differences.
@@ -264,7 +296,7 @@ def _judge_searched(
     chosen = "searched" if difference > threshold else anchor
     confirmation = None
     if rule.confirm and chosen == "searched":
-        confirmation = {name: cv_mean(name) for name in ("searched", anchor)}
+        confirmation = cv_means("searched", anchor)
         if confirmation["searched"] <= confirmation[anchor]:
             chosen = anchor
     return chosen, difference, threshold, confirmation

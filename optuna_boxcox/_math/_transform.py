@@ -11,6 +11,7 @@ from numbers import Integral
 from numbers import Real
 import sys
 from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -326,26 +327,56 @@ def fitted_pair(
     method: str = "box-cox",
     extrapolation: str = "extrapolate",
     range_scale: bool = False,
+    ranged: RangedPair | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``BoxCoxTransformer(lambdas, …).fit(train)``'s transform of ``train`` and of ``test``, the
     same numbers, without the estimator's validation and warnings: for callers that fit it many
     times on float64 data they checked once (the guarded default's folds, where scikit-learn's
-    checks cost more than the transform)."""
+    checks cost more than the transform). ``ranged`` is :func:`range_pair` of the same
+    ``train`` and ``test`` (Box-Cox only), for a caller fitting several Λ on one fold."""
     transformer = BoxCoxTransformer(
         np.asarray(lambdas, dtype=np.float64),
         method=method,
         extrapolation=extrapolation,
         range_scale=range_scale,
     )
-    return _fit_arrays(transformer, train), _transform_arrays(transformer, test)
+    if ranged is None:
+        return _fit_arrays(transformer, train), _transform_arrays(transformer, test)
+    transformer.data_min_, transformer.data_range_ = ranged.data_min, ranged.data_range
+    names = _feature_names(transformer, train.shape[1])
+    return _fit_power(transformer, ranged.train, names), _power_scaled(transformer, ranged.test)
+
+
+class RangedPair(NamedTuple):
+    """A fold's Λ-free first step of Box-Cox (:func:`range_pair`)."""
+
+    data_min: np.ndarray
+    data_range: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+
+
+def range_pair(
+    train: np.ndarray, test: np.ndarray, *, extrapolation: str = "extrapolate"
+) -> RangedPair:
+    """``train``'s per-column minimum and range, and ``train`` and ``test`` scaled into Z by them:
+    what :func:`fitted_pair` computes before any λ, the same numbers."""
+    with np.errstate(all="ignore"):
+        data_min, data_range = _numerics.fit_range(train)
+        return RangedPair(
+            data_min,
+            data_range,
+            _numerics.range_standardise(train, data_min, data_range, extrapolation),
+            _numerics.range_standardise(test, data_min, data_range, extrapolation),
+        )
 
 
 def _fit_arrays(
     transformer: BoxCoxTransformer, X: np.ndarray, warn_stacklevel: int | None = None
 ) -> np.ndarray:
-    """The fit on checked float64 data, returning its transform; the one place the range,
-    λ and scaling are fitted (:func:`fitted_pair` calls it too). With ``warn_stacklevel``,
-    constant and crowded columns are warned about."""
+    """The fit on checked float64 data, returning its transform; the one place the range is
+    fitted (:func:`range_pair` excepted), and with :func:`_fit_power` the λ and scaling. With
+    ``warn_stacklevel``, constant and crowded columns are warned about."""
     names = _feature_names(transformer, X.shape[1])
     if warn_stacklevel is not None:
         _numerics.warn_constant_columns(X, names, stacklevel=warn_stacklevel + 1)
@@ -360,6 +391,13 @@ def _fit_arrays(
             )
         else:
             values = X
+        return _fit_power(transformer, values, names)
+
+
+def _fit_power(transformer: BoxCoxTransformer, values: np.ndarray, names: list[str]) -> np.ndarray:
+    """λ, the power step and the scaling after it, fitted on ``values`` (Z for Box-Cox, X for
+    Yeo-Johnson); returns their transform."""
+    with np.errstate(all="ignore"):
         if isinstance(transformer.lambdas, str):
             transformer.lambdas_ = _numerics.mle_lambdas(values, transformer.method)
         else:
@@ -381,6 +419,12 @@ def _transform_arrays(transformer: BoxCoxTransformer, X: np.ndarray) -> np.ndarr
             )
         else:
             values = X
+        return _power_scaled(transformer, values)
+
+
+def _power_scaled(transformer: BoxCoxTransformer, values: np.ndarray) -> np.ndarray:
+    """The fitted power step and scaling of ``values`` (Z for Box-Cox, X for Yeo-Johnson)."""
+    with np.errstate(all="ignore"):
         return _scaled(
             transformer, _numerics.power_columns(values, transformer.lambdas_, transformer.method)
         )

@@ -518,6 +518,54 @@ def _plain_fold_scores(estimator, X, y, lambdas, range_scale, seed=0):
     return cross_val_score(pipeline, X, y, cv=folds).mean()
 
 
+@pytest.mark.parametrize("method", ["box-cox", "yeo-johnson"])
+@pytest.mark.parametrize("classifier", ["bayes", "tree"])
+def test_the_gates_folds_score_each_candidate_as_a_pipeline_would(method, classifier):
+    """Candidates scored together on shared folds (one split, one range step a fold) get the
+    per-fold accuracies of scikit-learn's own cross-validation of each pipeline alone."""
+    from sklearn.metrics import accuracy_score
+    from sklearn.model_selection import RepeatedStratifiedKFold
+    from sklearn.model_selection import cross_val_score
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.tree import DecisionTreeClassifier
+
+    from optuna_boxcox import BoxCoxTransformer
+    from optuna_boxcox._lifecycle._guard import Folds
+    from optuna_boxcox._lifecycle._guard import fold_scores
+
+    X, y = curved_boundary(n=160)
+    X = np.column_stack([X, np.exp(3 * X[:, 0])])
+    # Naive Bayes's folds are answered by its closed form, the tree's by scikit-learn.
+    estimator = GaussianNB() if classifier == "bayes" else DecisionTreeClassifier(random_state=0)
+    candidates = {
+        "searched": (np.array([-4.0, -3.0, 0.5]), False),
+        "mle": (np.array([0.7, 1.2, -0.3]), False),
+        "ones_minmax": (np.ones(3), True),
+    }
+    folds = Folds(X, y, seed=3, method=method, extrapolation="extrapolate")
+    together = folds.scores(estimator, candidates, accuracy_score)
+    splitter = RepeatedStratifiedKFold(n_splits=5, n_repeats=2, random_state=3)
+    assert list(together) == list(candidates)
+    for name, (lambdas, range_scale) in candidates.items():
+        transform = BoxCoxTransformer(lambdas, method=method, range_scale=range_scale)
+        pipeline = make_pipeline(transform, estimator)
+        np.testing.assert_array_equal(
+            together[name], cross_val_score(pipeline, X, y, cv=splitter, scoring="accuracy")
+        )
+        alone = fold_scores(
+            estimator,
+            lambdas,
+            X,
+            y,
+            accuracy_score,
+            seed=3,
+            method=method,
+            range_scale=range_scale,
+        )
+        np.testing.assert_array_equal(together[name], alone)
+
+
 def test_a_rule_without_search_uses_the_best_anchor_by_cross_validation():
     from sklearn.metrics import accuracy_score
     from sklearn.naive_bayes import GaussianNB

@@ -438,3 +438,28 @@ def test_the_gates_fitted_pair_gives_the_transformers_range_scaled_numbers():
     a, b = fitted_pair(lambdas, train, test, range_scale=True)
     np.testing.assert_array_equal(a, fitted.transform(train))
     np.testing.assert_array_equal(b, fitted.transform(test))
+
+
+@pytest.mark.parametrize("range_scale", [False, True])
+@pytest.mark.parametrize("extrapolation", ["extrapolate", "clip"])
+def test_a_folds_shared_range_step_gives_each_lambdas_own_numbers(range_scale, extrapolation):
+    from optuna_boxcox._math._transform import fitted_pair
+    from optuna_boxcox._math._transform import range_pair
+
+    X = np.random.default_rng(6).lognormal(size=(90, 3)) * [1.0, 1e3, 1e-3]
+    train, test = _split(X)
+    test = test * 1.5  # held-out values outside the training range: extrapolated or clipped
+    ranged = range_pair(train, test, extrapolation=extrapolation)
+    for lambdas in (np.array([0.3, 2.0, -0.5]), np.ones(3), np.array([0.0, -4.0, 4.0])):
+        fitted = BoxCoxTransformer(lambdas, extrapolation=extrapolation, range_scale=range_scale)
+        fitted.fit(train)
+        a, b = fitted_pair(
+            lambdas,
+            train,
+            test,
+            extrapolation=extrapolation,
+            range_scale=range_scale,
+            ranged=ranged,
+        )
+        np.testing.assert_array_equal(a, fitted.transform(train))
+        np.testing.assert_array_equal(b, fitted.transform(test))
