@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from sklearn.naive_bayes import GaussianNB
 
+from optuna_boxcox._math._numerics import mean_var
 from optuna_boxcox._objective._evaluators._base import EPSILON_DRIFT
 from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import FastScorer
@@ -84,11 +85,9 @@ class GaussianNBScorer(FastScorer):
         self._column_statistics(j, column)
 
     def _column_statistics(self, j: int, column: np.ndarray) -> None:
-        self.column_var[j] = np.var(column)
+        self.column_var[j] = mean_var(column)[1]
         for c, members in enumerate(self.members):
-            values = column[members]
-            self.theta[j, c] = np.mean(values)
-            self.raw_var[j, c] = np.var(values)
+            self.theta[j, c], self.raw_var[j, c] = mean_var(column[members])
         self.epsilon_used[j] = np.nan
 
     def _predict_codes(self) -> np.ndarray | None:
