@@ -16,7 +16,12 @@ Sections (``--sections``, in this order by default):
   package's bulk reader (:mod:`optuna_boxcox.bench.read`);
 - ``workers`` (not run by default): k batched search processes on one PostgreSQL study against
   one, beside the machine's own ceiling, with a classifier whose fit sleeps and with SVC
-  (:mod:`optuna_boxcox.bench.workers`).
+  (:mod:`optuna_boxcox.bench.workers`);
+- ``fidelity`` (not run by default): the exact, auto and subsampled searches' held-out accuracy
+  and seconds (:mod:`optuna_boxcox.bench.fidelity`);
+- ``price`` (not run by default): the default ``BoxCoxClassifier(clf).fit`` against
+  ``make_pipeline(StandardScaler(), clf)`` on ``--csv``, in fresh processes
+  (:mod:`optuna_boxcox.bench.price`).
 """
 
 from __future__ import annotations
@@ -31,7 +36,16 @@ from optuna_boxcox.classifiers import BENCHMARKED
 # --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
 
 BENCH_CLASSIFIERS = (*BENCHMARKED, "logistic")
-SECTIONS = ("end-to-end", "components", "scale", "parallel", "read", "workers", "fidelity")
+SECTIONS = (
+    "end-to-end",
+    "components",
+    "scale",
+    "parallel",
+    "read",
+    "workers",
+    "fidelity",
+    "price",
+)
 DEFAULT_SECTIONS = ("end-to-end", "components")
 
 
@@ -202,6 +216,22 @@ def register(subparsers: Any) -> None:
         default=5,
         help="components: alternating (c) runs with one job and with --n-jobs; medians",
     )
+    parser.add_argument(
+        "--price-classifiers",
+        default="bayes,linear,logistic,linear-svc,knn",
+        help="price: comma-separated classifiers (default bayes,linear,logistic,linear-svc,knn)",
+    )
+    parser.add_argument(
+        "--price-rounds",
+        type=int,
+        default=3,
+        help="price: alternating pairs of processes per classifier (medians; default 3)",
+    )
+    parser.add_argument(
+        "--price-numpy",
+        action="store_true",
+        help="price: fit NumPy arrays instead of the DataFrame --csv reads into",
+    )
     parser.set_defaults(func=cmd_bench)
 
 
@@ -236,7 +266,57 @@ def cmd_bench(args: argparse.Namespace) -> int:
             ok = _workers(args, Path(tmp)) and ok
         if "fidelity" in sections:
             _fidelity(args, Path(tmp))
+        if "price" in sections:
+            _price(args, Path(tmp))
     return 0 if ok else 1
+
+
+def _price(args: argparse.Namespace, workdir: Path) -> None:
+    import statistics
+
+    from optuna_boxcox.bench import price
+    from optuna_boxcox.classifiers import make_classifier
+    from optuna_boxcox.cli._args import UsageError
+    from optuna_boxcox.cli._args import split_names
+
+    names = split_names(args.price_classifiers) or []
+    if args.price_rounds < 1 or not names:
+        raise UsageError("price needs --price-rounds of at least 1 and one classifier or more")
+    for name in names:
+        try:
+            make_classifier(name)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    csv = args.csv
+    if csv is None:  # scikit-learn's own copy, so that the section runs offline as it is
+        from sklearn.datasets import load_breast_cancer
+
+        frame = load_breast_cancer(as_frame=True).frame.rename(columns={"target": args.label})
+        csv = workdir / "breast_cancer.csv"
+        frame.to_csv(csv, index=False)
+    print(
+        f"price: {csv.name}, {'NumPy arrays' if args.price_numpy else 'a DataFrame'}; fresh "
+        "processes each timing 3 fits of one kind, nothing fitted before; pipeline and default "
+        f"alternate, {args.price_rounds} round{'s' if args.price_rounds != 1 else ''}; 'ratio' = "
+        "default / pipeline (medians over "
+        "rounds of each process's median of 3); 'first fit' = a process's first default fit",
+        flush=True,
+    )
+    print(price.HEADER, flush=True)
+    rows = []
+    for name in names:
+        try:
+            rows.append(
+                price.measure(
+                    str(csv), args.label, name, rounds=args.price_rounds, numpy=args.price_numpy
+                )
+            )
+        except RuntimeError as error:
+            raise UsageError(f"price: {error}") from None
+        print(price.format_row(rows[-1]), flush=True)
+    ratios = [row.ratio for row in rows]
+    print(f"median of the default/pipeline ratios: {statistics.median(ratios):.0f}x")
+    print()
 
 
 def _scale(args: argparse.Namespace, workdir: Path) -> None:

@@ -326,3 +326,29 @@ def test_bench_prints_logistic_regressions_best_scores_beside_its_ratio(sonar, t
     assert "True, True, True" in row
     best_a, best_c = (float(v) for v in re.findall(r"best a ([0-9.]+), c ([0-9.]+)", row)[0])
     assert best_a == best_c
+
+
+def test_price_bench_times_fresh_processes_and_prints_the_median_ratio(tmp_path, capsys):
+    from sklearn.datasets import load_iris
+
+    csv = tmp_path / "iris.csv"
+    load_iris(as_frame=True).frame.rename(columns={"target": "y"}).to_csv(csv, index=False)
+    args = ["bench", "--sections", "price", "--csv", str(csv), "--price-rounds", "1"]
+    status = main([*args, "--price-classifiers", "bayes", "--price-numpy"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "NumPy arrays" in out and "1 round;" in out
+    row = [line for line in out.splitlines() if line.startswith("bayes")][-1]
+    # pipeline ms, default s, ratio, first fit s, first/pipeline: all measured, all positive
+    numbers = [float(v) for v in re.findall(r"(\d+(?:\.\d+)?)\s*(?:ms|s|x)", row)]
+    assert len(numbers) == 5 and all(v > 0 for v in numbers), row
+    assert re.search(r"median of the default/pipeline ratios: \d+x", out)
+
+
+def test_price_bench_says_in_one_line_why_a_process_failed(tmp_path, capsys):
+    csv = tmp_path / "unlabelled.csv"
+    csv.write_text("a,b\n1,2\n3,4\n")
+    status = main(["bench", "--sections", "price", "--csv", str(csv), "--price-rounds", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and len(err) == 1
+    assert "price: the pipeline process for bayes failed" in err[0]
