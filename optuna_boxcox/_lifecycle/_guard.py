@@ -163,8 +163,9 @@ class Folds:
                 # A fold's fit is the gate's own business; the model the user gets warns for
                 # itself.
                 warnings.simplefilter("ignore", ConvergenceWarning)
+                rows, held_rows = X[train], X[test]
                 ranged = (
-                    range_pair(X[train], X[test], extrapolation=self.extrapolation)
+                    range_pair(rows, held_rows, extrapolation=self.extrapolation)
                     if self.method == "box-cox"
                     else None
                 )
@@ -173,8 +174,8 @@ class Folds:
                     # transform on a few hundred rows (X is float64, checked once by the search).
                     fitted, held = fitted_pair(
                         lambdas,
-                        X[train],
-                        X[test],
+                        rows,
+                        held_rows,
                         method=self.method,
                         extrapolation=self.extrapolation,
                         range_scale=range_scale,
