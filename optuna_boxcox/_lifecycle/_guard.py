@@ -113,6 +113,10 @@ GUARDED_ATTR = "boxcox_guarded"
 MAX_ROWS = 5_000
 
 
+#: The largest X whose folds' range step :class:`Folds` shares between candidates.
+SHARED_RANGE_BYTES = 64 * 1024**2
+
+
 def fold_scores(
     estimator: Any,
     lambdas: np.ndarray,
@@ -151,6 +155,9 @@ class Folds:
     ) -> dict[str, np.ndarray]:
         """Each candidate's (name → (Λ, min-max scaled after the power step)) metric per fold."""
         X, y = self.X, self.y
+        # The shared range step is one more copy of X alive beside a candidate's transform:
+        # worth it for the many small fits it saves, not on wide data.
+        share = len(candidates) > 1 and X.nbytes <= SHARED_RANGE_BYTES
         scores: dict[str, list[float]] = {name: [] for name in candidates}
         for train, test in self.splits:
             # The search has said it already, about the same columns. A held-out value far
@@ -166,7 +173,7 @@ class Folds:
                 rows, held_rows = X[train], X[test]
                 ranged = (
                     range_pair(rows, held_rows, extrapolation=self.extrapolation)
-                    if self.method == "box-cox"
+                    if self.method == "box-cox" and share
                     else None
                 )
                 for name, (lambdas, range_scale) in candidates.items():

@@ -17,6 +17,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._lifecycle._guard import DECISION_ATTR
 from optuna_boxcox._lifecycle._guard import decide
+from optuna_boxcox._math._transform import range_pair as _guard_range_pair
 from optuna_boxcox._study._decision import Decision
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier
@@ -518,11 +519,23 @@ def _plain_fold_scores(estimator, X, y, lambdas, range_scale, seed=0):
     return cross_val_score(pipeline, X, y, cv=folds).mean()
 
 
+@pytest.mark.parametrize("shared", [True, False])
 @pytest.mark.parametrize("method", ["box-cox", "yeo-johnson"])
 @pytest.mark.parametrize("classifier", ["bayes", "tree"])
-def test_the_gates_folds_score_each_candidate_as_a_pipeline_would(method, classifier):
-    """Candidates scored together on shared folds (one split, one range step a fold) get the
-    per-fold accuracies of scikit-learn's own cross-validation of each pipeline alone."""
+def test_the_gates_folds_score_each_candidate_as_a_pipeline_would(
+    method, classifier, shared, monkeypatch
+):
+    """Candidates scored together on shared folds (one split, one range step a fold, or one per
+    candidate where X is too wide to keep a copy) get the per-fold accuracies of scikit-learn's
+    own cross-validation of each pipeline alone."""
+    from optuna_boxcox._lifecycle import _guard
+
+    if not shared:
+        monkeypatch.setattr(_guard, "SHARED_RANGE_BYTES", 0)
+    ranged = []
+    monkeypatch.setattr(
+        _guard, "range_pair", lambda *a, **k: ranged.append(1) or _guard_range_pair(*a, **k)
+    )
     from sklearn.metrics import accuracy_score
     from sklearn.model_selection import RepeatedStratifiedKFold
     from sklearn.model_selection import cross_val_score
@@ -545,6 +558,7 @@ def test_the_gates_folds_score_each_candidate_as_a_pipeline_would(method, classi
     }
     folds = Folds(X, y, seed=3, method=method, extrapolation="extrapolate")
     together = folds.scores(estimator, candidates, accuracy_score)
+    assert len(ranged) == (10 if shared and method == "box-cox" else 0)  # once a fold
     splitter = RepeatedStratifiedKFold(n_splits=5, n_repeats=2, random_state=3)
     assert list(together) == list(candidates)
     for name, (lambdas, range_scale) in candidates.items():
