@@ -315,10 +315,17 @@ def mean_var(values: np.ndarray) -> tuple[float, float]:
     """``(np.mean(values), np.var(values))`` of a 1-D float64 array, bit for bit: the same two
     sums NumPy takes, without its reductions' argument handling, which costs more than the sums on
     a few hundred values (naive Bayes's scorer takes them for every class of every column)."""
+    mean, _, var = _moments(values)
+    return float(mean), float(var)
+
+
+def _moments(values: np.ndarray) -> tuple[np.floating, np.ndarray, np.floating]:
+    """The mean, the centred values and the variance of a 1-D array, in ``np.mean``'s and
+    ``np.var``'s own arithmetic (the same floats)."""
     n = values.shape[0]
     mean = np.add.reduce(values) / n
     centred = values - mean
-    return float(mean), float(np.add.reduce(centred * centred) / n)
+    return mean, centred, np.add.reduce(centred * centred) / n
 
 
 def scale_column(column: np.ndarray) -> np.ndarray:
@@ -326,9 +333,7 @@ def scale_column(column: np.ndarray) -> np.ndarray:
     without the 2-D reductions' overhead (the objective re-scales one column per trial)."""
     n = column.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = np.add.reduce(column) / n  # np.mean's and np.var's own arithmetic
-        centred = column - mean
-        var = np.add.reduce(centred * centred) / n
+        mean, centred, var = _moments(column)
         constant = var <= n * _EPS * var + (n * mean * _EPS) ** 2
         scale = 1.0 if constant else np.sqrt(var)
         out = centred if constant else centred / scale
