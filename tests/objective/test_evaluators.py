@@ -198,6 +198,49 @@ def test_several_columns_changed_between_scores_equal_a_fresh_reset(breast_cance
         assert walked.score() == fresh.score() == generic_score(make_classifier(name), S_end, y)
 
 
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("var_smoothing", [1e-9, 1e-2, 0.0])
+def test_a_gaussian_nb_sweep_scores_each_candidate_as_fit_and_predict(n_classes, var_smoothing):
+    rng = np.random.default_rng(n_classes)
+    n, p = 150, 5
+    # Columns of unequal spread: a candidate's variance moves scikit-learn's variance floor
+    # beyond the drift allowed, and such a candidate is scored alone.
+    S = rng.standard_normal((n, p)) * np.array([1.0, 2.0, 0.5, 3.0, 1.0])
+    y = rng.integers(0, n_classes, n)
+    estimator = GaussianNB(var_smoothing=var_smoothing)
+    swept = make_fast_scorer(estimator, y, accuracy_score)
+    alone = make_fast_scorer(estimator, y, accuracy_score)
+    swept.reset(S)
+    alone.reset(S)
+    # Room for two candidates at a time beside the scorer's own state.
+    swept.memory_limit = swept.footprint(p) + swept._candidate_bytes()
+    answered = 0
+    for step in range(6):
+        j = int(rng.integers(p))
+        columns = [
+            np.sign(z) * np.abs(z) ** power * scale
+            for z, power, scale in zip(
+                rng.standard_normal((7, n)), rng.uniform(0.3, 3, 7), rng.uniform(0.1, 5, 7)
+            )
+        ]
+        columns.append(np.zeros(n))  # a dropped feature
+        scores = swept.score_sweep(j, columns)
+        assert scores == FastScorer.score_sweep(alone, j, columns)
+        np.testing.assert_array_equal(swept.S, S)
+        for column, score in zip(columns, scores):
+            if score is not None:
+                answered += 1
+                T = S.copy()
+                T[:, j] = column
+                assert score == generic_score(estimator, T, y), f"step {step}, column {j}"
+        S[:, j] = columns[step]
+        swept.set_column(j, S[:, j])
+        alone.set_column(j, S[:, j])
+        assert swept.score() == alone.score() == generic_score(estimator, S, y)
+    assert answered >= 40
+    assert swept.peak_bytes(p) == swept.footprint(p) + swept._candidate_bytes()
+
+
 def test_distance_matrix_after_updates_is_bitwise_the_one_built_from_scratch(breast_cancer):
     S = np.ascontiguousarray(breast_cancer.data.to_numpy(dtype=float)[:200])
     S = (S - S.mean(axis=0)) / S.std(axis=0)
