@@ -175,6 +175,19 @@ def boxcox_from_log(log_z: np.ndarray, lam: float) -> np.ndarray:
     return np.expm1(np.clip(lam * log_z, -MAX_EXPONENT, MAX_EXPONENT)) / lam
 
 
+def boxcox_rows(log_z: np.ndarray, lambdas: np.ndarray) -> np.ndarray:
+    """:func:`boxcox_from_log` of one column for each λ, as the rows of one array, the same floats
+    (a coordinate sweep transforms one column for a dozen λ)."""
+    lambdas = np.asarray(lambdas, dtype=np.float64)
+    out = np.empty((len(lambdas), len(log_z)))
+    zero = np.abs(lambdas) < LAMBDA_ZERO
+    out[zero] = log_z
+    if not zero.all():
+        lam = lambdas[~zero][:, None]
+        out[~zero] = np.expm1(np.clip(lam * log_z, -MAX_EXPONENT, MAX_EXPONENT)) / lam
+    return out
+
+
 def yeojohnson_column(x: np.ndarray, lam: float) -> np.ndarray:
     """Yeo-Johnson of real values with one λ, in the same expm1/log1p form as :func:`boxcox_column`."""
     out = np.empty_like(x, dtype=np.float64)
@@ -340,6 +353,21 @@ def scale_column(column: np.ndarray) -> np.ndarray:
     if np.isfinite(out).all():
         return out
     return standardise(column, mean, scale)
+
+
+def scale_rows(B: np.ndarray) -> np.ndarray:
+    """:func:`scale_column` of each row of B, the same floats: the sums run along each row as
+    they run along a column alone."""
+    n = B.shape[1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = np.add.reduce(B, axis=1) / n
+        centred = B - mean[:, None]
+        var = np.add.reduce(centred * centred, axis=1) / n
+        constant = var <= n * _EPS * var + (n * mean * _EPS) ** 2
+        out = centred / np.where(constant, 1.0, np.sqrt(var))[:, None]  # ÷ 1.0 is exact
+    for r in np.flatnonzero(~np.isfinite(out).all(axis=1)):
+        out[r] = scale_column(B[r])  # saturated as scale_column saturates
+    return out
 
 
 def standardise(B: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:

@@ -73,16 +73,37 @@ class TransformedColumns:
         :meth:`of` stores)."""
         return _numerics.scale_column(self.column(j, choice, lam))
 
+    def scaled_columns(self, j: int, lambdas: np.ndarray, choices: np.ndarray) -> np.ndarray:
+        """:meth:`scaled_column` of each (λ, choice) pair, as the rows of one array: the Box-Cox
+        ones transformed and scaled together, the same floats."""
+        out = np.empty((len(lambdas), len(self.X)))
+        transforms = [self._transform(int(choice)) for choice in choices]
+        together = [c for c, transform in enumerate(transforms) if transform == "box-cox"]
+        if together:
+            rows = _numerics.boxcox_rows(self._log_column(j), lambdas[together])
+            out[together] = _numerics.scale_rows(rows)
+        for c in set(range(len(lambdas))) - set(together):
+            out[c] = self.scaled_column(j, float(lambdas[c]), int(choices[c]))
+        return out
+
     def column(self, j: int, choice: int, lam: float) -> np.ndarray:
         """Feature j transformed before scaling: by ``method`` (choice -1) or ``transforms[choice]``;
         a dropped feature is a column of zeros (its scaled column is zeros too)."""
-        transform = self.points.method if choice < 0 else self.points.transforms[choice]
+        transform = self._transform(choice)
         if transform == "drop":
             return np.zeros(len(self.X))
         if transform == "identity":
             return self.X[:, j].copy()
         if transform != "box-cox":
             return _numerics.power_column(self._power_inputs[transform][:, j], lam, transform)
-        if self._log_columns is None:  # log Z per column, contiguous: searches revisit columns
+        return _numerics.boxcox_from_log(self._log_column(j), lam)
+
+    def _transform(self, choice: int) -> str:
+        """The transform of a choice: ``method`` (-1) or ``transforms[choice]``."""
+        return self.points.method if choice < 0 else self.points.transforms[choice]
+
+    def _log_column(self, j: int) -> np.ndarray:
+        """log Z of feature j, contiguous."""
+        if self._log_columns is None:  # per column, once: searches revisit columns
             self._log_columns = np.ascontiguousarray(np.log(self._power_inputs["box-cox"]).T)
-        return _numerics.boxcox_from_log(self._log_columns[j], lam)
+        return self._log_columns[j]

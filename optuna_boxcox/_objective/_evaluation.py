@@ -241,15 +241,17 @@ class Evaluation:
         j = int(self.points.feature_at[d])
         _, _, scaled = self.columns.of(points[0])
         settings = self.points.settings_of(points[0])
-        # A column of zeros is a dropped feature for k-NN, the one evaluator that shares sweeps.
+        # A column of zeros is a dropped feature for the evaluators that share sweeps (k-NN,
+        # naive Bayes).
         scorer = self.fast_scorer(scaled, settings, None)
         if scorer is None:
             return None
         features = [self.points.features_of(x) for x in points]
-        columns = [
-            self.columns.scaled_column(j, float(lam[j]), -1 if ch is None else int(ch[j]))
-            for lam, ch in features
-        ]
+        columns = self.columns.scaled_columns(
+            j,
+            np.array([float(lam[j]) for lam, _ in features]),
+            np.array([-1 if ch is None else int(ch[j]) for _, ch in features]),
+        )
         kept = [self.points.kept(x) for x in points]
         alive = [c for c in range(len(points)) if kept[c] is None or kept[c].any()]
         scores: list[float | None] = [None] * len(points)

@@ -185,6 +185,29 @@ def test_the_one_column_scaler_is_bit_identical_to_the_two_dimensional_one():
     assert np.all(np.isfinite(_numerics.scale_column(huge)))
 
 
+def test_a_sweeps_columns_together_are_those_of_each_column_alone_bit_for_bit():
+    # A coordinate sweep transforms and scales one column for all its λ as the rows of one array
+    # (_numerics.boxcox_rows, scale_rows); every row must be the floats of the column alone.
+    from optuna_boxcox._math import _numerics
+
+    rng = np.random.default_rng(8)
+    for n in (1, 2, 7, 8, 9, 16, 17, 127, 129, 462, 8191, 8193):
+        for constant in (False, True):
+            z = np.full(n, 1.5) if constant else 1.0 + rng.random(n)
+            log_z = np.log(z)
+            lambdas = np.concatenate([rng.uniform(-10, 10, 8), [0.0, 1e-13, 1.0, 3e3, -3e3]])
+            rows = _numerics.boxcox_rows(log_z, lambdas)
+            scaled = _numerics.scale_rows(rows)
+            for lam, row, scaled_row in zip(lambdas, rows, scaled):
+                alone = _numerics.boxcox_from_log(log_z, float(lam))
+                assert np.array_equal(row, alone, equal_nan=True), (n, lam)
+                assert np.array_equal(scaled_row, _numerics.scale_column(alone), equal_nan=True)
+    huge = np.array([[1e308, -1e308, 1e308], [1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(
+        _numerics.scale_rows(huge), [_numerics.scale_column(row) for row in huge]
+    )
+
+
 def test_the_class_statistics_are_numpys_mean_and_variance_bit_for_bit():
     # Naive Bayes's scorer takes a mean and a variance for every class of every column with
     # _numerics.mean_var; the decisions must be those np.mean and np.var give.
