@@ -222,15 +222,22 @@ class Evaluation:
     def score_batch(
         self, points: list[np.ndarray], score_one: Callable[[np.ndarray], float]
     ) -> list[float]:
-        """Scores of distinct points, sharing work where they allow it: a coordinate sweep's
-        distances once (k-NN, :meth:`score_sweep`), else side by side on :attr:`batch_threads`
-        threads, else one after another; ``score_one`` scores (and caches) a single point."""
+        """Scores of distinct points, sharing work where they allow it: a coordinate sweep
+        through the fast scorer's :meth:`score_sweep` (k-NN's distances and naive Bayes's other
+        columns once; for the others, the sweep's columns transformed together), except where
+        the points go side by side on :attr:`batch_threads` threads; else one after another.
+        ``score_one`` scores (and caches) a single point."""
         if len(points) >= 2:
             column = sweep_column(np.array(points))
-            if column is not None and self.shares_sweeps and self.points.feature_at[column] >= 0:
+            swept = None
+            if (
+                column is not None
+                and (self.shares_sweeps or self.batch_threads == 1)
+                and self.points.feature_at[column] >= 0
+            ):
                 swept = self.score_sweep(points, column)
-                if swept is not None:
-                    return swept
+            if swept is not None:
+                return swept
             if self.batch_threads > 1:
                 return parallel_map(score_one, points, self.batch_threads)
         return [score_one(x) for x in points]
@@ -241,9 +248,16 @@ class Evaluation:
         j = int(self.points.feature_at[d])
         _, _, scaled = self.columns.of(points[0])
         settings = self.points.settings_of(points[0])
-        # A column of zeros is a dropped feature for the evaluators that share sweeps (k-NN,
-        # naive Bayes).
-        scorer = self.fast_scorer(scaled, settings, None)
+        kept = [self.points.kept(x) for x in points]
+        # A column of zeros is a dropped feature for the scorers that share sweeps (k-NN, naive
+        # Bayes). Any other is told which columns are kept (an SVC's gamma="auto" counts them),
+        # which must then be the same for every point.
+        common = None
+        if not self.shares_sweeps:
+            common = kept[0]
+            if any((k is None) != (common is None) or not np.array_equal(k, common) for k in kept):
+                return None
+        scorer = self.fast_scorer(scaled, settings, common)
         if scorer is None:
             return None
         features = [self.points.features_of(x) for x in points]
@@ -252,7 +266,6 @@ class Evaluation:
             np.array([float(lam[j]) for lam, _ in features]),
             np.array([-1 if ch is None else int(ch[j]) for _, ch in features]),
         )
-        kept = [self.points.kept(x) for x in points]
         alive = [c for c in range(len(points)) if kept[c] is None or kept[c].any()]
         scores: list[float | None] = [None] * len(points)
         for c in range(len(points)):

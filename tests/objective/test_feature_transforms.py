@@ -104,6 +104,34 @@ def test_fast_scores_with_dropped_and_identity_features_equal_scikit_learns(canc
         assert fast.evaluate(x) == generic.evaluate(x), fast.configuration(x)
 
 
+@pytest.mark.parametrize(
+    "estimator",
+    [KNeighborsClassifier(), GaussianNB(), SVC(gamma="auto")],
+    ids=["knn", "bayes", "svc-auto"],
+)
+def test_a_sweep_beside_a_dropped_feature_scores_as_one_point_at_a_time(cancer8, estimator):
+    # A batch that sweeps one λ goes through the fast scorer's sweep; a dropped feature beside it
+    # is a column of zeros there, which an SVC (gamma="auto" counts the columns) cannot take for
+    # a dropped one: its points are scored one at a time instead.
+    X, y = cancer8
+    kwargs = dict(transforms=("box-cox", "identity", "drop", "yeo-johnson"))
+    batched = BoxCoxObjective(X, y, estimator, **kwargs)
+    one_by_one = BoxCoxObjective(X, y, estimator, **kwargs)
+    transforms = ["box-cox"] * 8
+    for dropped in ([], [5], [2]):
+        for j in dropped:
+            transforms[j] = "drop"
+        start = batched.to_params(_point(batched, transforms))
+        sweep = [batched.to_point({**start, X.columns[2]: lam}) for lam in np.linspace(-3, 3, 7)]
+        assert batched.evaluate_batch(sweep) == [one_by_one.evaluate(x) for x in sweep]
+        # A sweep of a feature's transform: the kept columns differ from point to point.
+        choices = [
+            batched.to_point({**start, f"{X.columns[2]}:transform": choice})
+            for choice in kwargs["transforms"]
+        ]
+        assert batched.evaluate_batch(choices) == [one_by_one.evaluate(x) for x in choices]
+
+
 def test_drop_fits_the_classifier_without_the_column(cancer8):
     # SVC's gamma="scale" reads X.var() of the whole matrix: a zero column is not a dropped one.
     X, y = cancer8

@@ -258,7 +258,7 @@ def test_a_search_under_a_small_memory_limit_finds_the_same_lambdas(name):
 # -- evaluate_batch -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["knn", "svc", "bayes", "linear"])
+@pytest.mark.parametrize("name", ["knn", "svc", "bayes", "linear", "logistic"])
 def test_a_batch_scores_as_evaluate_does_and_shares_its_cache(breast_cancer, name):
     X, y = breast_cancer.data, breast_cancer.target
     one_by_one = BoxCoxObjective(X, y, make_classifier(name))
