@@ -173,9 +173,27 @@ class Plan:
     def improved(self, position: int, score: float, scores: Mapping[int, float]) -> bool:
         """Whether ``score`` at ``position`` beats Λopt as it stood before that candidate: the best
         at the start of its batch and the batch's earlier candidates (those in ``scores``)."""
-        batch, index = self.locate(position)
-        earlier = [scores[p] for p in range(position - index, position) if p in scores]
-        return bool(score > max([batch.incumbent_score, *earlier]))
+        return self.improvements([(position, score)], scores)[0]
+
+    def improvements(
+        self, candidates: Sequence[tuple[int, float]], scores: Mapping[int, float]
+    ) -> list[bool]:
+        """:meth:`improved` of each (position, score): each batch's earlier scores are read once
+        for candidates in increasing positions (a batch's trials are told together)."""
+        running: dict[int, tuple[int, float]] = {}  # batch start → (position read up to, best)
+        out = []
+        for position, score in candidates:
+            batch, index = self.locate(position)
+            start = position - index
+            upto, best = running.get(start, (start, batch.incumbent_score))
+            if position < upto:  # out of order: read the batch again from its start
+                upto, best = start, batch.incumbent_score
+            for p in range(upto, position):
+                if p in scores:
+                    best = max(best, scores[p])
+            running[start] = (position, best)
+            out.append(bool(score > best))
+        return out
 
     def incumbent(self, space: LambdaSpace) -> np.ndarray:
         """Λopt as the plan stands (the starting point before any score)."""

@@ -120,15 +120,10 @@ class PlanRun:
             p: self._ranking.score(v) for p, v in zip(pending.positions, values) if v is not None
         }
         known = collections.ChainMap(batch, self._scores)  # no copy of every score
-        return [
-            {
-                **pending.attrs[k],
-                "improved": self._plan.improved(
-                    pending.positions[k], self._ranking.score(values[k]), known
-                ),
-            }
-            for k in which
-        ]
+        improved = self._plan.improvements(
+            [(pending.positions[k], self._ranking.score(values[k])) for k in which], known
+        )
+        return [{**pending.attrs[k], "improved": up} for k, up in zip(which, improved)]
 
     def tell(self, pending: PendingPoints, values: Sequence[float]) -> list[dict[str, Any]]:
         """The objective's values of ``pending``'s points, in order: records them, advances the

@@ -514,6 +514,30 @@ def test_every_coordinate_trial_records_its_place_in_the_plan_and_whether_it_imp
     assert epochs == {(0, "global", 2.5), (1, "global", 2.5), (2, "local", 1.25)}
 
 
+def test_a_batchs_improvements_read_together_are_each_candidates_own():
+    from optuna_boxcox.samplers._driver import Batch
+    from optuna_boxcox.samplers._driver import Plan
+
+    def algorithm():
+        yield Batch([np.zeros(1)] * 6, [{}] * 6, incumbent_score=0.5)
+        yield Batch([np.zeros(1)] * 4, [{}] * 4, incumbent_score=0.7)
+        return np.zeros(1), 0.7
+
+    plan = Plan(algorithm())
+    plan.advance({p: 0.1 * p for p in range(6)})
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        # Any scores known so far (other workers'), and candidates in any order.
+        known = {p: float(v) for p, v in enumerate(rng.random(10)) if rng.random() < 0.6}
+        candidates = [(int(p), float(rng.random())) for p in rng.integers(0, 10, 5)]
+        expected = []
+        for position, score in candidates:  # the definition, one candidate at a time
+            batch, index = plan.locate(position)
+            earlier = [known[p] for p in range(position - index, position) if p in known]
+            expected.append(bool(score > max([batch.incumbent_score, *earlier])))
+        assert plan.improvements(candidates, known) == expected
+
+
 @pytest.mark.parametrize(
     "sampler, name",
     [

@@ -36,8 +36,14 @@ class SGDScorer(RefitScorer):
         return sgd_settings(estimator) if len(np.unique(y)) == 2 else None
 
     def footprint(self, n_features: int) -> int:
-        # |S| for the rounding bound of the decision values.
+        # |S| for the rounding bound of the decision values (:attr:`magnitudes`).
         return super().footprint(n_features) + len(self.y) * n_features * 8
+
+    def _reset(self) -> None:
+        self.magnitudes = np.abs(self.S)  # |S|, kept column by column
+
+    def _set_column(self, j: int, column: np.ndarray) -> None:
+        self.magnitudes[:, j] = np.abs(column)
 
     def _predict_codes(self) -> np.ndarray | None:
         fitted = fit_sgd_binary(self.S, self.signs, self.settings)
@@ -45,7 +51,7 @@ class SGDScorer(RefitScorer):
             return None
         w, intercept, _ = fitted
         decision = self.S @ w + intercept
-        allowed = RELATIVE_TIE * (np.abs(self.S) @ np.abs(w) + abs(intercept))
-        if not np.all(np.abs(decision) > allowed):
+        allowed = RELATIVE_TIE * (self.magnitudes @ np.abs(w) + abs(intercept))
+        if not (np.abs(decision) > allowed).all():
             return None
         return (decision > 0).astype(np.intp)
