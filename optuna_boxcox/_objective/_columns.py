@@ -13,6 +13,10 @@ if TYPE_CHECKING:
     from optuna_boxcox._objective._points import Points
 
 
+#: Values of the temporaries of one group of a sweep's columns transformed together (8 MiB).
+_ROWS_VALUES = 2**20
+
+
 class TransformedColumns:
     """Per thread, the last point's transformed and standard-scaled matrices; a new point redoes
     only the columns whose λ (or transform) changed — a coordinate search changes one.
@@ -79,9 +83,12 @@ class TransformedColumns:
         out = np.empty((len(lambdas), len(self.X)))
         transforms = [self._transform(int(choice)) for choice in choices]
         together = [c for c, transform in enumerate(transforms) if transform == "box-cox"]
-        if together:
-            rows = _numerics.boxcox_rows(self._log_column(j), lambdas[together])
-            out[together] = _numerics.scale_rows(rows)
+        # A few candidates at a time on long columns: the temporaries stay within _ROWS_VALUES.
+        step = max(1, _ROWS_VALUES // max(1, len(self.X)))
+        for first in range(0, len(together), step):
+            chosen = together[first : first + step]
+            rows = _numerics.boxcox_rows(self._log_column(j), lambdas[chosen])
+            out[chosen] = _numerics.scale_rows(rows)
         for c in set(range(len(lambdas))) - set(together):
             out[c] = self.scaled_column(j, float(lambdas[c]), int(choices[c]))
         return out

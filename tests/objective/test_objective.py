@@ -208,6 +208,24 @@ def test_a_sweeps_columns_together_are_those_of_each_column_alone_bit_for_bit():
     )
 
 
+def test_a_sweeps_columns_in_groups_are_each_columns_own(breast_cancer, monkeypatch):
+    # Long columns are transformed a few candidates at a time; each is still the column alone,
+    # whatever its transform.
+    from optuna_boxcox._objective import _columns
+
+    X, y = breast_cancer.data.iloc[:, :4], breast_cancer.target
+    objective = BoxCoxObjective(
+        X, y, GaussianNB(), transforms=("box-cox", "identity", "drop", "yeo-johnson")
+    )
+    columns = objective._columns
+    monkeypatch.setattr(_columns, "_ROWS_VALUES", 3 * len(X))  # three candidates at a time
+    lambdas = np.linspace(-4, 4, 11)
+    choices = np.array([0, 0, 1, 0, 2, 0, 3, 0, 0, 0, 0])
+    together = columns.scaled_columns(2, lambdas, choices)
+    for lam, choice, row in zip(lambdas, choices, together):
+        np.testing.assert_array_equal(row, columns.scaled_column(2, float(lam), int(choice)))
+
+
 def test_the_class_statistics_are_numpys_mean_and_variance_bit_for_bit():
     # Naive Bayes's scorer takes a mean and a variance for every class of every column with
     # _numerics.mean_var; the decisions must be those np.mean and np.var give.
