@@ -232,6 +232,7 @@ class Evaluation:
             swept = None
             if (
                 column is not None
+                and self._scorer_limit is not None  # a fast scorer, not scikit-learn's path
                 and (self.shares_sweeps or self.batch_threads == 1)
                 and self.points.feature_at[column] >= 0
             ):

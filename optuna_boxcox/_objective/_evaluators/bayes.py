@@ -134,6 +134,8 @@ class GaussianNBScorer(FastScorer):
         :data:`EPSILON_DRIFT` is scored alone, as :meth:`score` would."""
         if self.S is None:
             raise RuntimeError("call reset(S) before score_sweep")
+        if not len(columns):
+            return []
         columns = np.asarray(columns, dtype=np.float64).reshape(len(columns), -1)
         p = self.S.shape[1]
         others = np.delete(self.column_var, j)
