@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from typing import Any
 import warnings
 
 import numpy as np
@@ -172,6 +173,11 @@ def boxcox_from_log(log_z: np.ndarray, lam: float) -> np.ndarray:
     """:func:`boxcox_column` given ``log z`` (a search re-transforms a column for many λ)."""
     if abs(lam) < LAMBDA_ZERO:
         return log_z.copy()
+    return _boxcox_power(lam, log_z)
+
+
+def _boxcox_power(lam: Any, log_z: np.ndarray) -> np.ndarray:
+    """``expm1(λ·log z) / λ`` for λ away from 0 (a λ column broadcasts over rows of λ)."""
     return np.expm1(np.clip(lam * log_z, -MAX_EXPONENT, MAX_EXPONENT)) / lam
 
 
@@ -183,8 +189,7 @@ def boxcox_rows(log_z: np.ndarray, lambdas: np.ndarray) -> np.ndarray:
     zero = np.abs(lambdas) < LAMBDA_ZERO
     out[zero] = log_z
     if not zero.all():
-        lam = lambdas[~zero][:, None]
-        out[~zero] = np.expm1(np.clip(lam * log_z, -MAX_EXPONENT, MAX_EXPONENT)) / lam
+        out[~zero] = _boxcox_power(lambdas[~zero][:, None], log_z)
     return out
 
 
@@ -298,12 +303,14 @@ def fit_scale(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and scale of each column as ``StandardScaler`` computes them (constant column → scale 1)."""
     mean = B.mean(axis=0)
     var = B.var(axis=0)
-    # scikit-learn's rule (_is_constant_feature): variance within the error bound of the two-pass
-    # algorithm counts as zero, and such a column is only centred.
-    n, eps = B.shape[0], np.finfo(np.float64).eps
-    constant = var <= n * eps * var + (n * mean * eps) ** 2
-    scale = np.where(constant, 1.0, np.sqrt(var))
+    scale = np.where(_constant(B.shape[0], mean, var), 1.0, np.sqrt(var))
     return mean, scale
+
+
+def _constant(n: int, mean: Any, var: Any) -> Any:
+    """scikit-learn's rule (_is_constant_feature): a variance of n values within the error bound
+    of the two-pass algorithm counts as zero, and such a column is only centred."""
+    return var <= n * _EPS * var + (n * mean * _EPS) ** 2
 
 
 def fit_minmax(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -332,13 +339,13 @@ def mean_var(values: np.ndarray) -> tuple[float, float]:
     return float(mean), float(var)
 
 
-def _moments(values: np.ndarray) -> tuple[np.floating, np.ndarray, np.floating]:
-    """The mean, the centred values and the variance of a 1-D array, in ``np.mean``'s and
-    ``np.var``'s own arithmetic (the same floats)."""
-    n = values.shape[0]
-    mean = np.add.reduce(values) / n
-    centred = values - mean
-    return mean, centred, np.add.reduce(centred * centred) / n
+def _moments(values: np.ndarray) -> tuple[Any, np.ndarray, Any]:
+    """The mean, the centred values and the variance along the last axis (of a 1-D array, or of
+    each row), in ``np.mean``'s and ``np.var``'s own arithmetic (the same floats)."""
+    n = values.shape[-1]
+    mean = np.add.reduce(values, axis=-1) / n
+    centred = values - mean[..., None]
+    return mean, centred, np.add.reduce(centred * centred, axis=-1) / n
 
 
 def scale_column(column: np.ndarray) -> np.ndarray:
@@ -347,7 +354,7 @@ def scale_column(column: np.ndarray) -> np.ndarray:
     n = column.shape[0]
     with np.errstate(over="ignore", invalid="ignore"):
         mean, centred, var = _moments(column)
-        constant = var <= n * _EPS * var + (n * mean * _EPS) ** 2
+        constant = _constant(n, mean, var)
         scale = 1.0 if constant else np.sqrt(var)
         out = centred if constant else centred / scale
     if np.isfinite(out).all():
@@ -358,15 +365,12 @@ def scale_column(column: np.ndarray) -> np.ndarray:
 def scale_rows(B: np.ndarray) -> np.ndarray:
     """:func:`scale_column` of each row of B, the same floats: the sums run along each row as
     they run along a column alone."""
-    n = B.shape[1]
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = np.add.reduce(B, axis=1) / n
-        centred = B - mean[:, None]
-        var = np.add.reduce(centred * centred, axis=1) / n
-        constant = var <= n * _EPS * var + (n * mean * _EPS) ** 2
-        out = centred / np.where(constant, 1.0, np.sqrt(var))[:, None]  # ÷ 1.0 is exact
+        mean, centred, var = _moments(B)
+        scale = np.where(_constant(B.shape[1], mean, var), 1.0, np.sqrt(var))
+        out = centred / scale[:, None]  # ÷ 1.0 is exact
     for r in np.flatnonzero(~np.isfinite(out).all(axis=1)):
-        out[r] = scale_column(B[r])  # saturated as scale_column saturates
+        out[r] = standardise(B[r], mean[r], scale[r])  # saturated as scale_column saturates
     return out
 
 
