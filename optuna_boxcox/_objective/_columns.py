@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from optuna_boxcox._objective._points import Points
 
 
-#: Values of the temporaries of one group of a sweep's columns transformed together (8 MiB).
+#: Values of each temporary of a sweep's columns transformed together: a few MiB at most.
 _ROWS_VALUES = 2**20
 
 

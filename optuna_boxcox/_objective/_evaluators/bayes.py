@@ -16,8 +16,8 @@ from optuna_boxcox._objective._evaluators._base import FastScorer
 from optuna_boxcox._objective._evaluators._base import is_real
 from optuna_boxcox._objective._evaluators._base import valid_parameters
 
-#: Values of one candidates × classes × rows array of a sweep group (2 MiB): beyond it the
-#: group's temporaries leave the cache for nothing.
+#: Values of one candidates × classes × rows array of a sweep group: a few MiB keeps the
+#: group's temporaries in the cache.
 _SWEEP_VALUES = 2**18
 
 
