@@ -250,9 +250,9 @@ class Evaluation:
         _, _, scaled = self.columns.of(points[0])
         settings = self.points.settings_of(points[0])
         kept = [self.points.kept(x) for x in points]
-        # A column of zeros is a dropped feature for the scorers that share sweeps (k-NN, naive
-        # Bayes). Any other is told which columns are kept (an SVC's gamma="auto" counts them),
-        # which must then be the same for every point.
+        # A column of zeros is a dropped feature for k-NN, the scorer that shares sweeps. Any
+        # other is told which columns are kept (an SVC's gamma="auto" counts them), which must
+        # then be the same for every point.
         common = None
         if not self.shares_sweeps:
             common = kept[0]

@@ -570,9 +570,10 @@ class BoxCoxObjective(PointsObjective):
     @property
     def batch_work(self) -> str:
         """How :meth:`evaluate_batch` shares work between the points of a batch: ``"sweep"``
-        (k-NN: the distances over the unswept columns once per sweep; naive Bayes: the other
-        columns' likelihoods), ``"threads"`` (points side by side) or ``"sequential"`` (one after
-        another; a sweep's columns are still transformed together)."""
+        (k-NN: the distances over the unswept columns once per sweep), ``"threads"`` (points side
+        by side) or ``"sequential"`` (a worker process's share of a sweep still goes to the fast
+        scorer's sweep: naive Bayes sums the other columns once, the others transform the
+        columns together)."""
         if self._evaluation.shares_sweeps:
             return "sweep"
         return "threads" if self._evaluation.batch_threads > 1 else "sequential"

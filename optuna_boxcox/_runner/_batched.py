@@ -268,8 +268,7 @@ class BatchedRun:
         its points are expensive) while the others claim and score the same points. So the first batch of expensive points is scored a piece at a time (the first
         piece one point per scoring process, the next ones ~``PIECE_SECONDS`` each), looking
         for other workers between pieces. Only the exact search of an objective that scores a
-        batch point by point (halving compares a batch's points; k-NN and naive Bayes score a
-        sweep as one),
+        batch point by point (halving compares a batch's points; k-NN scores a sweep as one),
         and only the first batch: later joiners are found at the next batch, and pieces would
         keep a pool's processes waiting for each piece's slowest point."""
         if (

@@ -114,8 +114,7 @@ class ScoringPool:
         starts, ends = [now] * n, [now] * n
         todo = [i for i, v in enumerate(values) if v is None]
         # Worker processes share out the points of a batch when the objective scores them one by
-        # one; one whose batches share work (k-NN's and naive Bayes's sweeps) scores them together
-        # here. Waking a
+        # one; one whose batches share work (k-NN's sweeps) scores them together here. Waking a
         # worker for a single point costs more than it saves.
         shared = objective.batch_work == "sequential"
         if self.n_workers > 0 and len(todo) >= 2 and shared:

@@ -51,8 +51,8 @@ class FastScorer(abc.ABC):
     #: The scikit-learn classifier whose predictions it gives (its exact type: a subclass may
     #: override fit).
     classifier: type | None = None
-    #: Whether :meth:`score_sweep` shares the work of a coordinate sweep's points (k-NN's
-    #: distances, naive Bayes's other columns): its batches are not shared out to processes.
+    #: Whether :meth:`score_sweep` shares so much of a coordinate sweep's work (k-NN's
+    #: distances) that its batches are not shared out to processes.
     shares_sweeps: bool = False
     #: Whether candidates are worth scoring side by side in threads, one scorer each (its own fit
     #: is the cost, not a matrix shared by all).

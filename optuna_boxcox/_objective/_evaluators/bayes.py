@@ -37,7 +37,6 @@ class GaussianNBScorer(FastScorer):
     name = "gaussian-nb"
     classifier = GaussianNB
     leaves_out_zero_columns = True
-    shares_sweeps = True
 
     def __init__(
         self,
