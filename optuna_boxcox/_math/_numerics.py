@@ -339,6 +339,13 @@ def mean_var(values: np.ndarray) -> tuple[float, float]:
     return float(mean), float(var)
 
 
+def mean_var_rows(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mean_var` of each row of B, as two arrays (one pass for the mean, where
+    ``np.mean`` and ``np.var`` would each take it)."""
+    mean, _, var = _moments(B)
+    return mean, var
+
+
 def _moments(values: np.ndarray) -> tuple[Any, np.ndarray, Any]:
     """The mean, the centred values and the variance along the last axis (of a 1-D array, or of
     each row), in ``np.mean``'s and ``np.var``'s own arithmetic (the same floats)."""

@@ -242,6 +242,11 @@ def test_the_class_statistics_are_numpys_mean_and_variance_bit_for_bit():
             column = np.round(column)
         if column.size:
             assert _numerics.mean_var(column) == (np.mean(column), np.var(column))
+    # ... and of each row of a block, as a sweep's candidate columns are.
+    rows = rng.normal(size=(7, 333)) * 10 ** rng.uniform(-100, 100, (7, 1))
+    mean, var = _numerics.mean_var_rows(rows)
+    assert np.array_equal(mean, np.mean(rows, axis=1))
+    assert np.array_equal(var, np.var(rows, axis=1))
 
 
 def test_one_objective_searches_study_after_study_in_memory():

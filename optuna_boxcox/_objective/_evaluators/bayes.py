@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.naive_bayes import GaussianNB
 
 from optuna_boxcox._math._numerics import mean_var
+from optuna_boxcox._math._numerics import mean_var_rows
 from optuna_boxcox._objective._evaluators._base import EPSILON_DRIFT
 from optuna_boxcox._objective._evaluators._base import RELATIVE_TIE
 from optuna_boxcox._objective._evaluators._base import FastScorer
@@ -188,14 +189,12 @@ class GaussianNBScorer(FastScorer):
         self, block: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Each candidate column's variance, and its class means and variances (candidates ×
-        classes), by NumPy's arithmetic along each row as :func:`mean_var` takes it."""
-        column_var = np.var(block, axis=1)
+        classes), by NumPy's arithmetic along each row (:func:`mean_var_rows`)."""
+        column_var = mean_var_rows(block)[1]
         theta = np.empty((len(block), len(self.members)))
         raw_var = np.empty_like(theta)
         for c, members in enumerate(self.members):
-            rows = block[:, members]
-            theta[:, c] = np.mean(rows, axis=1)
-            raw_var[:, c] = np.var(rows, axis=1)
+            theta[:, c], raw_var[:, c] = mean_var_rows(block[:, members])
         return column_var, theta, raw_var
 
     def _score_column(self, j: int, epsilon: float) -> None:
