@@ -31,6 +31,9 @@ COMMAND_MODULES = (
 )
 #: Exit status after Ctrl-C, as a shell reports a process ended by SIGINT.
 INTERRUPTED = 130
+#: Exit status of a bug in optuna-boxcox (sysexits.h's EX_SOFTWARE), told apart from a mistake
+#: the user can fix (2) and a failure of the machine, a dependency or a study storage (1).
+INTERNAL_ERROR = 70
 #: How a command starts a refused study over, unless its parser says otherwise (``start_over``).
 START_OVER = "use another --storage, or delete the study, to start it over"
 #: Signals the console script handles as Ctrl-C (what was scored is written, one line), with
@@ -47,16 +50,29 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per-feature Box-Cox λ chosen for a classifier, searched with Optuna samplers.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks (before or after the command)"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(sub)
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, with ``--debug`` after the command too: the command's parser
+    leaves the top parser's one option over, as any option it does not know."""
+    args, unknown = parser.parse_known_args(argv)
+    args.debug = args.debug or "--debug" in unknown
+    unknown = [arg for arg in unknown if arg != "--debug"]
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(attach_signed_values(sys.argv[1:] if argv is None else list(argv)))
+    args = _parse(parser, attach_signed_values(sys.argv[1:] if argv is None else list(argv)))
     if args.command is None:
         parser.print_help()
         return 2
@@ -90,45 +106,74 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         if args.debug:
             raise
-        if _interrupted(error):
-            # Ctrl-C inside a database call: the driver's clean-up failed in its turn.
-            said = _stopped_by("interrupted; run the same command to resume")
-            print(f"optuna-boxcox: {said}", file=sys.stderr)
-            return stopped_status()
-        from optuna_boxcox._study._settings import StudyRefusal
-        from optuna_boxcox._system._advice import Advised
-        from optuna_boxcox.storage import redact
-        from optuna_boxcox.storage import storage_failure
-
-        # The library names the options it advises by parameter; a command, by flag.
-        text = error.worded(flag_of) if isinstance(error, Advised) else str(error)
-        if isinstance(error, StudyRefusal):
-            # The library's refusal, ending with how this command starts the study over.
-            said = error.message(getattr(args, "start_over", START_OVER))
-            print(f"optuna-boxcox: error: {redact(said)}", file=sys.stderr)
-            return 2
-        if isinstance(error, (UsageError, ValueError, KeyError)) or _is_data_error(error):
-            # str(KeyError("x")) is "'x'"; other messages may end in a quoted value of their own.
-            message = str(error.args[0]) if isinstance(error, KeyError) and error.args else text
-            print(f"optuna-boxcox: error: {redact(message)}", file=sys.stderr)
-            return 2
-        # A failed read or write is described by the database's own error, not by Optuna's guess
-        # ("invalid data ... exceeding max length").
-        reason = storage_failure(error, getattr(args, "storage", None))
-        if reason is not None:
-            print(f"optuna-boxcox: error: {reason}", file=sys.stderr)
-            return 1
-        # Storage unreachable and other environment failures.
-        # An advised error is named by the library's class it refines (StorageError).
-        kind = next(k for k in type(error).__mro__ if not issubclass(k, Advised)).__name__
-        text = text.splitlines()[0] if text else kind
-        print(
-            f"optuna-boxcox: error: {kind}: {redact(text)} (run with --debug for details)",
-            file=sys.stderr,
-        )
-        return 1
+        return _report(error, args)
     finally:
         undo()
+
+
+def _report(error: Exception, args: argparse.Namespace) -> int:
+    """Say in one line why the command failed, and return its exit status."""
+    if _interrupted(error):
+        # Ctrl-C inside a database call: the driver's clean-up failed in its turn.
+        said = _stopped_by("interrupted; run the same command to resume")
+        print(f"optuna-boxcox: {said}", file=sys.stderr)
+        return stopped_status()
+    from optuna_boxcox._study._settings import StudyRefusal
+    from optuna_boxcox._system._advice import Advised
+    from optuna_boxcox.storage import redact
+    from optuna_boxcox.storage import storage_failure
+
+    # The library names the options it advises by parameter; a command, by flag.
+    text = error.worded(flag_of) if isinstance(error, Advised) else str(error)
+    if isinstance(error, StudyRefusal):
+        # The library's refusal, ending with how this command starts the study over.
+        said = error.message(getattr(args, "start_over", START_OVER))
+        print(f"optuna-boxcox: error: {redact(said)}", file=sys.stderr)
+        return 2
+    # A value the caller can fix: the package's DataError and AdvisedValueError, scikit-learn's
+    # InvalidParameterError and the library's refusals of an argument are all ValueErrors.
+    if isinstance(error, (UsageError, ValueError)):
+        print(f"optuna-boxcox: error: {redact(text)}", file=sys.stderr)
+        return 2
+    # A failed read or write is described by the database's own error, not by Optuna's guess
+    # ("invalid data ... exceeding max length").
+    reason = storage_failure(error, getattr(args, "storage", None))
+    if reason is not None:
+        print(f"optuna-boxcox: error: {reason}", file=sys.stderr)
+        return 1
+    # An advised error is named by the library's class it refines (StorageError).
+    kind = next(k for k in type(error).__mro__ if not issubclass(k, Advised)).__name__
+    line = text.splitlines()[0] if text else ""
+    if _is_bug(error):
+        # Not the user's to fix: the type and message point a report at the bug.
+        said = f"{kind}: {redact(line)}" if line else kind
+        print(
+            f"optuna-boxcox: internal error: {said} (a bug in optuna-boxcox {__version__}, "
+            "worth reporting: run the same command with --debug to see the traceback)",
+            file=sys.stderr,
+        )
+        return INTERNAL_ERROR
+    print(
+        f"optuna-boxcox: error: {kind}: {redact(line or kind)} (run with --debug for details)",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _is_bug(error: Exception) -> bool:
+    """Whether ``error`` is none of the failures a command expects of the machine, a dependency
+    or a study storage (the user's mistakes are told apart before)."""
+    from optuna.exceptions import OptunaError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if isinstance(error, ImportError):
+        # A dependency missing or broken (MissingPeerError: a peer's); not a module of ours.
+        return (error.name or "").partition(".")[0] == "optuna_boxcox"
+    if isinstance(error, RuntimeError):
+        # StorageError, a worker process that died (killed, out of memory?) and a server a bench
+        # could not start are RuntimeErrors; these two subclasses of Python's are bugs.
+        return isinstance(error, (NotImplementedError, RecursionError))
+    return not isinstance(error, (OSError, MemoryError, OptunaError, SQLAlchemyError))
 
 
 def stopped_status() -> int:
@@ -317,11 +362,12 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 _SHOWN: set[str] = set()
 
 
-def _is_data_error(error: Exception) -> bool:
-    # Only a command that loaded data can fail on it; importing the module to ask would import
-    # scikit-learn, seconds on a refusal that is otherwise instant.
-    datasets = sys.modules.get("optuna_boxcox.datasets")
-    return datasets is not None and isinstance(error, datasets.DataError)
-
-
-__all__ = ["INTERRUPTED", "STOP_SIGNALS", "UsageError", "build_parser", "main", "run"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "INTERRUPTED",
+    "STOP_SIGNALS",
+    "UsageError",
+    "build_parser",
+    "main",
+    "run",
+]

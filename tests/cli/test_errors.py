@@ -1,13 +1,16 @@
 """Secrets and failures of the environment: each gives one true line, never a traceback.
 
 Storage URLs (passwords in every form, SQLite's parameters, in-memory SQLite, when a database file
-is created), a locked database, a full disk, more jobs than cores, Ctrl-C twice, and the dashboard
-shown to others. Commands whose signals, exit or files matter run as a user runs them, in a
-subprocess; the others call :func:`optuna_boxcox.cli.main` in this process.
+is created), a locked database, a full disk, more jobs than cores, Ctrl-C twice, the dashboard
+shown to others, and a bug of the package told apart from a mistake of the user. Commands whose
+signals, exit or files matter run as a user runs them, in a subprocess; the others call
+:func:`optuna_boxcox.cli.main` in this process.
 """
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 import errno
 import importlib.util
 import json
@@ -32,9 +35,16 @@ import pytest
 from shared import free_port
 
 from optuna_boxcox._system import _parallel
+from optuna_boxcox._system._advice import AdvisedValueError
+import optuna_boxcox.cli
 from optuna_boxcox.cli import INTERRUPTED
+from optuna_boxcox.cli import UsageError
+from optuna_boxcox.cli import build_parser
 from optuna_boxcox.cli import main
 from optuna_boxcox.cli.dashboard import is_loopback
+from optuna_boxcox.datasets import DataError
+from optuna_boxcox.experiments.benchmark import MissingPeerError
+from optuna_boxcox.storage import StorageError
 from optuna_boxcox.storage import open_storage
 from optuna_boxcox.storage import redact
 from optuna_boxcox.storage import sqlite_path
@@ -610,3 +620,209 @@ def test_ctrl_c_inside_a_database_call_whose_clean_up_fails_is_one_line(monkeypa
     assert main(["search", "--dataset", "wine"]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "optuna-boxcox: interrupted; run the same command to resume", err
+
+
+# -- a bug, told apart from a mistake ---------------------------------------------------------------
+
+
+def _failing_commands(monkeypatch: pytest.MonkeyPatch, fail: Callable[[], None]) -> None:
+    """Every command calls ``fail`` as soon as it runs."""
+    build = optuna_boxcox.cli.build_parser
+
+    def failing_parser() -> argparse.ArgumentParser:
+        parser = build()
+        # The commands' parsers are argparse's private state.
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        for command in commands.choices.values():
+            command.set_defaults(func=lambda args: fail())
+        return parser
+
+    monkeypatch.setattr(optuna_boxcox.cli, "build_parser", failing_parser)
+
+
+def _raise(error: BaseException) -> Callable[[], None]:
+    def fail() -> None:
+        raise error
+
+    return fail
+
+
+@pytest.mark.parametrize(
+    "error, said",
+    [
+        (KeyError("x"), "KeyError: 'x'"),
+        (TypeError("unsupported operand type(s)"), "TypeError: unsupported operand type(s)"),
+        (AttributeError("no attribute 'params'"), "AttributeError: no attribute 'params'"),
+        (
+            ImportError("cannot import name 'plan_size'", name="optuna_boxcox._study._plan_size"),
+            "ImportError: cannot import name 'plan_size'",
+        ),
+        (NotImplementedError(), "NotImplementedError"),
+    ],
+    ids=["KeyError", "TypeError", "AttributeError", "ImportError-of-the-package", "bare"],
+)
+def test_a_bug_inside_a_command_is_one_line_saying_so_not_a_usage_error(
+    error, said, monkeypatch, capsys
+):
+    _failing_commands(monkeypatch, _raise(error))
+    status = main(["search", "--dataset", "wine"])
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, f"the user should see one line, saw:\n{err}"
+    assert err.startswith(f"optuna-boxcox: internal error: {said} (a bug in optuna-boxcox "), err
+    assert "worth reporting" in err and "--debug to see the traceback" in err, err
+    assert status == optuna_boxcox.cli.INTERNAL_ERROR, f"exit status {status}"
+    assert status not in (1, 2), "a bug exits as a failing machine (1) or a usage error (2)"
+
+
+@pytest.mark.parametrize(
+    "error, status, said",
+    [
+        (
+            UsageError("--cv must be at least 2 folds, got 1"),
+            2,
+            "--cv must be at least 2 folds, got 1",
+        ),
+        (DataError("data.csv has one row"), 2, "data.csv has one row"),
+        (AdvisedValueError("or fewer points ({grid_size})"), 2, "or fewer points (--grid-size)"),
+        (ValueError("y has a single class"), 2, "y has a single class"),
+        (
+            StorageError("cannot open x.db"),
+            1,
+            "StorageError: cannot open x.db (run with --debug for details)",
+        ),
+        (
+            RuntimeError("a worker process of the search died (exit code -9: killed?)"),
+            1,
+            "RuntimeError: a worker process of the search died (exit code -9: killed?) (run "
+            "with --debug for details)",
+        ),
+        (
+            MissingPeerError("transform 'kdi' needs kditransform"),
+            1,
+            "MissingPeerError: transform 'kdi' needs kditransform (run with --debug for details)",
+        ),
+        (
+            ModuleNotFoundError("No module named 'optuna_dashboard'", name="optuna_dashboard"),
+            1,
+            "ModuleNotFoundError: No module named 'optuna_dashboard' (run with --debug for "
+            "details)",
+        ),
+        (
+            PermissionError(errno.EACCES, "Permission denied"),
+            1,
+            "PermissionError: [Errno 13] Permission denied (run with --debug for details)",
+        ),
+    ],
+    ids=[
+        "UsageError",
+        "DataError",
+        "AdvisedValueError",
+        "ValueError",
+        "StorageError",
+        "a-worker-died",
+        "MissingPeerError",
+        "a-dependency-missing",
+        "PermissionError",
+    ],
+)
+def test_a_mistake_or_a_failing_machine_is_one_line_as_before(
+    error, status, said, monkeypatch, capsys
+):
+    _failing_commands(monkeypatch, _raise(error))
+    assert main(["search", "--dataset", "wine"]) == status
+    assert capsys.readouterr().err == f"optuna-boxcox: error: {said}\n"
+
+
+def test_scikit_learns_parameter_validation_is_one_line_the_user_can_fix(monkeypatch, capsys):
+    from sklearn.neighbors import KNeighborsClassifier
+
+    def fit() -> None:
+        KNeighborsClassifier(n_neighbors=0).fit([[0.0], [1.0]], [0, 1])
+
+    _failing_commands(monkeypatch, fit)
+    assert main(["search", "--dataset", "wine"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("optuna-boxcox: error: The 'n_neighbors' parameter of "), err
+    assert err.count("\n") == 1 and "Got 0 instead." in err, err
+
+
+def test_worker_on_a_study_name_that_is_not_there_names_it_in_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    # Optuna says "no such study" with a KeyError, which the worker words as the user's mistake.
+    monkeypatch.chdir(tmp_path)
+    optuna.create_study(storage="sqlite:///s.db", study_name="kept")
+    assert main(["worker", "--storage", "sqlite:///s.db", "--study-name", "kep"]) == 2
+    assert capsys.readouterr().err == (
+        "optuna-boxcox: error: no study 'kep' in sqlite:///s.db; start it with 'search'\n"
+    )
+
+
+#: Each command with the arguments it cannot run without.
+COMMANDS = {
+    "search": ["search"],
+    "worker": ["worker", "--storage", "sqlite:///s.db", "--study-name", "t"],
+    "demo": ["demo"],
+    "dashboard": ["dashboard", "sqlite:///s.db"],
+    "compare": ["compare"],
+    "benchmark": ["benchmark"],
+    "reproduce": ["reproduce", "table8"],
+    "meta": ["meta"],
+    "bench": ["bench"],
+}
+
+
+def test_the_commands_tried_with_debug_are_all_the_commands():
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(commands.choices) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_debug_before_or_after_any_command_raises_the_bug_and_without_it_says_one_line(
+    command, monkeypatch, capsys
+):
+    _failing_commands(monkeypatch, _raise(KeyError("x")))
+    for argv in (["--debug", *COMMANDS[command]], [*COMMANDS[command], "--debug"]):
+        with pytest.raises(KeyError, match="'x'"):
+            main(argv)
+    assert main(COMMANDS[command]) == optuna_boxcox.cli.INTERNAL_ERROR
+    assert "internal error: KeyError: 'x'" in capsys.readouterr().err
+
+
+BUG = textwrap.dedent(
+    """
+    import sys
+    import optuna_boxcox.cli.search as cli_search
+    from optuna_boxcox.cli import run
+
+    def cmd_search(args):
+        raise KeyError("x")
+
+    cli_search.cmd_search = cmd_search
+    sys.argv[0] = "optuna-boxcox"
+    run()
+    """
+)
+
+
+def _buggy_command(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``optuna-boxcox ARGS`` as a user runs it, with a search command that has a bug."""
+    return subprocess.run(
+        [sys.executable, "-c", BUG, *args],
+        cwd=cwd,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_the_console_script_shows_a_bugs_traceback_only_when_asked(tmp_path):
+    quiet = _buggy_command("search", "--dataset", "wine", cwd=tmp_path)
+    assert quiet.returncode == optuna_boxcox.cli.INTERNAL_ERROR, quiet.stderr
+    assert quiet.stderr.startswith("optuna-boxcox: internal error: KeyError: 'x' ("), quiet.stderr
+    assert "Traceback" not in quiet.stderr
+    shown = _buggy_command("search", "--dataset", "wine", "--debug", cwd=tmp_path)
+    assert "Traceback (most recent call last)" in shown.stderr, shown.stderr
+    assert shown.stderr.rstrip().endswith("KeyError: 'x'"), shown.stderr
