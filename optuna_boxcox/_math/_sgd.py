@@ -30,9 +30,6 @@ from optuna_boxcox._math._jit import compiled
 
 #: scikit-learn's loss names with the hinge threshold they use.
 _THRESHOLDS = {"perceptron": 0.0, "hinge": 1.0}
-#: scikit-learn rescales the weights into the vector when their common scale drops below this.
-_RESET_WSCALE = 1e-9
-_MAX_DLOSS = 1e12
 _MAX_INT = int(np.iinfo(np.int32).max)
 
 

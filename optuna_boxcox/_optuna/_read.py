@@ -33,27 +33,6 @@ _STATES = {state.name: state for state in TrialState}
 _INFINITE = {"INF_POS": math.inf, "INF_NEG": -math.inf, "NAN": math.nan}
 
 
-class TrialHeader:
-    """A trial's row of the ``trials`` table: enough to decide whether its details are needed."""
-
-    __slots__ = ("number", "state", "trial_id")
-
-    def __init__(self, trial_id: int, number: int, state: TrialState) -> None:
-        self.trial_id, self.number, self.state = trial_id, number, state
-
-
-def read_headers(
-    connection: Connection, study_id: int, *, after: int = -1, including: Collection[int] = ()
-) -> list[TrialHeader]:
-    """Id, number and state of the study's trials with an id above ``after`` or in ``including``."""
-    where, parameters = _selection(study_id, after, including, None)
-    rows = Sql(connection)(
-        f"SELECT t.trial_id, t.number, t.state FROM trials t WHERE {where} ORDER BY t.trial_id",
-        parameters,
-    )
-    return [TrialHeader(trial_id, number, _STATES[state]) for trial_id, number, state in rows]
-
-
 def read_trials(
     connection: Connection,
     study_id: int,

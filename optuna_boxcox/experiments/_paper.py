@@ -13,9 +13,6 @@ from importlib import resources
 import json
 from typing import Any
 
-#: Label of the base row in the paper's Tables 5–8.
-BASE_LABEL = "Base accuracy"
-
 
 @functools.cache
 def paper_tables() -> dict[str, Any]:
@@ -87,13 +84,6 @@ TABLE_TARGETS: dict[str, TableTarget] = {
 
 #: Column names of the grid-exploration tables (Tables 2 and 3), in the paper's order.
 GRID_COLUMNS = ("base", "after", "full_delta", "spherical_delta", "diagonal_delta")
-GRID_COLUMN_LABELS = {
-    "base": "Acc before",
-    "after": "Acc after",
-    "full_delta": "Full (δ)",
-    "spherical_delta": "Spherical (δ)",
-    "diagonal_delta": "Diagonal (δ)",
-}
 
 
 def published_grid(target: str, section: str, classifier: str, column: str) -> float | None:
