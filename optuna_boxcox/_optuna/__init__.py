@@ -1,14 +1,15 @@
 """Every use of Optuna's internals in the package, in one place.
 
-Optuna's public API creates a trial and then commits each parameter, value and attribute on its own,
-reads a study back through its ORM one trial object at a time, and keeps no public handle on a
-study's storage. The plugin needs more: finished trials written in one transaction
-(:mod:`._write`, its rows encoded by :mod:`._encode`), a study read back in a few SQL queries (:mod:`._read`), a storage that caches
-finished trials and batches a running trial's parameters (:mod:`._storage`), a SQLite file's
-write-ahead log switched on and copied into it at the exit (:mod:`._sqlite_file`), and the study's
-storage and ids. All of it is here, chosen by feature detection where Optuna's versions differ, and tested
-against the lowest and the newest Optuna in :data:`SUPPORTED` (``make test`` runs a compatibility
-subset on the lowest one).
+Optuna's public API creates a trial and then commits each parameter, value and attribute on its
+own, reads a study back through its ORM one trial object at a time, and keeps no public handle on a
+study's storage. The plugin needs more: finished trials written in one transaction (:mod:`._write`,
+its rows encoded by :mod:`._encode`), a study read back in a few SQL queries (:mod:`._read`), a
+storage that caches finished trials and batches a running trial's parameters (:mod:`._storage`), a
+SQLite file's write-ahead log switched on and copied into it at the exit (:mod:`._sqlite_file`),
+the study's storage and ids, and, for type checkers, the protocol an artifact store follows
+(``ArtifactStore``, which Optuna names only in a private module). All of it is here, chosen by
+feature detection where Optuna's versions differ, and tested against the lowest and the newest
+Optuna in :data:`SUPPORTED` (``make test`` runs a compatibility subset on the lowest one).
 
 What differs between the supported versions and is handled here:
 
@@ -34,6 +35,8 @@ from optuna.storages import RDBStorage
 from packaging.version import Version
 
 if TYPE_CHECKING:
+    # Re-exported (``as``) so that no module outside this package names Optuna's private module.
+    from optuna.artifacts._protocol import ArtifactStore as ArtifactStore
     from optuna.storages import BaseStorage
     from optuna.study import Study
     from optuna.trial import FrozenTrial

@@ -36,10 +36,10 @@ from optuna_boxcox.samplers._plan import SAMPLER_ATTR
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from optuna.artifacts._protocol import ArtifactStore
     from optuna.samplers import BaseSampler
 
     from optuna_boxcox._objective._objective import BoxCoxObjective
+    from optuna_boxcox._optuna import ArtifactStore
     from optuna_boxcox._study._decision import Decision
     from optuna_boxcox.samplers import SearchResult
 
