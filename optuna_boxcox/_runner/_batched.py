@@ -19,6 +19,7 @@ from optuna_boxcox._runner._halving import Halving
 from optuna_boxcox._runner._halving import confirm
 from optuna_boxcox._runner._halving import exact
 from optuna_boxcox._runner._pool import ScoringPool
+from optuna_boxcox._runner._trials import Row
 from optuna_boxcox._runner._trials import RunTrials
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ProcessWriter
@@ -28,14 +29,15 @@ from optuna_boxcox.samplers._driver import Ranking
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from collections.abc import Iterable
 
     import numpy as np
     import optuna
     from optuna.trial import FrozenTrial
 
     from optuna_boxcox._runner._halving import Scored
-    from optuna_boxcox._runner._trials import Row
     from optuna_boxcox._runner._trials import RunStats
+    from optuna_boxcox._runner._trials import Stored
     from optuna_boxcox._runner._writers import TrialWriter
     from optuna_boxcox.samplers import PendingPoints
     from optuna_boxcox.samplers import PlanRun
@@ -78,27 +80,26 @@ class BatchedRun:
         gc_after_trial: bool,
         stats: RunStats,
     ) -> None:
-        self.study, self.objective, self.plan_run = study, objective, run
-        self.callbacks, self.gc_after_trial, self.stats = callbacks, gc_after_trial, stats
+        self.study: optuna.Study = study
+        self.objective: Any = objective  # a BoxCoxObjective
+        self.plan_run: PlanRun = run
+        self.callbacks: list[Callable[[optuna.Study, FrozenTrial], None]] = callbacks
+        self.gc_after_trial: bool = gc_after_trial
+        self.stats: RunStats = stats
         budget = getattr(objective, "budget", None)  # a BoxCoxObjective's MemoryBudget
-        self.trials = RunTrials(
+        self.trials: RunTrials = RunTrials(
             study,
             run,
             keep_bytes=None if budget is None else int(KEEP_SHARE * max(budget.remaining(), 0)),
             callbacks=bool(callbacks),
         )
-        #: Trials handed to the writer together (see :data:`WRITE_VALUES_AT_MOST`).
-        self.write_at_least = max(
-            1, min(WRITE_AT_LEAST, WRITE_VALUES_AT_MOST // max(len(run.space.names), 1))
-        )
         # Another writer on the same study may have finished some positions meanwhile: the writes
         # drop those (the plan is deterministic, so their scores are ours too).
         last_trial_id = _first_after_trial_id(study, run.trials)
-        self.pool = ScoringPool(objective, n_jobs)
-        self.first_batch = True
+        self.pool: ScoringPool = ScoringPool(objective, n_jobs)
         #: Successive halving of each batch when the objective has a fidelity (rows as the
         #: fidelity); None scores every point on all rows.
-        self.halving = self._halving(study, objective, run)
+        self.halving: Halving | None = self._halving(study, objective, run)
         capabilities = capabilities_of(storage_of(study))
         self.writer: TrialWriter
         if self.pool.n_workers > 0 and capabilities.bulk_write:
@@ -113,10 +114,17 @@ class BatchedRun:
             )
         #: Sharing the plan's positions with other batched workers, on storages several
         #: processes (or machines) can write.
-        self.cooperation = (
+        self.cooperation: Cooperation | None = (
             Cooperation(study, run, objective, self.trials, self.score, self.pool.n_workers + 1)
             if capabilities.sql_claims
             else None
+        )
+        width = max(len(run.space.names), 1)
+        at_least = max(1, min(WRITE_AT_LEAST, WRITE_VALUES_AT_MOST // width))
+        self.handover: Handover = Handover(
+            self.writer,
+            at_least=at_least,
+            max_rows=max(at_least, min(HANDOVER_AT_MOST, WRITE_VALUES_AT_MOST // width)),
         )
 
     @staticmethod
@@ -157,31 +165,25 @@ class BatchedRun:
         started = time.perf_counter()
         budget = run.budget
         done_before = run.n_done
-        self.written = 0
-        self.pending: list[Row] = []  # scored, not yet handed to the writer
-        self.handover = Handover(
-            self.writer,
-            max(
-                self.write_at_least,
-                min(HANDOVER_AT_MOST, WRITE_VALUES_AT_MOST // max(len(run.space.names), 1)),
-            ),
-        )
+        written = 0  # trials of this run's batches stored by this worker
         bar = Progress(
             budget,
             label="search",
             enabled=progress,
             initial=done_before if budget is None else min(done_before, budget),
         )
-        completed = False
+        completed, first = False, True
         try:
             with optimize_loop(self.study) as stopped:
-                while not run.finished and (n_trials is None or self.written < n_trials):
+                while not run.finished and (n_trials is None or written < n_trials):
                     if timeout is not None and time.perf_counter() - started > timeout:
                         break
                     if stopped():
                         break
-                    self._batch(None if n_trials is None else n_trials - self.written, started)
-                    bar.advance_to(done_before + self.written)
+                    limit = None if n_trials is None else n_trials - written
+                    written += self._batch(limit, started, first=first)
+                    first = False
+                    bar.advance_to(done_before + written)
                     if self.callbacks:
                         self._call_back()
                     if self.gc_after_trial:
@@ -197,8 +199,9 @@ class BatchedRun:
             result = confirm(self.study, self.objective, result, self.halving.ranking)
         return result
 
-    def _batch(self, limit: int | None, started: float) -> None:
-        """Score the plan's next pending points and queue their trials."""
+    def _batch(self, limit: int | None, started: float, *, first: bool) -> int:
+        """Score the plan's next pending points and queue their trials; return how many of them
+        this worker stores (writes, or completed as claims)."""
         run, stats, handover = self.plan_run, self.stats, self.handover
         # Halving compares the points of a whole batch: a trial limit ends the run between
         # batches (passing it by the rest of the last one), so that the next run halves the
@@ -207,12 +210,13 @@ class BatchedRun:
         if self.cooperation is not None and self.cooperation.check():
             self._joined()
         tick, fits, handing = time.perf_counter(), self._fits(), handover.seconds
-        alone, first, self.first_batch = None, self.first_batch, False
+        alone = None
         if self.cooperation is None or not self.cooperation.shared:
             # What is ready to write is handed over once the workers have this batch.
             alone = self._score_alone(points.points, meanwhile=handover, first=first)
             if alone is None:
                 self._joined()
+        how: list[Stored]
         if alone is None:
             scored, how = self.cooperation.score(points, meanwhile=handover)
         else:
@@ -226,8 +230,8 @@ class BatchedRun:
         values = [s.ranked for s in scored]
         attrs = run.attrs(points, values, ours)
         tell(run, points, scored, ours)
-        self.pending.extend(
-            (
+        handover.add(
+            Row(
                 points.points[k],
                 float(scored[k].value),
                 a,
@@ -239,21 +243,14 @@ class BatchedRun:
             )
             for k, a in zip(ours, attrs)
         )
-        if len(self.pending) >= self.write_at_least:
-            handover.ready.append(self.pending)
-            self.pending = []
-            if handover.rows >= handover.max_rows:
-                handover()  # a long run of batches with nothing to score: bounded all the same
         mine = sum(h != "others" for h in how)
         stats.trials += mine
         stats.batches += 1
-        self.written += mine
+        return mine
 
     def _joined(self) -> None:
         """Another worker joined: what this one scored alone is written first."""
-        self.handover.ready.append(self.pending)
-        self.pending = []
-        self.handover()
+        self.handover.flush()
         self.writer.flush()
 
     def _score_alone(
@@ -309,9 +306,7 @@ class BatchedRun:
         to the next run's replay."""
         handed = closed = False
         try:
-            self.handover.ready.append(self.pending)
-            self.pending = []
-            self.handover()
+            self.handover.flush()
             handed = True
         finally:
             try:
@@ -371,24 +366,43 @@ def _first_after_trial_id(study: optuna.Study, trials: list[FrozenTrial]) -> int
 
 
 class Handover:
-    """Lists of finished trials ready for the writer; calling it hands them over, in order.
+    """Finished trials on their way to the writer: gathered into lists of at least ``at_least``,
+    which calling it hands over, in order.
 
     The runner calls it while the workers score the next batch (the pool's ``meanwhile``):
     encoding and sending trials then overlaps with their scoring instead of keeping them waiting
     for the batch.
     """
 
-    def __init__(self, writer: TrialWriter, max_rows: int) -> None:
+    def __init__(self, writer: TrialWriter, *, at_least: int, max_rows: int) -> None:
         self.writer = writer
-        self.ready: list[list[Row]] = []
+        #: Rows a list gathers before it is ready (see :data:`WRITE_VALUES_AT_MOST`).
+        self.at_least = at_least
         #: Rows handed over in one list at most: lists that piled up go together up to this.
         self.max_rows = max_rows
+        self.pending: list[Row] = []  # the list being gathered
+        self.ready: list[list[Row]] = []
         self.seconds = 0.0  # spent handing over
 
     @property
     def rows(self) -> int:
         """Rows ready and not handed over yet."""
         return sum(len(rows) for rows in self.ready)
+
+    def add(self, rows: Iterable[Row]) -> None:
+        """Gather a batch's rows; a full list is ready for the next call."""
+        self.pending.extend(rows)
+        if len(self.pending) >= self.at_least:
+            self.ready.append(self.pending)
+            self.pending = []
+            if self.rows >= self.max_rows:
+                self()  # a long run of batches with nothing to score: bounded all the same
+
+    def flush(self) -> None:
+        """Hand over every row, those of the list still being gathered too."""
+        self.ready.append(self.pending)
+        self.pending = []
+        self()
 
     def __call__(self) -> None:
         if not self.ready:

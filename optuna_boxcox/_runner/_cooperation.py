@@ -21,6 +21,7 @@ from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._runner._ahead import Ahead
 from optuna_boxcox._runner._halving import Scored
+from optuna_boxcox._runner._trials import Row
 from optuna_boxcox._runner._trials import moment
 from optuna_boxcox._runner._writers import ThreadWriter
 from optuna_boxcox._system._process import OWNER_KEY
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
     from optuna_boxcox._runner._trials import RunStats
     from optuna_boxcox._runner._trials import RunTrials
+    from optuna_boxcox._runner._trials import Stored
     from optuna_boxcox.samplers import PendingPoints
     from optuna_boxcox.samplers import PlanRun
 
@@ -156,7 +158,7 @@ class Cooperation:
 
     def score(
         self, points: PendingPoints, *, meanwhile: Callable[[], None]
-    ) -> tuple[list[Scored], list[str]]:
+    ) -> tuple[list[Scored], list[Stored]]:
         """The batch's points scored, and how each trial is stored: ``"write"`` (by the
         writer), ``"claimed"`` (completed here), ``"others"`` (by another).
 
@@ -345,14 +347,16 @@ class Cooperation:
         self.trials.completed(
             [
                 self.trials.frozen(
-                    points.points[k],
-                    scored[k].value,
-                    a,
-                    c.position,
-                    moment(scored[k].start),
-                    moment(scored[k].end),
-                    scored[k].state,
-                    scored[k].intermediate,
+                    Row(
+                        points.points[k],
+                        scored[k].value,
+                        a,
+                        c.position,
+                        moment(scored[k].start),
+                        moment(scored[k].end),
+                        scored[k].state,
+                        scored[k].intermediate,
+                    ),
                     c.trial_id,
                     c.number,
                 )
@@ -419,10 +423,10 @@ def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
     delay = 0.01
     while trials.dropped:
         rows, trials.dropped = trials.dropped, []
-        held = _holders(study, key, [row[3] for row in rows])
+        held = _holders(study, key, [row.position for row in rows])
         rewrite, waiting = [], []
         for row in rows:
-            states = held.get(row[3], [])
+            states = held.get(row.position, [])
             if any(state in _DONE for state, _, _ in states):
                 continue
             live = False

@@ -8,6 +8,8 @@ import datetime
 import threading
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Literal
+from typing import NamedTuple
 
 import numpy as np
 from optuna.trial import FrozenTrial
@@ -48,21 +50,27 @@ class RunStats:
     ahead: int = 0
 
 
-#: One scored trial waiting to be written: (Λ, objective value, user attributes, plan position,
-#: start, end, state, intermediate values). Compact, so that handing many to a writer process
-#: costs little. The state is COMPLETE, or PRUNED (rows as the fidelity: the value is then the
-#: last intermediate value); the intermediate values map rows → value (None: none, the exact
-#: search's trials).
-Row = tuple[
-    np.ndarray,
-    float,
-    dict[str, Any],
-    int,
-    datetime.datetime,
-    datetime.datetime,
-    TrialState,
-    "dict[int, float] | None",
-]
+class Row(NamedTuple):
+    """One scored trial of this run, waiting to be written: a tuple, as small as a plain one,
+    since a run makes thousands a second."""
+
+    #: Λ, in the space's order.
+    point: np.ndarray
+    #: COMPLETE's value, or PRUNED's (rows as the fidelity): then its last intermediate value.
+    value: float
+    user_attrs: dict[str, Any]
+    #: Its position in the plan (a system attr of the trial).
+    position: int
+    start: datetime.datetime
+    end: datetime.datetime
+    state: TrialState
+    #: Rows → value; None for none (the exact search's trials).
+    intermediate: dict[int, float] | None
+
+
+#: How a batch's scored trial is stored (see ``Cooperation.score``): as a :class:`Row` by this
+#: run's writer, completed here as a claim, or by another worker.
+Stored = Literal["write", "claimed", "others"]
 
 
 #: Bytes a written trial kept as a FrozenTrial holds per λ (its params dict and float objects,
@@ -133,26 +141,33 @@ class RunTrials:
         return self._trial_rows(
             [
                 encode(
-                    x.tolist(), value, attrs, {OWNER_KEY: owner, key: p}, start, end, state, steps
+                    row.point.tolist(),
+                    row.value,
+                    row.user_attrs,
+                    {OWNER_KEY: owner, key: row.position},
+                    row.start,
+                    row.end,
+                    row.state,
+                    row.intermediate,
                 )
-                for x, value, attrs, p, start, end, state, steps in rows
+                for row in rows
             ]
         )
 
     def records(self, rows: list[Row]) -> list[TrialRecord]:
         return [
             TrialRecord(
-                params=self.space.to_params(x),
+                params=self.space.to_params(row.point),
                 distributions=self.distributions,
-                value=value,
-                user_attrs=attrs,
-                system_attrs={OWNER_KEY: self.owner, self.position_key: p},
-                datetime_start=start,
-                datetime_complete=end,
-                state=state,
-                intermediate_values=steps,
+                value=row.value,
+                user_attrs=row.user_attrs,
+                system_attrs={OWNER_KEY: self.owner, self.position_key: row.position},
+                datetime_start=row.start,
+                datetime_complete=row.end,
+                state=row.state,
+                intermediate_values=row.intermediate,
             )
-            for x, value, attrs, p, start, end, state, steps in rows
+            for row in rows
         ]
 
     def handed(self, rows: list[Row]) -> None:
@@ -167,7 +182,7 @@ class RunTrials:
             for index, trial_id, number in zip(
                 written.indices, written.trial_ids, written.numbers
             ):
-                self.stored.append(self.frozen(*rows[index], trial_id, number))
+                self.stored.append(self.frozen(rows[index], trial_id, number))
             if written.unsettled is not None:
                 # Only those a running trial held wait to be settled: a finished one holds its
                 # position for good.
@@ -186,36 +201,24 @@ class RunTrials:
         del self.stored[:done]
         self._called_back -= min(done, self._called_back)
 
-    def frozen(
-        self,
-        x: np.ndarray,
-        value: float,
-        attrs: dict[str, Any],
-        position: int,
-        start: datetime.datetime,
-        end: datetime.datetime,
-        state: TrialState,
-        intermediate_values: dict[int, float] | None,
-        trial_id: int,
-        number: int,
-    ) -> FrozenTrial:
+    def frozen(self, row: Row, trial_id: int, number: int) -> FrozenTrial:
         """A finished trial of this run as the storage holds it."""
         return FrozenTrial(
             number=number,
-            state=state,
-            value=told_value(state.name, value),
+            state=row.state,
+            value=told_value(row.state.name, row.value),
             values=None,
-            datetime_start=start,
-            datetime_complete=end,
+            datetime_start=row.start,
+            datetime_complete=row.end,
             params=(
-                dict(zip(self.space.names, x.tolist()))
+                dict(zip(self.space.names, row.point.tolist()))
                 if self._encode is not None
-                else self.space.to_params(x)
+                else self.space.to_params(row.point)
             ),
             distributions=self.distributions,
-            user_attrs=attrs,
-            system_attrs={OWNER_KEY: self.owner, self.position_key: position},
-            intermediate_values=dict(intermediate_values or {}),
+            user_attrs=row.user_attrs,
+            system_attrs={OWNER_KEY: self.owner, self.position_key: row.position},
+            intermediate_values=dict(row.intermediate or {}),
             trial_id=trial_id,
         )
 

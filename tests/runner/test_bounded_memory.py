@@ -17,6 +17,7 @@ from optuna_boxcox._optuna._write import Written
 from optuna_boxcox._runner import _writers
 from optuna_boxcox._runner._trials import STORED_BYTES_PER_PARAM
 from optuna_boxcox._runner._trials import STORED_BYTES_PER_TRIAL
+from optuna_boxcox._runner._trials import Row
 from optuna_boxcox._runner._trials import RunStats
 from optuna_boxcox._runner._trials import RunTrials
 from optuna_boxcox.samplers import make_sampler
@@ -36,10 +37,11 @@ def _study_and_run(tmp_path):
     return study, study.sampler.start_run(study)
 
 
-def _rows(first: int, n: int) -> list:
+def _rows(first: int, n: int) -> list[Row]:
     now = datetime.datetime.now()
     return [
-        (np.ones(WIDTH), 0.5, {}, first + i, now, now, TrialState.COMPLETE, None) for i in range(n)
+        Row(np.ones(WIDTH), 0.5, {}, first + i, now, now, TrialState.COMPLETE, None)
+        for i in range(n)
     ]
 
 

@@ -466,7 +466,7 @@ def test_lists_that_piled_up_are_handed_to_the_writer_together_up_to_a_bound():
         (50, [100, 100, 50]),
     ]:
         writer = Writer()
-        handover = Handover(writer, max_rows)
+        handover = Handover(writer, at_least=1, max_rows=max_rows)
         handover.ready = [list(range(0, 100)), list(range(100, 200)), list(range(200, 250))]
         assert handover.rows == 250
         handover()
