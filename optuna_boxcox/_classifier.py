@@ -18,7 +18,6 @@ import warnings
 import numpy as np
 import optuna
 from optuna.study import StudyDirection
-import pandas as pd
 from sklearn.base import BaseEstimator
 from sklearn.base import ClassifierMixin
 from sklearn.base import MetaEstimatorMixin
@@ -37,22 +36,20 @@ from optuna_boxcox._lifecycle._guard import SEARCH_SAMPLER
 from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
-from optuna_boxcox._math._numerics import constant_columns
-from optuna_boxcox._math._numerics import warn_constant_columns
 from optuna_boxcox._math._sklearn_compat import HasMethods
 from optuna_boxcox._math._sklearn_compat import Interval
 from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
 from optuna_boxcox._math._transform import check_features
-from optuna_boxcox._objective._arguments import feature_names
+from optuna_boxcox._objective._arguments import CheckedData
+from optuna_boxcox._objective._arguments import check_arrays
 from optuna_boxcox._objective._evaluators import MonotoneInvariantWarning
 from optuna_boxcox._objective._evaluators import monotone_invariant
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
-from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._points import Configuration
 from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
-from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import parse_fidelity
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.samplers import PRESETS
 from optuna_boxcox.samplers import SAMPLERS
@@ -414,23 +411,23 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : BoxCoxClassifier
             The fitted classifier.
         """
+        # scikit-learn's validation (its messages are its estimator checks'), then the package's
+        # own, once, by check_data: every step after it takes the data as they are.
         check_features(X)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        if len(constant_columns(X)) < X.shape[1]:  # all constant: the search refuses the data
-            names = getattr(self, "feature_names_in_", [f"x{j}" for j in range(X.shape[1])])
-            # fit, scikit-learn's fit_context, then the user's line.
-            warn_constant_columns(X, [str(name) for name in names], stacklevel=3)
-        self.classes_ = np.unique(y)
+        names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"lambda_{j}" for j in range(self.n_features_in_)]
+        # fit, scikit-learn's fit_context, then the user's line.
+        data = check_arrays(X, y, names, warn_stacklevel=3)
+        self.classes_ = np.unique(data.y)
         seed = self._seed()
-        frame = X
-        if hasattr(self, "feature_names_in_"):
-            frame = pd.DataFrame(X, columns=self.feature_names_in_)
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
         if sampler == GUARDED and self.ensemble is not None:
             sampler = SEARCH_SAMPLER  # an ensemble votes over the search's best: not gated
         if sampler == GUARDED and self._owns_study() and self._plain_trees():
-            return self._fit_without_search(frame, X, y)
+            return self._fit_without_search(data)
         spec = SearchSpec(
             self._inner(),
             scoring=self.scoring,
@@ -444,7 +441,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             subsample=self.subsample,
             bounds=self.bounds,
             # None: the lifecycle's default (a resumed study's own fidelity, else auto).
-            fidelity=DEFAULT_REQUEST if self.fidelity is None else self.fidelity,
+            fidelity=parse_fidelity(self.fidelity, none=DEFAULT_REQUEST),
             # The user's own sampler object or study searches with itself: nothing to rebuild.
             sampler=sampler if isinstance(sampler, str) and self._owns_study() else None,
             seed=seed,
@@ -454,8 +451,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             # its old best is reported as this fit's.
             found = run_search(
                 spec,
-                frame,
-                y,
+                data,
                 self._where(),
                 RunOptions(
                     sampler=self._sampler(spec),
@@ -468,27 +464,34 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             )
         objective, study, params, best = found.objective, found.study, found.params, found.best
         self.study_ = study
-        fidelity = objective.describe()["fidelity"]
-        summary = FidelityChoice.from_attrs(fidelity).summary(
-            objective.n_samples, type(objective.estimator).__name__
-        )
-        self.fidelity_ = {"summary": summary, **fidelity}
+        choice = objective.fidelity_choice
+        summary = choice.summary(objective.n_samples, type(objective.estimator).__name__)
+        self.fidelity_ = {"summary": summary, **choice.to_attrs()}
         # The guarded default's gate ran in run_search: params are the chosen Λ.
         self.search_lambdas_ = objective.to_lambdas(found.search_params or params)
         self.decision_ = None if found.decision is None else found.decision.to_dict()
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
         self.best_score_ = float(best)
-        chosen = self._member(objective, params, best, X, y, range_scale=found.range_scaled)
+
+        def member(params: dict, score: float, range_scale: bool = False) -> Member:
+            """The configuration ``params`` fitted on the data."""
+            return fit_member(
+                objective.configuration(params),
+                params,
+                score,
+                self._inner(),
+                data.X,
+                data.y,
+                method=self.method,
+                extrapolation=self.extrapolation,
+                range_scale=range_scale,
+            )
+
+        chosen = member(params, best, range_scale=found.range_scaled)
         self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
         if self.ensemble is not None:
-            self.ensemble_ = best_members(
-                objective,
-                study,
-                chosen,
-                self.ensemble,
-                lambda params, score: self._member(objective, params, score, X, y),
-            )
+            self.ensemble_ = best_members(objective, study, chosen, self.ensemble, member)
         elif hasattr(self, "ensemble_"):
             del self.ensemble_  # from an earlier fit with an ensemble
         return self
@@ -501,7 +504,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             and monotone_invariant(self._inner())
         )
 
-    def _fit_without_search(self, frame: Any, X: np.ndarray, y: np.ndarray) -> BoxCoxClassifier:
+    def _fit_without_search(self, data: CheckedData) -> BoxCoxClassifier:
         """Λ = 1 (standard scaling) for a tree model, which no monotone per-feature transform
         changes: said in one line, recorded in ``decision_``, and no study."""
         name = type(self._inner()).__name__
@@ -510,7 +513,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             MonotoneInvariantWarning(f"{reason}: no search, Λ = 1 (standard scaling)"),
             stacklevel=4,  # this, fit, scikit-learn's fit_context, then the user's line
         )
-        names = feature_names(frame)
+        names = list(data.names)
         ones = np.ones(len(names))
         self.study_ = None
         self.search_lambdas_ = ones.copy()
@@ -530,8 +533,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.best_params_,
             self.best_score_,
             self._inner(),
-            X,
-            y,
+            data.X,
+            data.y,
             method=self.method,
             extrapolation=self.extrapolation,
         )
@@ -539,29 +542,6 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         if hasattr(self, "ensemble_"):
             del self.ensemble_
         return self
-
-    def _member(
-        self,
-        objective: BoxCoxObjective,
-        params: dict,
-        score: float,
-        X: np.ndarray,
-        y: np.ndarray,
-        *,
-        range_scale: bool = False,
-    ) -> Member:
-        """The configuration ``params`` fitted on (X, y)."""
-        return fit_member(
-            objective.configuration(params),
-            params,
-            score,
-            self._inner(),
-            X,
-            y,
-            method=self.method,
-            extrapolation=self.extrapolation,
-            range_scale=range_scale,
-        )
 
     def _where(self) -> Where:
         """Where fit searches: the user's own study, or a new (or resumed) one."""

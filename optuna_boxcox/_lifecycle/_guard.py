@@ -11,14 +11,15 @@ Talbot 2010). So after the search, three Λ compete on rows a fit never saw:
 
 The better anchor is the one of ``mle`` and ``ones`` with the higher score (``mle`` on a tie: it
 is where the search started). Each classifier is judged by its own rule (:func:`rule_of`), a trait
-of its entry in the classifier registry (``optuna_boxcox._objective._evaluators.REGISTRY``, with
-each rule's measurements beside it), chosen from held-out measurements on the development data
-(``optuna_boxcox.bench.guard``). The default :class:`Rule`, for every gated classifier without a
-rule of its own: 5×2 CV, every fold fitting the transform and the classifier on the other folds as
-``fit`` does; the searched Λ is kept only if its score beats the better anchor's by more than one
-standard error of the paired per-fold differences, corrected for the overlap of the training folds
-(Nadeau & Bengio 2003: variance × (1/k + n_test/n_train) over k folds). Else the anchor is used.
-The registry's held-out predictors answer the folds' fits where they can; scikit-learn otherwise.
+of its entry in the classifier registry (``optuna_boxcox._objective._evaluators.REGISTRY``),
+chosen from held-out measurements on the development data (``optuna_boxcox.bench.guard``; the
+results: docs/performance.md, "Why each classifier's gate traits are what they are"). The default
+:class:`Rule`, for every gated classifier without a rule of its own: 5×2 CV, every fold fitting
+the transform and the classifier on the other folds as ``fit`` does; the searched Λ is kept only
+if its score beats the better anchor's by more than one standard error of the paired per-fold
+differences, corrected for the overlap of the training folds (Nadeau & Bengio 2003: variance ×
+(1/k + n_test/n_train) over k folds). Else the anchor is used. The registry's held-out predictors
+answer the folds' fits where they can; scikit-learn otherwise.
 
 Data whose smallest class has fewer rows than the gate's folds (:data:`SPLITS`) cannot be judged
 on held-out rows (a 5×2 CV of 4 rows scores every Λ 0.5 or 1): Λ = 1 is used ungated, the
@@ -31,12 +32,18 @@ The margins are statistical rules (one standard error of the criterion's noise),
 tuned to data: with them, a search that found nothing the held-out rows can tell apart from the
 anchor gives the anchor, the Λ a user could have had from a fixed one-line transform.
 
-Which classifiers are gated is the registry's trait too (``ungated_reason``): every one but the
-linear ones, LogisticRegression, RidgeClassifier and LinearSVC excepted; for those the searched Λ
-is kept ungated, and the decision says so. A rule may also judge other anchors (the MLE Λ and
-Λ = 1 min-max scaled after the power step, ``RANGE_SCALED``) and say that the default searches no
-Λ at all (the MLP's: its fits cost seconds): the best anchor is then used, and the study records
-the MLE Λ as its one trial (:data:`ANCHOR_SAMPLER`).
+Which classifiers are gated is the registry's trait too (``ungated_reason``), and so is how many
+rows a fold must train on for one to predict (``min_fold_rows``): the gate reads them and names no
+classifier. Where a classifier is not gated, or the gate's folds are too small for it, the searched
+Λ is kept ungated and the decision says why. As of now the registry leaves ungated
+``SGDClassifier`` (the paper's perceptron) and the other classifiers of scikit-learn's
+``linear_model`` with no entry in their ancestry (``Perceptron``, ``PassiveAggressiveClassifier``,
+``RidgeClassifierCV``); LogisticRegression, RidgeClassifier and LinearSVC, whose fits converge to
+an optimum, are gated, as is every other classifier the search reaches (tree models are not
+searched at all). A rule may also judge other anchors (the MLE Λ and Λ = 1 min-max scaled after the
+power step, ``RANGE_SCALED``) and say that the default searches no Λ at all (the MLP's: its fits
+cost seconds): the best anchor is then used, and the study records the MLE Λ as its one trial
+(:data:`ANCHOR_SAMPLER`).
 
 :func:`decide` returns a :class:`Decision`; :meth:`Decision.record` writes it into the study's user
 attributes (:data:`DECISION_ATTR`), which ``search`` prints and the dashboard shows, with the
@@ -62,13 +69,14 @@ from sklearn.model_selection import train_test_split
 
 from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
+from optuna_boxcox._math._numerics import fitted_pair
+from optuna_boxcox._math._numerics import range_pair
 from optuna_boxcox._math._transform import BoxCoxTransformer
-from optuna_boxcox._math._transform import fitted_pair
-from optuna_boxcox._math._transform import range_pair
 from optuna_boxcox._objective._evaluators import evaluators_of
 from optuna_boxcox._objective._evaluators import gate_rule
 from optuna_boxcox._objective._evaluators import gate_rules
 from optuna_boxcox._objective._evaluators import held_out_predictions
+from optuna_boxcox._objective._evaluators import min_fold_rows
 from optuna_boxcox._objective._evaluators import searches
 from optuna_boxcox._objective._evaluators import ungated_reason
 from optuna_boxcox._objective._objective import METRICS
@@ -205,7 +213,7 @@ def _splits(y: np.ndarray) -> int:
 
 def rule_of(estimator: Any, metric: Any, y: np.ndarray) -> Rule:
     """How this classifier's searched Λ is judged: its registry entry's rule where it applies
-    (k-NN's exact leave-one-out, the SVC's best of three), else 5×2 CV with a margin of
+    (e.g. k-NN's exact leave-one-out, the SVC's best of three), else 5×2 CV with a margin of
     :data:`MARGIN`."""
     return gate_rule(estimator, metric, y)
 
@@ -351,8 +359,8 @@ def search_sampler(name: str, estimator: Any = None) -> str:
 
 
 def gated(estimator: Any) -> bool:
-    """Whether the gate judges searches for this classifier (its registry trait: all but the
-    linear ones, except LogisticRegression and RidgeClassifier)."""
+    """Whether the gate judges searches for this classifier (its registry trait,
+    :func:`~optuna_boxcox._objective._evaluators.ungated_reason`)."""
     return not ungated_reason(estimator)
 
 
@@ -380,10 +388,7 @@ def guard(
         )
         ones = np.ones(len(searched))
         return Decision("ones", ones, {}, "", nan, nan, 0, gated=False, reason=reason)
-    reason = ungated_reason(estimator)
-    if not reason and _too_few_neighbours(estimator, y):
-        k, rows = _too_few_neighbours(estimator, y)
-        reason = f"n_neighbors={k} is more than the {rows} rows a fold of the gate trains on"
+    reason = ungated_reason(estimator) or _folds_too_small(estimator, y)
     if reason:
         return Decision("searched", searched, {}, "", nan, nan, 0, gated=False, reason=reason)
     candidates = {
@@ -408,15 +413,18 @@ def guard(
     return dataclasses.replace(decision, sample=(len(rows), len(y)))
 
 
-def _too_few_neighbours(estimator: Any, y: np.ndarray) -> tuple[int, int] | None:
-    """(k, rows) when a k-NN has more neighbours than the fewest rows a fold of
-    :func:`fold_scores` trains on (scikit-learn would refuse to predict), else None."""
-    k = estimator.get_params().get("n_neighbors") if hasattr(estimator, "get_params") else None
-    if not isinstance(k, (int, np.integer)):
-        return None
+def _folds_too_small(estimator: Any, y: np.ndarray) -> str:
+    """Why the fewest rows a fold of :func:`fold_scores` trains on are too few for the classifier
+    to predict (its registry trait, :func:`min_fold_rows`), or ""."""
+    needed = min_fold_rows(estimator)
+    if needed is None:
+        return ""
+    fewest, setting = needed
     folds = StratifiedKFold(n_splits=_splits(y)).split(np.zeros(len(y)), y)
     rows = min(len(train) for train, _ in folds)
-    return (int(k), rows) if k > rows else None
+    if fewest <= rows:
+        return ""
+    return f"{setting} is more than the {rows} rows a fold of the gate trains on"
 
 
 def sample_rows(y: np.ndarray, seed: int) -> np.ndarray | None:

@@ -42,17 +42,24 @@ from optuna_boxcox._lifecycle._open import Recorded
 from optuna_boxcox._lifecycle._open import open_study
 from optuna_boxcox._lifecycle._open import prepare_study
 from optuna_boxcox._lifecycle._open import trials_left
+from optuna_boxcox._objective._arguments import CheckedData
+from optuna_boxcox._objective._experiment import prepare_experiment
+from optuna_boxcox._objective._experiment import space_layout
 from optuna_boxcox._objective._objective import BoxCoxObjective
-from optuna_boxcox._objective._objective import fingerprint_of
+from optuna_boxcox._objective._rungs import choose
 from optuna_boxcox._objective._rungs import make_pruner
+from optuna_boxcox._objective._rungs import pricing_of
 from optuna_boxcox._optuna import count_trials
 from optuna_boxcox._runner import RunStats
 from optuna_boxcox._runner import optimize
 from optuna_boxcox._runner._memory import first_best
 from optuna_boxcox._runner._memory import optimize_in_memory
 from optuna_boxcox._study._decision import NAMES
-from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import EXACT
 from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._fidelity import Exact
+from optuna_boxcox._study._fidelity import Unasked
+from optuna_boxcox._study._plan_size import PlanSize
 from optuna_boxcox._study._plan_size import plan_size
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
@@ -72,6 +79,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NoFinishedTrial",
+    "PlanTooLarge",
     "RunOptions",
     "SearchInterrupted",
     "SearchPlan",
@@ -106,6 +114,19 @@ class SearchInterrupted(KeyboardInterrupt):
         self.n_trials = n_trials
 
 
+class PlanTooLarge(ValueError):
+    """The search plans more trials, or more study data, than a search writes unasked
+    (:attr:`PlanSize.too_large <optuna_boxcox._study._plan_size.PlanSize.too_large>`).
+
+    Attributes:
+        size: The plan's size.
+    """
+
+    def __init__(self, size: PlanSize) -> None:
+        super().__init__(size.refusal("fewer trials or parameters", "allow_large"))
+        self.size = size
+
+
 @dataclass(frozen=True)
 class SearchPlan:
     """How a spec is searched, decided before anything runs (:func:`plan_search`).
@@ -117,12 +138,16 @@ class SearchPlan:
         guarded: The guarded default (:mod:`optuna_boxcox._lifecycle._guard`): after the paper's search
             (``spec.sampler``), the searched Λ is kept only if it beats the anchors on rows no
             fit saw.
+        size: The sampler's plan on the data's space, asked once (None: planned without data).
+        fast: Whether the objective sets up its fast scorer (not for a one-trial plan).
     """
 
     spec: SearchSpec
     sampler: optuna.samplers.BaseSampler
     n_trials: int | None
     guarded: bool = False
+    size: PlanSize | None = None
+    fast: bool = True
 
 
 @dataclass(frozen=True)
@@ -209,6 +234,7 @@ def plan_search(
     n_trials: int | None = None,
     sampler: optuna.samplers.BaseSampler | None = None,
     recorded: SearchSpec | None = None,
+    data: CheckedData | None = None,
 ) -> SearchPlan:
     """The default search policy: which sampler searches ``spec``, at which fidelity, for how many
     trials. ``sampler`` (a sampler object, or a study's own) overrides the spec's.
@@ -216,12 +242,15 @@ def plan_search(
     The fidelity, when the spec asks for none (``"default"``): that of ``recorded``, the spec of
     the study the search resumes (a study keeps the fidelity it was made with, exact included),
     else ``auto`` for a new study, marked as the default in what it chooses — exact where a
-    subsample or a second objective rule rows as the fidelity out.
+    subsample or a second objective rule rows as the fidelity out. With ``data``, the plan is
+    also sized (the sampler asked once, on the data's space) and the fidelity chosen: ``auto``
+    takes the choice ``recorded`` holds of it, else prices the plan; the plan's spec holds the
+    choice, and nothing after it chooses again.
 
     Raises:
         ValueError: The spec names a sampler that cannot be made (unknown, or wrong settings).
     """
-    if spec.fidelity == DEFAULT_REQUEST:
+    if isinstance(spec.fidelity, Unasked):
         spec = _default_fidelity(spec, recorded)
     guarded = spec.sampler == _guard.GUARDED
     if guarded:  # the paper's search first, in a study of its own; the gate after it
@@ -240,17 +269,32 @@ def plan_search(
         except TypeError as error:
             raise ValueError(str(error)) from None
     plan_sampler = isinstance(sampler, PlanSampler)
-    auto = spec.fidelity == "auto" or isinstance(spec.fidelity, AutoFidelity)
-    if auto and spec.fidelity_choice is None and not plan_sampler:
+    if (
+        isinstance(spec.fidelity, AutoFidelity)
+        and spec.fidelity_choice is None
+        and not plan_sampler
+    ):
         # Optuna's samplers run their trials one by one and the pruner halves them all.
         trials = n_trials or DEFAULT_OPEN_ENDED_TRIALS
-        default = isinstance(spec.fidelity, AutoFidelity) and spec.fidelity.default
         spec = dataclasses.replace(
-            spec, fidelity=AutoFidelity(positions=trials, batch=trials, default=default)
+            spec,
+            fidelity=AutoFidelity(positions=trials, batch=trials, default=spec.fidelity.default),
         )
     if n_trials is None and not plan_sampler:
         n_trials = DEFAULT_OPEN_ENDED_TRIALS
-    return SearchPlan(spec, sampler, n_trials, guarded=guarded)
+    if data is None:
+        return SearchPlan(spec, sampler, n_trials, guarded=guarded)
+    size = plan_size(sampler, space_layout(spec, data))
+    if not isinstance(spec.fidelity, Exact):
+        estimator = spec.estimator()
+        pricing = pricing_of(estimator, len(data.names), data.y, spec.cv)
+        recorded_choice = None if recorded is None else recorded.fidelity_choice
+        chosen = spec.fidelity_choice or recorded_choice
+        choice = choose(spec.fidelity, chosen, pricing, data.n_samples, size)
+        spec = dataclasses.replace(spec, fidelity_choice=choice)
+    # A one-trial plan (the MLE's) is not worth a fast scorer's set-up: LogisticRegression's loads
+    # its compiled fit (about a second) where scikit-learn's fit takes milliseconds. Same scores.
+    return SearchPlan(spec, sampler, n_trials, guarded=guarded, size=size, fast=not size.one_trial)
 
 
 def _estimator_or_none(spec: SearchSpec) -> Any:
@@ -269,7 +313,7 @@ def _default_fidelity(spec: SearchSpec, recorded: SearchSpec | None) -> SearchSp
             spec, fidelity=recorded.fidelity, fidelity_choice=recorded.fidelity_choice
         )
     if spec.subsample is not None or len(spec.objectives) > 1:
-        return dataclasses.replace(spec, fidelity=None)
+        return dataclasses.replace(spec, fidelity=EXACT)
     return dataclasses.replace(spec, fidelity=AutoFidelity(default=True))
 
 
@@ -329,6 +373,8 @@ class RunOptions:
         figures: Attach the search's figures too (and the note).
         announce: Called with the objective once the study is opened and the fidelity decided,
             before the first trial (the command line prints the decision).
+        refuse_large: Refuse (:class:`PlanTooLarge`) a plan too large to write, before anything
+            is computed (the command line's, unless ``--allow-large``).
     """
 
     sampler: optuna.samplers.BaseSampler | None = None
@@ -346,16 +392,16 @@ class RunOptions:
     note: bool = False
     figures: bool = False
     announce: Callable[[BoxCoxObjective], None] | None = None
+    refuse_large: bool = False
 
 
 def run_search(
     spec: SearchSpec,
-    X: Any,
-    y: Any,
+    data: CheckedData,
     where: Where | None = None,
     options: RunOptions | None = None,
 ) -> SearchRun:
-    """Run (or resume) the study of ``spec`` on (X, y) and return what was found.
+    """Run (or resume) the study of ``spec`` on ``data`` and return what was found.
 
     Each step is a function of its own, in this order: the study's name and the spec a study to
     resume was made with (:func:`_recorded`), the spec and fidelity decided (:func:`plan_search`),
@@ -365,7 +411,8 @@ def run_search(
 
     Args:
         spec: The experiment and how it is searched.
-        X, y: The data.
+        data: The data, checked where they entered
+            (:func:`~optuna_boxcox._objective._arguments.check_data`).
         where: Where the study lives (default: a new study in memory).
         options: How the search runs (default: :class:`RunOptions`'s).
 
@@ -374,8 +421,9 @@ def run_search(
         ForeignStudy: The study was not made by optuna-boxcox and holds trials.
         NoFinishedTrial: The study has no finished trial to report.
         SearchInterrupted: Ctrl-C; what was scored is written.
+        PlanTooLarge: ``options.refuse_large`` and the plan would write too much.
     """
-    where = _named(spec, X, y, where or Where())
+    where = _named(spec, data, where or Where())
     options = options or RunOptions()
     opened, recorded = _recorded(spec, where)
     plan = plan_search(
@@ -383,38 +431,58 @@ def run_search(
         n_trials=options.n_trials,
         sampler=options.sampler if where.study is None else where.study.sampler,
         recorded=recorded,
+        data=data,
     )
-    built, objective = _objective(plan, X, y, options)
+    _refuse_large(plan, options)
+    built, objective = _objective(plan, data, options)
     study = _study(where, opened, plan, built, options.settings)
     total = options.total
     if options.n_trials_total and total is None:
         total = plan.n_trials
     to_run = plan.n_trials if total is None else trials_left(study, total)
     if total is not None and to_run == 0:
-        return _read_back(study, where.storage, objective, plan, X, y, total)
+        found = _read_back(study, where.storage, objective, plan, total)
+    else:
+        found = _search(study, plan, objective, built, where, to_run, total, options)
+    # The guarded default's gate, unless the study records its decision (the objective of a
+    # study read back is built only now, if at all).
+    if found.decision is None and _guarded(found, plan) and _guard.applies(found.objective):
+        found = _gate(found, plan.spec, data)
+    if found.ran and (options.note or options.figures):
+        attach_note(found, figures=options.figures)
+    return found
+
+
+def _search(
+    study: optuna.Study,
+    plan: SearchPlan,
+    objective: Callable[[], BoxCoxObjective],
+    built: BoxCoxObjective | None,
+    where: Where,
+    to_run: int | None,
+    total: int | None,
+    options: RunOptions,
+) -> SearchRun:
+    """The search itself: the objective registered and announced, the study marked as the
+    guarded default's, its pruner set, and the trials run."""
     scored = objective()
     if built is None:
         scored.register(study)
     if options.announce is not None:
         options.announce(scored)
-    guarded = _mark_guarded(study, plan, gated=_guard.applies(scored))
+    _mark_guarded(study, plan, gated=_guard.applies(scored))
     if scored.fidelity is not None and where.study is None:
         _set_pruner(study, plan, scored)
-    found = _run(study, scored, objective, where.storage, to_run, total, options)
-    if guarded and found.front is None and _guard.applies(scored):
-        found = _gate(found, plan.spec, X, y)
-    if options.note or options.figures:
-        attach_note(found, figures=options.figures)
-    return found
+    return _run(study, scored, objective, where.storage, to_run, total, options)
 
 
-def _named(spec: SearchSpec, X: Any, y: Any, where: Where) -> Where:
+def _named(spec: SearchSpec, data: CheckedData, where: Where) -> Where:
     """``where`` with the default study name of a study the search opens, when it has data's."""
     if where.study is not None or where.study_name is not None or where.data_name is None:
         return where
     named = spec
     if spec.source and spec.source.get("csv"):
-        named = dataclasses.replace(spec, fingerprint=fingerprint_of(X, y))
+        named = dataclasses.replace(spec, fingerprint=data.fingerprint)
     name = default_study_name(named, where.data_name, guarded=spec.sampler == _guard.GUARDED)
     return dataclasses.replace(where, study_name=name)
 
@@ -422,7 +490,7 @@ def _named(spec: SearchSpec, X: Any, y: Any, where: Where) -> Where:
 def _recorded(spec: SearchSpec, where: Where) -> tuple[BaseStorage | None, SearchSpec | None]:
     """The storage when it had to be opened already, and the spec the study to resume was made
     with: read for the default fidelity only (the fidelity that study was made with)."""
-    if spec.fidelity != DEFAULT_REQUEST:
+    if not isinstance(spec.fidelity, (Unasked, AutoFidelity)):
         return None, None
     if where.study is not None:
         return None, SearchSpec.of_study(where.study)
@@ -434,19 +502,27 @@ def _recorded(spec: SearchSpec, where: Where) -> tuple[BaseStorage | None, Searc
     return opened, _recorded_spec(opened, where.study_name)
 
 
+def _refuse_large(plan: SearchPlan, options: RunOptions) -> None:
+    """Refuse a plan too large to write, before anything is computed (a sampler that refuses a
+    plan too large by its own rule, the full grid's, is left to it)."""
+    sampler = plan.sampler
+    own = isinstance(sampler, PlanSampler) and sampler.checks_own_size
+    if not options.refuse_large or plan.size is None or own:
+        return
+    size = plan.size.cut(options.n_trials)
+    if size.too_large:
+        raise PlanTooLarge(size)
+
+
 def _objective(
-    plan: SearchPlan, X: Any, y: Any, options: RunOptions
+    plan: SearchPlan, data: CheckedData, options: RunOptions
 ) -> tuple[BoxCoxObjective | None, Callable[[], BoxCoxObjective]]:
     """The objective built now from the plan's spec (None when the caller gives one) and what
     gives the objective when something is scored."""
     if options.objective is not None:
         return None, options.objective
-    # A one-trial plan (the MLE's) is not worth a fast scorer's set-up: LogisticRegression's loads
-    # its compiled fit (about a second) where scikit-learn's fit takes milliseconds. Same scores.
-    fast = not plan_size(plan.sampler, np.shape(X)[1]).one_trial
-    built = BoxCoxObjective.from_spec(
-        plan.spec, X, y, memory_limit=options.memory_limit, fast=fast
-    )
+    experiment = prepare_experiment(plan.spec, data, kernels=plan.fast)
+    built = BoxCoxObjective.of(experiment, memory_limit=options.memory_limit, fast=plan.fast)
     return built, functools.partial(_given, built)
 
 
@@ -475,8 +551,8 @@ def _study(
     )
 
 
-def _mark_guarded(study: optuna.Study, plan: SearchPlan, *, gated: bool) -> bool:
-    """Whether the search's result is gated. The study records that it is the guarded default's:
+def _mark_guarded(study: optuna.Study, plan: SearchPlan, *, gated: bool) -> None:
+    """The study records that it is the guarded default's:
     its spec names the search it runs (coordinate), and a worker joining it with that spec gates
     the result as search does."""
     if plan.guarded and not study.user_attrs.get(_guard.GUARDED_ATTR):
@@ -486,7 +562,6 @@ def _mark_guarded(study: optuna.Study, plan: SearchPlan, *, gated: bool) -> bool
             # the first page of its table, beside the Best Trial card it corrects; a search the
             # gate cannot judge (transforms, settings, two objectives) never gets it.
             study.set_user_attr(USED_ATTR, "not yet decided: the search is running")
-    return plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
 
 
 def _set_pruner(study: optuna.Study, plan: SearchPlan, scored: BoxCoxObjective) -> None:
@@ -567,12 +642,10 @@ def _read_back(
     storage: Any,
     objective: Callable[[], BoxCoxObjective],
     plan: SearchPlan,
-    X: Any,
-    y: Any,
     total: int,
 ) -> SearchRun:
-    """A study that holds its budget: what it chose, read back without scoring (the objective is
-    built only if the guarded default's decision is not recorded yet)."""
+    """A study that holds its budget: what it chose, read back without scoring, with the guarded
+    default's decision where the study records it."""
     sampler = study.sampler
     result = sampler.result(study) if isinstance(sampler, PlanSampler) else first_best(study)
     found = _found(
@@ -586,14 +659,19 @@ def _read_back(
         ran=False,
         total=total,
     )
-    guarded = plan.guarded or bool(study.user_attrs.get(_guard.GUARDED_ATTR))
-    if guarded and found.front is None:
-        attr = study.user_attrs.get(_guard.DECISION_ATTR)
-        if isinstance(attr, dict):  # a finished study's searched Λ is the one it judged
-            return _chosen(found, _guard.Decision.from_dict(attr))
-        if _guard.applies(found.objective):
-            return _gate(found, plan.spec, X, y)
+    attr = study.user_attrs.get(_guard.DECISION_ATTR)
+    if _guarded(found, plan) and isinstance(attr, dict):
+        # A finished study's searched Λ is the one it judged.
+        return _chosen(found, _guard.Decision.from_dict(attr))
     return found
+
+
+def _guarded(found: SearchRun, plan: SearchPlan) -> bool:
+    """Whether the search's result is the guarded default's to judge (a one-objective study of
+    the guarded default, made here or joined)."""
+    return (plan.guarded or bool(found.study.user_attrs.get(_guard.GUARDED_ATTR))) and (
+        found.front is None
+    )
 
 
 def _opened(storage: str | BaseStorage | None) -> BaseStorage | None:
@@ -663,7 +741,7 @@ def _found(
     )
 
 
-def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> SearchRun:
+def _gate(found: SearchRun, spec: SearchSpec, data: CheckedData) -> SearchRun:
     """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
     fit saw; the decision is recorded in the study, and an anchor that wins is the result (see
     :func:`_record_result`). Returns the result with the decision and the number of a trial
@@ -678,8 +756,8 @@ def _gate(found: SearchRun, spec: SearchSpec, X: Any, y: Any) -> SearchRun:
         decision = _guard.guard(
             objective,
             spec.estimator(),
-            X,
-            y,
+            data.X,
+            data.y,
             found.params,
             seed=spec.seed,
             extrapolation=spec.extrapolation,

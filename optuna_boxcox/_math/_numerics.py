@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 from typing import Any
+from typing import NamedTuple
 import warnings
 
 import numpy as np
@@ -388,3 +389,133 @@ def standardise(B: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarra
     return np.nan_to_num(
         out, nan=0.0, posinf=np.finfo(np.float64).max, neginf=-np.finfo(np.float64).max
     )
+
+
+class RangedPair(NamedTuple):
+    """A fold's Λ-free first step of Box-Cox (:func:`range_pair`)."""
+
+    data_min: np.ndarray
+    data_range: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+
+
+def range_pair(
+    train: np.ndarray, test: np.ndarray, *, extrapolation: str = "extrapolate"
+) -> RangedPair:
+    """``train``'s per-column minimum and range, and ``train`` and ``test`` scaled into Z by them:
+    what :func:`fit_columns` computes before any λ, the same numbers."""
+    with np.errstate(all="ignore"):
+        data_min, data_range = fit_range(train)
+        return RangedPair(
+            data_min,
+            data_range,
+            range_standardise(train, data_min, data_range, extrapolation),
+            range_standardise(test, data_min, data_range, extrapolation),
+        )
+
+
+class PowerSettings(NamedTuple):
+    """The settings of a transform that :func:`fit_columns` reads (a ``BoxCoxTransformer`` has
+    them too)."""
+
+    method: str = "box-cox"
+    extrapolation: str = "extrapolate"
+    range_scale: bool = False
+    standardize: bool = True
+
+
+def fitted_pair(
+    lambdas: np.ndarray,
+    train: np.ndarray,
+    test: np.ndarray,
+    *,
+    method: str = "box-cox",
+    extrapolation: str = "extrapolate",
+    range_scale: bool = False,
+    ranged: RangedPair | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``BoxCoxTransformer(lambdas, …).fit(train)``'s transform of ``train`` and of ``test``, the
+    same numbers, without the estimator's validation and warnings: for callers that fit it many
+    times on float64 data they checked once (the guarded default's folds, where scikit-learn's
+    checks cost more than the transform). ``ranged`` is :func:`range_pair` of the same
+    ``train`` and ``test`` (Box-Cox only), for a caller fitting several Λ on one fold."""
+    lambdas = np.asarray(lambdas, dtype=np.float64)
+    if lambdas.shape != (train.shape[1],) or not np.all(np.isfinite(lambdas)):
+        raise ValueError(f"lambdas must be {train.shape[1]} finite numbers, got {lambdas!r}")
+    settings = PowerSettings(method, extrapolation, range_scale)
+    names = [f"x{j}" for j in range(train.shape[1])]
+    fitted = fit_columns(train, lambdas, settings, names, ranged=ranged, test=test)
+    return fitted.train, fitted.test
+
+
+class FittedColumns(NamedTuple):
+    """What :func:`fit_columns` fitted, and its transform of the data (and of ``test``)."""
+
+    data_min: np.ndarray | None
+    data_range: np.ndarray | None
+    lambdas: np.ndarray
+    shift: np.ndarray | None  # the power step's minimum (range scaling) or mean
+    scale: np.ndarray | None  # ... its range or standard deviation
+    train: np.ndarray
+    test: np.ndarray | None
+
+
+def fit_columns(
+    X: np.ndarray,
+    lambdas: np.ndarray | None,
+    settings: Any,
+    names: list[str],
+    *,
+    warn_stacklevel: int | None = None,
+    ranged: RangedPair | None = None,
+    test: np.ndarray | None = None,
+) -> FittedColumns:
+    """A transformer's fit on checked float64 data, all of it here: Box-Cox's range (or
+    ``ranged``'s, fitted already), λ (``None``: the MLE), the power step and its scaling, and
+    their transform of X and of ``test``. ``settings`` has the transformer's ``method``,
+    ``extrapolation``, ``range_scale`` and ``standardize``. With ``warn_stacklevel`` (counted
+    from the caller), constant and crowded columns are warned about."""
+    method = settings.method
+    if warn_stacklevel is not None:
+        warn_constant_columns(X, names, stacklevel=warn_stacklevel + 1)
+    data_min = data_range = None
+    # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
+    with np.errstate(all="ignore"):
+        if ranged is not None:
+            data_min, data_range, values, test_values = ranged
+        elif method == "box-cox":
+            if warn_stacklevel is not None:
+                warn_crowded_columns(X, names, stacklevel=warn_stacklevel + 1)
+            data_min, data_range = fit_range(X, names)
+            values = range_standardise(X, data_min, data_range, settings.extrapolation)
+            test_values = (
+                None
+                if test is None
+                else range_standardise(test, data_min, data_range, settings.extrapolation)
+            )
+        else:
+            values, test_values = X, test
+        if lambdas is None:
+            lambdas = mle_lambdas(values, method)
+        B = power_columns(values, lambdas, method)
+        shift = scale = None
+        if settings.range_scale:
+            shift, scale = fit_minmax(B)
+        elif settings.standardize:
+            shift, scale = fit_scale(B)
+        out = scaled_power(B, settings, shift, scale)
+        if test_values is not None:
+            test_values = scaled_power(
+                power_columns(test_values, lambdas, method), settings, shift, scale
+            )
+    return FittedColumns(data_min, data_range, lambdas, shift, scale, out, test_values)
+
+
+def scaled_power(B: np.ndarray, settings: Any, shift: Any, scale: Any) -> np.ndarray:
+    """The power-transformed data scaled as fitted: into [0, 1], standardised, or as it is."""
+    if settings.range_scale:
+        return minmax(B, shift, scale)
+    if not settings.standardize:
+        return B
+    return standardise(B, shift, scale)

@@ -11,7 +11,6 @@ from numbers import Integral
 from numbers import Real
 import sys
 from typing import TYPE_CHECKING
-from typing import NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -319,95 +318,31 @@ def check_features(X) -> None:
         )
 
 
-def fitted_pair(
-    lambdas: np.ndarray,
-    train: np.ndarray,
-    test: np.ndarray,
-    *,
-    method: str = "box-cox",
-    extrapolation: str = "extrapolate",
-    range_scale: bool = False,
-    ranged: RangedPair | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``BoxCoxTransformer(lambdas, …).fit(train)``'s transform of ``train`` and of ``test``, the
-    same numbers, without the estimator's validation and warnings: for callers that fit it many
-    times on float64 data they checked once (the guarded default's folds, where scikit-learn's
-    checks cost more than the transform). ``ranged`` is :func:`range_pair` of the same
-    ``train`` and ``test`` (Box-Cox only), for a caller fitting several Λ on one fold."""
-    transformer = BoxCoxTransformer(
-        np.asarray(lambdas, dtype=np.float64),
-        method=method,
-        extrapolation=extrapolation,
-        range_scale=range_scale,
-    )
-    if ranged is None:
-        return _fit_arrays(transformer, train), _transform_arrays(transformer, test)
-    transformer.data_min_, transformer.data_range_ = ranged.data_min, ranged.data_range
-    names = _feature_names(transformer, train.shape[1])
-    return _fit_power(transformer, ranged.train, names), _power_scaled(transformer, ranged.test)
-
-
-class RangedPair(NamedTuple):
-    """A fold's Λ-free first step of Box-Cox (:func:`range_pair`)."""
-
-    data_min: np.ndarray
-    data_range: np.ndarray
-    train: np.ndarray
-    test: np.ndarray
-
-
-def range_pair(
-    train: np.ndarray, test: np.ndarray, *, extrapolation: str = "extrapolate"
-) -> RangedPair:
-    """``train``'s per-column minimum and range, and ``train`` and ``test`` scaled into Z by them:
-    what :func:`fitted_pair` computes before any λ, the same numbers."""
-    with np.errstate(all="ignore"):
-        data_min, data_range = _numerics.fit_range(train)
-        return RangedPair(
-            data_min,
-            data_range,
-            _numerics.range_standardise(train, data_min, data_range, extrapolation),
-            _numerics.range_standardise(test, data_min, data_range, extrapolation),
-        )
-
-
 def _fit_arrays(
     transformer: BoxCoxTransformer, X: np.ndarray, warn_stacklevel: int | None = None
 ) -> np.ndarray:
-    """The fit on checked float64 data, returning its transform; the one place the range is
-    fitted (:func:`range_pair` excepted), and with :func:`_fit_power` the λ and scaling. With
-    ``warn_stacklevel``, constant and crowded columns are warned about."""
+    """The fit on checked float64 data, returning its transform: the one place the transformer's
+    fitted attributes are set, from :func:`~._numerics.fit_columns`. With ``warn_stacklevel``,
+    constant and crowded columns are warned about."""
     names = _feature_names(transformer, X.shape[1])
-    if warn_stacklevel is not None:
-        _numerics.warn_constant_columns(X, names, stacklevel=warn_stacklevel + 1)
-    # Overflow is expected and saturated by the numerics (the output stays finite); don't warn.
-    with np.errstate(all="ignore"):
-        if transformer.method == "box-cox":
-            if warn_stacklevel is not None:
-                _numerics.warn_crowded_columns(X, names, stacklevel=warn_stacklevel + 1)
-            transformer.data_min_, transformer.data_range_ = _numerics.fit_range(X, names)
-            values = _numerics.range_standardise(
-                X, transformer.data_min_, transformer.data_range_, transformer.extrapolation
-            )
-        else:
-            values = X
-        return _fit_power(transformer, values, names)
-
-
-def _fit_power(transformer: BoxCoxTransformer, values: np.ndarray, names: list[str]) -> np.ndarray:
-    """λ, the power step and the scaling after it, fitted on ``values`` (Z for Box-Cox, X for
-    Yeo-Johnson); returns their transform."""
-    with np.errstate(all="ignore"):
-        if isinstance(transformer.lambdas, str):
-            transformer.lambdas_ = _numerics.mle_lambdas(values, transformer.method)
-        else:
-            transformer.lambdas_ = _resolve_lambdas(transformer.lambdas, names)
-        B = _numerics.power_columns(values, transformer.lambdas_, transformer.method)
-        if transformer.range_scale:
-            transformer.power_min_, transformer.power_range_ = _numerics.fit_minmax(B)
-        elif transformer.standardize:
-            transformer.mean_, transformer.scale_ = _numerics.fit_scale(B)
-        return _scaled(transformer, B)
+    lambdas = None
+    if not isinstance(transformer.lambdas, str):
+        lambdas = _resolve_lambdas(transformer.lambdas, names)
+    fitted = _numerics.fit_columns(
+        X,
+        lambdas,
+        transformer,
+        names,
+        warn_stacklevel=None if warn_stacklevel is None else warn_stacklevel + 1,
+    )
+    if transformer.method == "box-cox":
+        transformer.data_min_, transformer.data_range_ = fitted.data_min, fitted.data_range
+    transformer.lambdas_ = fitted.lambdas
+    if transformer.range_scale:
+        transformer.power_min_, transformer.power_range_ = fitted.shift, fitted.scale
+    elif transformer.standardize:
+        transformer.mean_, transformer.scale_ = fitted.shift, fitted.scale
+    return fitted.train
 
 
 def _transform_arrays(transformer: BoxCoxTransformer, X: np.ndarray) -> np.ndarray:
@@ -433,10 +368,12 @@ def _power_scaled(transformer: BoxCoxTransformer, values: np.ndarray) -> np.ndar
 def _scaled(transformer: BoxCoxTransformer, B: np.ndarray) -> np.ndarray:
     """The power-transformed data scaled as fitted: into [0, 1], standardised, or as it is."""
     if transformer.range_scale:
-        return _numerics.minmax(B, transformer.power_min_, transformer.power_range_)
-    if not transformer.standardize:
-        return B
-    return _numerics.standardise(B, transformer.mean_, transformer.scale_)
+        shift, scale = transformer.power_min_, transformer.power_range_
+    elif transformer.standardize:
+        shift, scale = transformer.mean_, transformer.scale_
+    else:
+        shift = scale = None
+    return _numerics.scaled_power(B, transformer, shift, scale)
 
 
 def _feature_names(transformer: BoxCoxTransformer, width: int) -> list[str]:

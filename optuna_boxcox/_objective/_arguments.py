@@ -4,9 +4,11 @@ subsample (what :class:`~optuna_boxcox.BoxCoxObjective` builds itself from)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+import hashlib
 from typing import TYPE_CHECKING
 from typing import Any
-import warnings
 
 import numpy as np
 from optuna.distributions import BaseDistribution
@@ -32,7 +34,6 @@ from optuna_boxcox._study._space import default_bounds
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from collections.abc import Sequence
 
 
 def check_choices(method: str, extrapolation: str, scoring: Any) -> None:
@@ -54,10 +55,52 @@ def check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params:
         )
 
 
-def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The feature names, X as float64 and y as an array, or a one-line error for unusable data."""
+@dataclass(frozen=True, eq=False)
+class CheckedData:
+    """Data checked once, where they enter: the features' names, X as float64, y as an array,
+    and their fingerprint (what a study's spec records of them)."""
+
+    names: tuple[str, ...]
+    X: np.ndarray
+    y: np.ndarray
+    fingerprint: str
+
+    @property
+    def n_samples(self) -> int:
+        return len(self.X)
+
+
+def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
+    """SHA-256 (hex) of the rows in order: X's shape and float64 values, and the labels (their
+    names and each row's), so that any edit of a value, a label, a row or the column order gives
+    another fingerprint."""
+    digest = hashlib.sha256()
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    digest.update(repr(X.shape).encode())
+    digest.update(X.tobytes())
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    digest.update("\x1f".join(map(repr, classes.tolist())).encode())
+    digest.update(np.asarray(codes, dtype=np.int64).tobytes())
+    return digest.hexdigest()
+
+
+def check_data(X: Any, y: Any) -> CheckedData:
+    """(X, y) as the user gave them, checked and fingerprinted (:func:`check_arrays`), or a
+    one-line error for unusable data. Data checked before pass through as they are."""
+    if isinstance(X, CheckedData):
+        return X
     names = feature_names(X)
     check_features(X)
+    return check_arrays(X, y, names)
+
+
+def check_arrays(
+    X: Any, y: Any, names: Sequence[str], *, warn_stacklevel: int | None = None
+) -> CheckedData:
+    """Features whose names are ``names`` (and whose columns :func:`check_features` accepts) and
+    their labels, checked once and fingerprinted. With ``warn_stacklevel``, constant columns (but
+    not all of them: refused) are warned about here."""
+    names = [str(n) for n in names]
     X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != len(X):
@@ -66,47 +109,19 @@ def checked_data(X: Any, y: Any) -> tuple[list[str], np.ndarray, np.ndarray]:
         )
     if len(np.unique(y)) < 2:
         raise ValueError("y has a single class; a classifier needs at least two")
-    if len(_numerics.constant_columns(X)) == X.shape[1]:
+    if type_of_target(y) not in ("binary", "multiclass"):
+        raise ValueError(f"y must hold class labels, got target type {type_of_target(y)!r}")
+    fingerprint = data_fingerprint(X, y)
+    constant = _numerics.constant_columns(X)
+    if len(constant) == X.shape[1]:
         shown = ", ".join(map(repr, names[:5])) + (" …" if len(names) > 5 else "")
         raise ValueError(
             f"every feature column is constant ({shown}): no λ changes them and a classifier "
             "has nothing to learn from them"
         )
-    if type_of_target(y) not in ("binary", "multiclass"):
-        raise ValueError(f"y must hold class labels, got target type {type_of_target(y)!r}")
-    return names, X, y
-
-
-def check_neighbours(
-    estimator: Any, scoring: Any, splits: list[tuple[np.ndarray, np.ndarray]] | None, n: int
-) -> None:
-    """Refuse a k-NN with more neighbours than the rows it is fitted on (all ``n`` rows, or the
-    smallest training fold of ``splits``): scikit-learn says so only at the first trial, once a
-    study exists."""
-    params = estimator.get_params() if hasattr(estimator, "get_params") else {}
-    k = params.get("n_neighbors")
-    if is_criterion(scoring) or not isinstance(k, (int, np.integer)):
-        return
-    rows = n if splits is None else min(len(train) for train, _ in splits)
-    if k > rows:
-        folds = "" if splits is None else f" and each of the {len(splits)} folds trains on {rows}"
-        raise ValueError(
-            f"{type(estimator).__name__} needs at least n_neighbors={k} rows to fit; the data "
-            f"have {n}{folds}: give it fewer neighbours, or more rows"
-        )
-
-
-def boxcox_input(
-    X: np.ndarray, names: list[str], transforms: tuple[str, ...]
-) -> tuple[tuple[np.ndarray, np.ndarray] | None, np.ndarray | None]:
-    """Box-Cox's input Z in [1, 2] and the (min, range) it is fitted with, from all rows (with a
-    subsample, a λ still means the transform of all the data); (None, None) without Box-Cox."""
-    if "box-cox" not in transforms:
-        return None, None
-    # One line naming a column whose few extreme values would squeeze the rest together.
-    _numerics.warn_crowded_columns(X, names, stacklevel=3)
-    data_min, data_range = _numerics.fit_range(X)
-    return (data_min, data_range), _numerics.range_standardise(X, data_min, data_range)
+    if warn_stacklevel is not None and len(constant):
+        _numerics.warn_constant_columns(X, names, stacklevel=warn_stacklevel + 1)
+    return CheckedData(tuple(names), X, y, fingerprint)
 
 
 def make_space(
@@ -179,7 +194,7 @@ def resolve_transforms(transforms: Sequence[str] | None, method: str) -> tuple[s
 
 
 def resolve_estimator_params(
-    estimator_params: Mapping[str, BaseDistribution] | None, estimator: Any, cv: Any
+    estimator_params: Mapping[str, BaseDistribution] | None, estimator: Any
 ) -> dict[str, BaseDistribution]:
     if not estimator_params:
         return {}
@@ -189,13 +204,6 @@ def resolve_estimator_params(
         raise ValueError(
             f"estimator_params {unknown} are not parameters of {type(estimator).__name__} "
             f"(it has {sorted(own)[:8]}…)"
-        )
-    if cv is None or cv == "resubstitution":  # warned once the parameters are known to exist
-        warnings.warn(
-            "classifier settings searched by resubstitution favour the ones that memorise the "
-            "training data (k-NN with n_neighbors=1 scores 1.0): pass cv=k",
-            UserWarning,
-            stacklevel=3,
         )
     wrong = [
         n
@@ -233,49 +241,6 @@ def starting_value(distribution: BaseDistribution, own: Any) -> Any:
     if isinstance(distribution, CategoricalDistribution):
         return distribution.choices[0]
     return distribution.low
-
-
-def resolve_subsample(subsample: Any, y: np.ndarray) -> int | None:
-    """The subsample size to draw, or None for all rows; a one-line error for an impossible one."""
-    if subsample is None:
-        return None
-    if isinstance(subsample, bool) or not isinstance(subsample, (int, np.integer)):
-        raise ValueError(f"subsample must be a number of rows (int) or None, got {subsample!r}")
-    n_classes = len(np.unique(y))
-    if subsample < 2 * n_classes:
-        raise ValueError(
-            f"subsample={subsample} is too small: it needs at least 2 rows per class "
-            f"({2 * n_classes} for {n_classes} classes)"
-        )
-    if subsample > len(y):
-        raise ValueError(f"subsample={subsample} exceeds the {len(y)} rows of X")
-    return None if subsample == len(y) else int(subsample)
-
-
-def stratified_subsample(y: np.ndarray, size: int, random_state: int | None) -> np.ndarray:
-    """`size` row indices (sorted), each class in proportion to its frequency, drawn without
-    replacement with ``numpy.random.default_rng(random_state)``.
-
-    Each class gets its share ``size·n_c/n`` rounded down, at least 2 rows (or all it has), and
-    the rows left over go to the classes with the largest remainders (first class on ties).
-    """
-    classes, codes = np.unique(y, return_inverse=True)
-    counts = np.bincount(codes, minlength=len(classes))
-    ideal = size * counts / len(y)
-    floor = np.minimum(counts, 2)
-    quota = np.minimum(counts, np.maximum(np.floor(ideal).astype(int), floor))
-    while quota.sum() < size:  # give to the largest remainders that still have rows
-        remainder = np.where(quota < counts, ideal - quota, -np.inf)
-        quota[int(np.argmax(remainder))] += 1
-    while quota.sum() > size:  # take from the smallest remainders above their floor
-        remainder = np.where(quota > floor, ideal - quota, np.inf)
-        quota[int(np.argmin(remainder))] -= 1
-    rng = np.random.default_rng(random_state)
-    chosen = [
-        rng.choice(np.flatnonzero(codes == c), size=int(q), replace=False)
-        for c, q in enumerate(quota)
-    ]
-    return np.sort(np.concatenate(chosen))
 
 
 def feature_names(X: Any) -> list[str]:

@@ -25,7 +25,7 @@ from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._fidelity import rung_floor
-from optuna_boxcox._study._plan_size import plan_size
+from optuna_boxcox._study._plan_size import PlanSize
 
 #: ``auto`` searches exactly when the exact search is estimated to take at most this long: the
 #: halving search would save seconds and cost the fidelity of the scores. Not a minute: an
@@ -163,16 +163,12 @@ class Pricing:
 
 
 def choose_auto(
-    request: AutoFidelity,
-    pricing: Pricing,
-    n_samples: int,
-    n_params: int,
-    sampler: Any = None,
+    request: AutoFidelity, pricing: Pricing, n_samples: int, size: PlanSize
 ) -> FidelityChoice:
     """Price and choose: :func:`choose_fidelity` with the cost model of ``pricing`` and the
-    plan's size from the request, else from the sampler, else the typical one. Exact where the
-    rows are too few for two rungs. A function of its arguments alone."""
-    size = plan_size(sampler, n_params)
+    plan's size from the request, else from the plan (``size``), else the typical one. Exact
+    where the rows are too few for two rungs. A function of its arguments alone."""
+    n_params = size.params
     positions = request.positions or size.trials or TYPICAL_POSITIONS_PER_FEATURE * n_params
     batch = request.batch or size.batch or TYPICAL_BATCH
     new_points = expected_new_points(positions, n_params, batch)

@@ -3,44 +3,91 @@ stratified subset of the rows, transformed as all rows are."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import dataclasses
 from typing import Any
+import warnings
 
 import numpy as np
 import optuna
 
+from optuna_boxcox._objective._arguments import CheckedData
 from optuna_boxcox._objective._auto import Pricing
 from optuna_boxcox._objective._auto import choose_auto
 from optuna_boxcox._objective._evaluators import GENERIC_COST
 from optuna_boxcox._objective._evaluators import evaluators_of
+from optuna_boxcox._objective._experiment import prepare_experiment
+from optuna_boxcox._objective._memory import DEFAULT_FLOOR
+from optuna_boxcox._study._fidelity import EXACT
 from optuna_boxcox._study._fidelity import AutoFidelity
+from optuna_boxcox._study._fidelity import Exact
 from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import FidelityRequest
+from optuna_boxcox._study._fidelity import given_choice
 from optuna_boxcox._study._fidelity import is_int
-from optuna_boxcox._study._fidelity import resolve_request
 from optuna_boxcox._study._fidelity import score_folds
+from optuna_boxcox._study._plan_size import PlanSize
+
+
+def pricing_of(estimator: Any, n_features: int, y: np.ndarray, cv: Any) -> Pricing:
+    """What ``auto`` prices a search from: the classifier's cost class in the evaluators' registry
+    (else the generic one), the data's shape and the inner folds."""
+    return Pricing(
+        evaluators_of(estimator).cost or GENERIC_COST,
+        features=n_features,
+        classes=len(np.unique(y)),
+        folds=score_folds(cv),
+        classifier=type(estimator).__name__,
+    )
+
+
+def choose(
+    request: FidelityRequest,
+    recorded: FidelityChoice | None,
+    pricing: Pricing,
+    n_samples: int,
+    size: PlanSize,
+) -> FidelityChoice:
+    """The one place a search's fidelity is chosen: a request that names its rungs (or exact) is
+    its own choice; ``auto`` takes the choice a study recorded of it (a resumed search, another
+    worker: the study's rungs are the search's), else prices the plan of ``size``."""
+    if isinstance(request, (Exact, Fidelity)):
+        return given_choice(request)
+    assert isinstance(request, AutoFidelity), "the lifecycle decides a default request first"
+    if recorded is not None and recorded.requested == "auto":
+        return recorded
+    return choose_auto(request, pricing, n_samples, size)
 
 
 class Rungs:
     """An objective's fidelity and the objectives of its rungs.
 
-    The fidelity is chosen once: given, read from the study the objective registers on (a
-    resumed search, another worker), or — for ``auto`` with nothing recorded — priced then.
-    Each rung's objective is built on first use and kept (:meth:`prepare` builds them all).
+    The choice is made before the first trial: by the search's plan (the lifecycle), or, for an
+    objective a study optimises directly with ``auto``, when it registers on the study (with the
+    study's sampler's plan). Each rung's objective is built on first use and kept
+    (:meth:`prepare` builds them all).
 
     Args:
-        request: The objective's ``fidelity=`` argument.
+        request: The spec's fidelity.
+        choice: The choice made already (None: ``auto``, still to choose).
         owner: The objective on all rows.
-        build: ``build(rows)``: a new objective like the owner on a stratified subset of ``rows``.
     """
 
-    def __init__(self, request: Any, owner: Any, build: Callable[[int], Any]) -> None:
-        self.request = resolve_request(request)
-        self._auto = isinstance(self.request, AutoFidelity)
-        self._owner, self._build = owner, build
+    def __init__(
+        self, request: FidelityRequest, choice: FidelityChoice | None, owner: Any
+    ) -> None:
+        self.request = request
+        self._owner = owner
         self._objectives: dict[int, Any] = {owner.n_samples: owner}
-        if isinstance(self.request, FidelityChoice) and self.request.fidelity is None:
+        if choice is None and isinstance(request, (Exact, Fidelity)):
+            choice = given_choice(request)
+        elif choice is None and not isinstance(request, AutoFidelity):
+            raise ValueError(
+                "fidelity='default' is decided by the search lifecycle (plan_search): plan the "
+                "spec first, or pass 'exact', 'auto' or a number of rows"
+            )
+        self._choice = choice
+        if isinstance(request, Exact):
             return
         if owner.subsample is not None:
             raise ValueError(
@@ -49,8 +96,8 @@ class Rungs:
             )
         if len(owner.objectives) > 1:
             raise ValueError("fidelity needs a single objective: Optuna prunes only those")
-        if isinstance(self.request, FidelityChoice):
-            self._check(self.request.fidelity)
+        if isinstance(request, Fidelity):
+            self._check(request)
 
     def _check(self, fidelity: Fidelity) -> None:
         n, n_classes = self._owner.n_samples, len(np.unique(self._owner.y))
@@ -66,46 +113,41 @@ class Rungs:
             )
 
     @property
+    def pending(self) -> bool:
+        """``auto`` has not chosen yet."""
+        return self._choice is None
+
+    def recorded_in(self, spec: Any) -> Any:
+        """``spec`` with the fidelity's choice, once made."""
+        return dataclasses.replace(spec, fidelity_choice=None if self.pending else self.choice)
+
+    @property
     def choice(self) -> FidelityChoice:
-        """What was chosen (``auto`` prices now if it has not yet)."""
-        return self.choose()
+        """What was chosen (``auto`` not chosen yet: priced now with the typical plan)."""
+        return self.settle(PlanSize(None, self._owner.space.dim))
 
-    def adopt(self, recorded: Any) -> bool:
-        """Take the choice in ``recorded`` (a study's spec record) when it was ``auto``'s and this
-        request is ``auto`` too — even over one priced here before: the study's rungs are the
-        search's. True when adopted."""
-        found = (recorded or {}).get("fidelity_choice")
-        if self._auto and found is not None and found.get("requested") == "auto":
-            self.request = FidelityChoice.from_attrs(found)
+    def adopt(self, recorded: FidelityChoice | None) -> None:
+        """Take the choice a study records when it is ``auto``'s and this request is ``auto``
+        too, even over one made here: the study's rungs are the search's."""
+        if (
+            recorded is not None
+            and recorded.requested == "auto"
+            and isinstance(self.request, AutoFidelity)
+        ):
+            self._choice = recorded
             self._forget_others()
-            return True
-        return False
 
-    def choose(self, sampler: Any = None, recorded: Any = None) -> FidelityChoice:
-        """Settle ``auto``: adopt the choice in ``recorded`` (:meth:`adopt`), else price it, with
-        the plan size of ``sampler`` when it says."""
-        if self.adopt(recorded):
-            return self.request
-        if isinstance(self.request, AutoFidelity):
+    def settle(self, size: PlanSize) -> FidelityChoice:
+        """Choose ``auto`` now, for a plan of ``size``, if it has not chosen (:func:`choose`)."""
+        if self._choice is None:
             owner = self._owner
-            self.request = choose_auto(
-                self.request, self.pricing(), owner.n_samples, owner.space.dim, sampler
-            )
+            self._choice = choose(self.request, None, self.pricing(), owner.n_samples, size)
             self._forget_others()
-        return self.request
+        return self._choice
 
     def pricing(self) -> Pricing:
-        """What ``auto`` prices the search from: the classifier's cost class in the evaluators'
-        registry (else the generic one), the data's shape and the inner folds."""
         owner = self._owner
-        cost_class = evaluators_of(owner.estimator).cost or GENERIC_COST
-        return Pricing(
-            cost_class,
-            features=len(owner.param_names),
-            classes=len(np.unique(owner.y)),
-            folds=score_folds(owner.cv),
-            classifier=type(owner.estimator).__name__,
-        )
+        return pricing_of(owner.estimator, len(owner.param_names), owner.y, owner.cv)
 
     def _forget_others(self) -> None:
         """Drop the objectives of rows that are not rungs (one built before the choice)."""
@@ -114,19 +156,15 @@ class Rungs:
             del self._objectives[rows]
             self._owner.budget.release(f"rung of {rows} rows")
 
-    def recorded_in(self, spec: Any) -> Any:
-        """``spec`` with the choice recorded once it is made (``auto`` before it: as it is)."""
-        if isinstance(self.request, AutoFidelity):
-            return spec
-        return dataclasses.replace(spec, fidelity_choice=self.request.to_attrs())
-
     @property
     def rows(self) -> tuple[int, ...]:
+        """The rows of each rung, growing, the last the top rung; () when exact."""
         fidelity = self.choice.fidelity
         return () if fidelity is None else fidelity.rungs(self._owner.n_samples)
 
     def at(self, rows: int) -> Any:
-        """The objective on ``rows`` rows, built on first use; the rung reserves what it plans
+        """The objective on a stratified subset of ``rows`` rows, transformed as all rows are
+        (scaling, MLE), built on first use with its own cache; the rung reserves what it plans
         to allocate in the owner's memory budget (the rungs share it)."""
         if not is_int(rows) or not 2 <= rows <= self._owner.n_samples:
             raise ValueError(
@@ -139,8 +177,31 @@ class Rungs:
         return found
 
     def prepare(self) -> None:
+        """Build every rung's objective now (before worker processes fork, to share them)."""
         for rows in self.rows:
             self.at(rows)
+
+    def _build(self, rows: int) -> Any:
+        """A new objective like the owner on a stratified subset of ``rows`` of its rows,
+        transformed as all rows are (its scaling and MLE come from all rows), within what is left
+        of its memory budget: built from its spec, as scikit-learn's halving search subsamples in
+        its splitter, so a field added to the spec reaches the rungs without being passed here."""
+        owner = self._owner
+        spec = dataclasses.replace(
+            owner.spec, subsample=rows, fidelity=EXACT, fidelity_choice=None
+        )
+        data = CheckedData(tuple(owner.names), owner.X, owner.y, owner.spec.fingerprint or "")
+        with warnings.catch_warnings():  # the objective has warned about its data already
+            warnings.simplefilter("ignore")
+            experiment = prepare_experiment(
+                spec, data, initial_params=owner.initial_params, kernels=owner.scorer.fast
+            )
+        return type(owner).of(
+            experiment,
+            memory_limit=max(owner.budget.remaining(), DEFAULT_FLOOR),
+            n_threads=owner.n_threads,
+            fast=owner.scorer.fast,
+        )
 
 
 def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:

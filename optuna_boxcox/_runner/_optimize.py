@@ -134,9 +134,9 @@ def optimize(
             return finished
     total = n_trials
     if total is None and isinstance(sampler, PlanSampler) and _is_boxcox_objective(objective):
-        total = max(
-            0, sampler.space_budget(objective.space) - len(study.get_trials(deepcopy=False))
-        )
+        planned = sampler.plan_size(objective.space).trials
+        if planned is not None:
+            total = max(0, planned - len(study.get_trials(deepcopy=False)))
     with Progress(total, label="search", enabled=show_progress_bar) as bar:
         try:
             # The command's signals raise inside the objective only (see _interrupt).

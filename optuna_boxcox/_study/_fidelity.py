@@ -15,7 +15,8 @@ This module is what a study records of a fidelity: the rungs asked for (:class:`
 request (:class:`AutoFidelity`), what was chosen and from which inputs (:class:`FidelityChoice`,
 recorded in the study so that a resumed search or another worker uses the same rungs) and what the
 study's identity says of it. The cost model that chooses is ``optuna_boxcox._objective._auto``'s.
-``auto`` is the default of a new study (decided in the lifecycle's ``plan_search``).
+``auto`` is the default of a new study (decided in the lifecycle's ``plan_search``). A request is
+parsed once, at each public edge, by :func:`parse_fidelity` into one :data:`FidelityRequest`.
 """
 
 from __future__ import annotations
@@ -24,9 +25,6 @@ from dataclasses import dataclass
 import numbers
 from typing import Any
 
-#: A spec's fidelity when none was asked for: the lifecycle's ``plan_search`` decides it (the
-#: fidelity a resumed study was made with, else ``auto``).
-DEFAULT_REQUEST = "default"
 #: Optuna's default reduction factor of successive halving.
 DEFAULT_ETA = 3
 #: No rung scores on fewer rows than this: below it one row moves the accuracy by over half a
@@ -119,6 +117,54 @@ class AutoFidelity:
     budget_seconds: float = DEFAULT_BUDGET_SECONDS
     eta: int = DEFAULT_ETA
     default: bool = False
+
+
+@dataclass(frozen=True)
+class Exact:
+    """Every candidate scored on all rows: the paper's search."""
+
+    def __repr__(self) -> str:
+        return "EXACT"
+
+
+@dataclass(frozen=True)
+class Unasked:
+    """No fidelity asked for: the lifecycle's ``plan_search`` decides it (the fidelity a resumed
+    study was made with, else :class:`AutoFidelity` marked as the default)."""
+
+    def __repr__(self) -> str:
+        return "DEFAULT_REQUEST"
+
+
+#: The exact request (every candidate on all rows).
+EXACT = Exact()
+#: The request of a search that asked for none (``"default"``).
+DEFAULT_REQUEST = Unasked()
+#: What a search may ask for, once parsed (:func:`parse_fidelity`): the one type a spec holds.
+FidelityRequest = Exact | Fidelity | AutoFidelity | Unasked
+
+
+def parse_fidelity(value: Any, *, none: FidelityRequest = EXACT) -> FidelityRequest:
+    """A ``fidelity=`` argument as its typed request, or a one-line ValueError: ``"exact"``,
+    ``"auto"``, ``"default"``, a number of rows, a :class:`Fidelity` or :class:`AutoFidelity`, or
+    a study's record of the rungs (a dict). ``None`` is ``none``: exact for the objective and a
+    spec, the default for the estimator. Parsed once at each public edge; nothing downstream
+    looks at the forms again."""
+    if value is None:
+        return none
+    if isinstance(value, (Exact, Fidelity, AutoFidelity, Unasked)):
+        return value
+    if isinstance(value, str):
+        named = {"exact": EXACT, "auto": AutoFidelity(), "default": DEFAULT_REQUEST}
+        if value in named:
+            return named[value]
+    elif is_int(value):
+        return Fidelity(int(value))
+    elif isinstance(value, dict):
+        return Fidelity.from_attrs(value)
+    raise ValueError(
+        f"fidelity must be 'exact', 'auto', a number of rows (int) or a Fidelity, got {value!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -233,59 +279,32 @@ class FidelityChoice:
         )
 
 
-def may_halve(fidelity: Any, choice: Any) -> bool:
-    """Whether a search of this fidelity request and recorded choice (``FidelityChoice.to_attrs``
-    or None) may score on row subsets (whose draw the seed decides): rungs given, or ``auto``
-    unless it chose exact."""
-    identity = fidelity_identity(fidelity)
-    if identity is None:
+def may_halve(fidelity: FidelityRequest, choice: FidelityChoice | None) -> bool:
+    """Whether a search of this request and choice may score on row subsets (whose draw the seed
+    decides): rungs given, or ``auto`` unless it chose exact."""
+    if isinstance(fidelity, Exact):
         return False
-    if identity == "auto" and choice is not None:
-        return choice.get("fidelity") is not None
+    if isinstance(fidelity, AutoFidelity) and choice is not None:
+        return choice.fidelity is not None
     return True
 
 
-def fidelity_identity(fidelity: Any) -> Any:
+def fidelity_identity(fidelity: FidelityRequest) -> Any:
     """What a study's identity records of a fidelity request: None (exact), ``"auto"`` (the rungs
-    chosen by measurement, whatever they came out as), or the rungs given."""
-    if isinstance(fidelity, FidelityChoice):
-        if fidelity.requested == "auto":
-            return "auto"
-        fidelity = fidelity.fidelity
-    if fidelity is None or fidelity == "exact":
+    chosen by their price, whatever they came out as), ``"default"`` (not decided yet), or the
+    rungs given."""
+    if isinstance(fidelity, Exact):
         return None
-    if fidelity == "auto" or isinstance(fidelity, AutoFidelity):
+    if isinstance(fidelity, AutoFidelity):
         return "auto"
-    if fidelity == DEFAULT_REQUEST:
-        return DEFAULT_REQUEST  # not decided yet (plan_search decides it)
-    if isinstance(fidelity, Fidelity):
-        return fidelity.to_attrs()
-    if isinstance(fidelity, dict):
-        return Fidelity.from_attrs(fidelity).to_attrs()
-    return Fidelity(fidelity).to_attrs()
+    if isinstance(fidelity, Unasked):
+        return "default"
+    return fidelity.to_attrs()
 
 
-def resolve_request(fidelity: Any) -> FidelityChoice | AutoFidelity:
-    """A ``fidelity=`` argument as a choice made (exact, rows given, a choice recorded) or an
-    ``auto`` still to measure; a one-line ValueError for anything else."""
-    if isinstance(fidelity, (FidelityChoice, AutoFidelity)):
-        return fidelity
-    if fidelity is None or fidelity == "exact":
-        return FidelityChoice(None, reason="as asked")
-    if fidelity == "auto":
-        return AutoFidelity()
-    if fidelity == DEFAULT_REQUEST:
-        raise ValueError(
-            "fidelity='default' is decided by the search lifecycle (plan_search): plan the spec "
-            "first, or pass 'exact', 'auto' or a number of rows"
-        )
-    if isinstance(fidelity, Fidelity):
-        return FidelityChoice(fidelity, reason="as asked")
-    if is_int(fidelity):
-        return FidelityChoice(Fidelity(int(fidelity)), reason="as asked")
-    raise ValueError(
-        f"fidelity must be 'exact', 'auto', a number of rows (int) or a Fidelity, got {fidelity!r}"
-    )
+def given_choice(fidelity: Exact | Fidelity) -> FidelityChoice:
+    """The choice a request that names its rungs (or exact) makes: itself, as asked."""
+    return FidelityChoice(None if isinstance(fidelity, Exact) else fidelity, reason="as asked")
 
 
 def rung_floor(n_classes: int) -> int:

@@ -1,6 +1,7 @@
 """How large a search's plan is, told before its first trial: trials, points per sweep, and what
-they write. The one size of a plan: ``fidelity="auto"`` prices it, the lifecycle asks whether it
-is a one-trial plan, and ``search`` refuses one too large to write.
+they write. A plan sampler tells its own (``PlanSampler.plan_size``); the lifecycle's plan asks it
+once, before the first trial: ``fidelity="auto"`` prices it, the objective skips a fast scorer's
+set-up for a one-trial plan, and ``search`` refuses one too large to write.
 
 Every trial records one parameter per λ (and per transform or setting searched), about
 :data:`BYTES_PER_PARAM` in a study database and as much again while a process holds the study's
@@ -11,10 +12,13 @@ refused in one line, before anything is computed, unless asked for as it is.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Any
 
-from optuna_boxcox._study._fidelity import is_int
+if TYPE_CHECKING:
+    from optuna_boxcox._study._space import LambdaSpace
 
 #: Bytes a trial's parameter takes in a SQLite study (its value, name and distribution), read
 #: off a wide study's database file.
@@ -40,6 +44,14 @@ class PlanSize:
     params: int
     batch: int | None = None
 
+    def cut(self, n_trials: int | None) -> PlanSize:
+        """This plan run for at most ``n_trials`` trials (a plan that does not know its size runs
+        ``n_trials``)."""
+        if n_trials is None:
+            return self
+        trials = n_trials if self.trials is None else min(self.trials, n_trials)
+        return PlanSize(trials, self.params, self.batch)
+
     @property
     def one_trial(self) -> bool:
         """The plan is a single trial (the MLE's): not worth a fast scorer's set-up."""
@@ -64,22 +76,21 @@ class PlanSize:
         )
 
 
-def plan_size(sampler: Any, n_params: int, n_trials: int | None = None) -> PlanSize:
-    """The plan of ``sampler`` on ``n_params`` parameters (its ``budget``; a sampler without a plan
-    of its own, such as Optuna's, runs ``n_trials``), cut at ``n_trials`` when given."""
-    budget = getattr(sampler, "budget", None)
-    planned = None
-    if callable(budget):
-        try:
-            planned = int(budget(n_params))
-        except NotImplementedError:
-            planned = None
-    if planned is None:
-        planned = n_trials
-    elif n_trials is not None:
-        planned = min(planned, n_trials)
-    batch = getattr(sampler, "grid_size", None)
-    return PlanSize(planned, int(n_params), batch if is_int(batch) else None)
+class SizedPlan(abc.ABC):
+    """A sampler that tells the size of its plan before it runs (the paper's samplers, through
+    ``PlanSampler``): what a search asks, once, instead of guessing at a sampler's attributes."""
+
+    @abc.abstractmethod
+    def plan_size(self, space: LambdaSpace) -> PlanSize:
+        """The size of the plan on ``space``."""
+
+
+def plan_size(sampler: Any, space: LambdaSpace, n_trials: int | None = None) -> PlanSize:
+    """The plan of ``sampler`` on ``space``, cut at ``n_trials`` when given: a sampler's own
+    (:class:`SizedPlan`); any other (Optuna's) runs ``n_trials``."""
+    if isinstance(sampler, SizedPlan):
+        return sampler.plan_size(space).cut(n_trials)
+    return PlanSize(n_trials, space.dim)
 
 
 def _size(n: float) -> str:

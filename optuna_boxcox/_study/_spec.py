@@ -18,7 +18,6 @@ import dataclasses
 from dataclasses import KW_ONLY
 from dataclasses import dataclass
 from dataclasses import field
-import hashlib
 import math
 import numbers
 import re
@@ -26,8 +25,13 @@ from typing import TYPE_CHECKING
 from typing import Any
 import warnings
 
+from optuna_boxcox._study._fidelity import EXACT
+from optuna_boxcox._study._fidelity import Exact
+from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import FidelityRequest
 from optuna_boxcox._study._fidelity import fidelity_identity
 from optuna_boxcox._study._fidelity import may_halve
+from optuna_boxcox._study._fidelity import parse_fidelity
 from optuna_boxcox._study._settings import StudyRefusal
 from optuna_boxcox.classifiers import make_classifier
 
@@ -36,7 +40,6 @@ from optuna_boxcox.classifiers import make_classifier
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    import numpy as np
     import optuna
 
 
@@ -354,11 +357,12 @@ class SearchSpec:
     bounds: Any = spec_field(
         None, label="λ bounds", encode=lambda v: _bounds_record(v), missing=UNRECORDED
     )
-    fidelity: Any = spec_field(
-        None,
+    fidelity: FidelityRequest = spec_field(
+        EXACT,
         label="fidelity",
         encode=fidelity_identity,
-        kept=lambda spec: fidelity_identity(spec.fidelity) is not None,  # exact: the old record
+        decode=parse_fidelity,
+        kept=lambda spec: not isinstance(spec.fidelity, Exact),  # exact: the old record
     )
     method: str = spec_field("box-cox", label="method")
     seed: int | None = spec_field(
@@ -366,8 +370,11 @@ class SearchSpec:
     )
     # How it is searched, and the record's own: not part of the experiment.
     extrapolation: str = spec_field("extrapolate")
-    fidelity_choice: Mapping[str, Any] | None = spec_field(
-        None, kept=lambda spec: fidelity_identity(spec.fidelity) is not None
+    fidelity_choice: FidelityChoice | None = spec_field(
+        None,
+        encode=lambda choice: None if choice is None else _plain(choice.to_attrs()),
+        decode=lambda record: None if record is None else FidelityChoice.from_attrs(record),
+        kept=lambda spec: not isinstance(spec.fidelity, Exact),
     )
     sampler: str | None = spec_field(None)
     sampler_settings: Mapping[str, Any] = spec_field(
@@ -378,6 +385,15 @@ class SearchSpec:
         None, encode=lambda v: None if v is None else _plain(dict(v))
     )
     n_samples: int | None = spec_field(None)
+
+    def __post_init__(self) -> None:
+        # The public edge of a spec: its fidelity parsed once into the typed request, a recorded
+        # choice into its value.
+        object.__setattr__(self, "fidelity", parse_fidelity(self.fidelity))
+        if isinstance(self.fidelity_choice, dict):
+            object.__setattr__(
+                self, "fidelity_choice", FidelityChoice.from_attrs(self.fidelity_choice)
+            )
 
     # -- building ------------------------------------------------------------------------------
     def estimator(self) -> Any:
@@ -456,22 +472,6 @@ class SearchSpec:
         """The spec recorded in the study, or None when it has none."""
         record = study.user_attrs.get(SPEC_ATTR)
         return None if record is None else cls.from_dict(record)
-
-
-def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
-    """SHA-256 (hex) of the rows in order: X's shape and float64 values, and the labels (their
-    names and each row's), so that any edit of a value, a label, a row or the column order gives
-    another fingerprint."""
-    import numpy as np
-
-    digest = hashlib.sha256()
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    digest.update(repr(X.shape).encode())
-    digest.update(X.tobytes())
-    classes, codes = np.unique(np.asarray(y), return_inverse=True)
-    digest.update("\x1f".join(map(repr, classes.tolist())).encode())
-    digest.update(np.asarray(codes, dtype=np.int64).tobytes())
-    return digest.hexdigest()
 
 
 def check_study(study: optuna.Study, spec: SearchSpec, recorded: Mapping[str, Any]) -> bool:

@@ -207,16 +207,18 @@ def check_max_memory(text: str | None) -> str | None:
     return text
 
 
-def parse_fidelity(text: str | None) -> str | int | None:
-    """``--fidelity``: None (exact), ``"auto"`` or a number of rows, or a one-line UsageError;
-    not given: ``"default"`` (the search lifecycle decides: a resumed study's own, else auto)."""
-    if text is None:
-        from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+def parse_fidelity(text: str | None) -> Any:
+    """``--fidelity``: ``exact``, ``auto`` or a number of rows as the typed request, or a
+    one-line UsageError; not given: the default request (the search lifecycle decides: a
+    resumed study's own, else auto)."""
+    from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+    from optuna_boxcox._study._fidelity import parse_fidelity as parse
 
+    if text is None:
         return DEFAULT_REQUEST
     value = text.strip().lower()
     if value in ("exact", "auto"):
-        return None if value == "exact" else value
+        return parse(value)
     try:
         rows = int(value)
     except ValueError:
@@ -225,7 +227,7 @@ def parse_fidelity(text: str | None) -> str | int | None:
         ) from None
     if rows < 2:
         raise UsageError(f"--fidelity must be at least 2 rows, got {rows}")
-    return rows
+    return parse(rows)
 
 
 def split_names(text: str | None) -> list[str] | None:

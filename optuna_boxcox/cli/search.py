@@ -208,6 +208,7 @@ def parse_grid_range(text: str) -> tuple[float, float]:
 
 def search_spec(args: argparse.Namespace) -> SearchSpec:
     """The search the command line asks for (data source included, data not yet read)."""
+    from optuna_boxcox._study._fidelity import Exact
     from optuna_boxcox._study._spec import SearchSpec
 
     options = space_options(args)
@@ -218,7 +219,7 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
 
         if pruner not in PRUNERS:
             raise UsageError(f"--pruner must be one of {', '.join(PRUNERS)}, got {pruner!r}")
-        if fidelity is None:
+        if isinstance(fidelity, Exact):
             raise UsageError(
                 "--pruner needs --fidelity auto or N: an exact search has no rungs to prune at"
             )
@@ -251,10 +252,10 @@ def run_search(args: argparse.Namespace) -> SearchRun:
     X, y, data_name = load_data(args)
     check_cv(args.cv, y)
     spec = search_spec(args)
-    if not args.allow_large:
-        check_plan_size(spec, X.shape[1], args.n_trials)
+    from optuna_boxcox._lifecycle._search import PlanTooLarge
     from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import Where
+    from optuna_boxcox._objective._arguments import check_data
 
     where = Where(
         storage=args.storage,
@@ -271,37 +272,25 @@ def run_search(args: argparse.Namespace) -> SearchRun:
         batch=not args.no_batch,
         note=True,
         figures=not args.no_figures,
+        # A plan too large to write is refused before anything is computed (--allow-large).
+        refuse_large=not args.allow_large,
     )
-    return run_spec(spec, X, y, where, options)
-
-
-def check_plan_size(spec: SearchSpec, n_features: int, n_trials: int | None) -> None:
-    """Refuse, in one line and before anything is computed, a plan too large to write (see
-    :mod:`optuna_boxcox._study._plan_size`); ``--allow-large`` runs it as it is."""
-    from optuna_boxcox._lifecycle._search import plan_search
-    from optuna_boxcox._study._plan_size import plan_size
-
     try:
-        sampler = plan_search(spec).sampler
-    except (TypeError, ValueError):
-        return  # refused as such by run_spec
-    if hasattr(sampler, "max_points"):
-        return  # the full grid refuses more than its max_points itself
-    n_params = n_features * (2 if spec.transforms and len(spec.transforms) > 1 else 1)
-    size = plan_size(sampler, n_params + len(spec.estimator_params or ()), n_trials)
-    if size.too_large:
+        return run_spec(spec, check_data(X, y), where, options)
+    except PlanTooLarge as large:
         fewer = "--features N, --grid-size, --epochs, --n-trials N or --sampler spherical"
-        raise UsageError(size.refusal(fewer, "--allow-large"))
+        raise UsageError(large.size.refusal(fewer, "--allow-large")) from None
 
 
-def run_spec(spec: SearchSpec, X: Any, y: Any, where: Where, options: RunOptions) -> SearchRun:
+def run_spec(spec: SearchSpec, data: Any, where: Where, options: RunOptions) -> SearchRun:
     """:func:`~optuna_boxcox._lifecycle._search.run_search` as a command runs it: with progress,
-    and the fidelity printed once decided. The library's refusals and interruptions reach
-    :func:`optuna_boxcox.cli.main`, which words them with the command's options."""
+    and the fidelity printed once decided, before the first trial. The library's refusals and
+    interruptions reach :func:`optuna_boxcox.cli.main`, which words them with the command's
+    options."""
     from optuna_boxcox._lifecycle._search import run_search as run
 
     options = dataclasses.replace(options, progress=True, announce=print_fidelity)
-    return run(spec, X, y, where, options)
+    return run(spec, data, where, options)
 
 
 def print_search(found: SearchRun) -> None:
@@ -326,7 +315,8 @@ def print_search(found: SearchRun) -> None:
             f"subsample  every Λ scored on {described['n_scored']} of {described['n_samples']} "
             "rows (stratified); a model with these λ is fitted on all rows"
         )
-    fidelity_line = fidelity_summary(objective)
+    # A search that ran said its fidelity before its first trial; one read back says it here.
+    fidelity_line = None if found.ran else fidelity_summary(objective)
     if fidelity_line is not None:
         print(f"fidelity   {fidelity_line}")
     scores = f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}"
@@ -347,7 +337,9 @@ def print_search(found: SearchRun) -> None:
             f"found Λ {confirmed['found_value']:.4f}, start G {confirmed['start_value']:.4f}; "
             f"{kept} is the result"
         )
-    if not result.finished and result.budget is None and hasattr(found.sampler, "budget"):
+    from optuna_boxcox.samplers import PlanSampler
+
+    if not result.finished and result.budget is None and isinstance(found.sampler, PlanSampler):
         from optuna_boxcox._lifecycle._open import trials_left
 
         if found.total is not None and trials_left(found.study, found.total) == 0:
@@ -380,9 +372,7 @@ def print_fidelity(objective: Any) -> None:
 def fidelity_summary(objective: Any) -> str | None:
     """What the search's fidelity is and why, in one line; None for an exact search asked as such
     (the paper's search, nothing to say)."""
-    from optuna_boxcox._study._fidelity import FidelityChoice
-
-    choice = FidelityChoice.from_attrs(objective.describe()["fidelity"])
+    choice = objective.fidelity_choice
     if choice.fidelity is None and choice.requested != "auto":
         return None
     return choice.summary(objective.n_samples, type(objective.estimator).__name__)
@@ -450,6 +440,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._lifecycle._search import attach_note
+    from optuna_boxcox._objective._arguments import check_data
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
     from optuna_boxcox.samplers import PlanSampler
@@ -474,8 +465,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     X, y, _ = load_data_source(**source)
     found = run_spec(
         spec,
-        X,
-        y,
+        check_data(X, y),
         Where(storage=args.storage, study_name=args.study_name),
         RunOptions(n_jobs=args.n_jobs, batch=False, figures=False),
     )
@@ -492,6 +482,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import Where
+    from optuna_boxcox._objective._arguments import check_data
     from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
@@ -511,7 +502,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     X, y, _ = load_data_source(**source)
     # The note and figures a search attaches, for the dashboard the demo points to.
     where = Where(storage=args.storage, study_name="demo/wine/knn/coordinate")
-    found = run_spec(spec, X, y, where, RunOptions(figures=True))
+    found = run_spec(spec, check_data(X, y), where, RunOptions(figures=True))
     print_search(found)
     print(f"\nthe study is in {redact(found.storage)} as {found.study_name!r}")
     print(dashboard_hint(found.storage))

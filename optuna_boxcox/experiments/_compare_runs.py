@@ -28,6 +28,7 @@ from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import SearchRun
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
+from optuna_boxcox._objective._arguments import check_data
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import BoxCoxObjective
 from optuna_boxcox._objective._scoring import score_predictions
@@ -41,6 +42,7 @@ from optuna_boxcox.experiments._problems import REFERENCE_SAMPLER
 from optuna_boxcox.experiments._problems import SETTINGS_ATTR
 from optuna_boxcox.experiments._problems import WALL_ATTR
 from optuna_boxcox.experiments._problems import Problem
+from optuna_boxcox.experiments._problems import RunSettings
 from optuna_boxcox.experiments._problems import Split
 from optuna_boxcox.experiments._problems import fixed_transform
 from optuna_boxcox.experiments._problems import held_out_metric
@@ -73,23 +75,10 @@ class FixedScore(NamedTuple):
 
 
 def run_problems(
-    problems: Sequence[Problem],
-    *,
-    samplers: Sequence[str],
-    seeds: Sequence[int],
-    transforms: Sequence[str],
-    n_trials: int | None,
-    scoring: Any,
-    cv: int | None,
-    test_size: float | None,
-    outer_cv: str | int | tuple[int, int] | None,
-    storage: str | BaseStorage | None,
-    n_jobs: int = 1,
-    progress: bool = False,
-    label: str = "compare",
+    problems: Sequence[Problem], settings: RunSettings
 ) -> dict[tuple, dict[str, Any]]:
     """Every search (problem × split × sampler × seed) and every fixed-transform scoring
-    (problem × split), run or read back, spread over ``n_jobs`` processes.
+    (problem × split), run or read back, spread over ``settings.n_jobs`` processes.
 
     Returns a summary per task: ``("search", problem, split, sampler, seed)`` → the study's name,
     its number of trials, inner best, best-so-far curve, trials to 99 %, wall seconds, held-out score and whether it ran
@@ -97,6 +86,8 @@ def run_problems(
     key → :class:`FixedScore`.
     Indices are positions in ``problems`` and in each problem's splits.
     """
+    storage, n_jobs = settings.storage, settings.n_jobs
+    scoring, cv, outer_cv = settings.scoring, settings.cv, settings.outer_cv
     if n_jobs != 1 and not isinstance(storage, (str, type(None))):
         n_jobs = 1  # a storage object cannot be shared with forked processes
     store = (
@@ -112,13 +103,17 @@ def run_problems(
             opened[os.getpid()] = open_storage(storage)
         return opened[os.getpid()]
 
-    metric_name, metric = held_out_metric(scoring)
+    _, metric = held_out_metric(scoring)
     scoring_name = scoring if isinstance(scoring, str) else held_out_metric(scoring)[0]
     tasks: list[tuple] = []
     for p, problem in enumerate(problems):
         for s in range(len(problem.splits)):
             tasks.append(("fixed", p, s))
-            tasks += [("search", p, s, name, seed) for name in samplers for seed in seeds]
+            tasks += [
+                ("search", p, s, name, seed)
+                for name in settings.samplers
+                for seed in settings.seeds
+            ]
     objectives: OrderedDict[tuple[int, int], BoxCoxObjective] = OrderedDict()
 
     def spec_of(p: int) -> SearchSpec:
@@ -138,58 +133,53 @@ def run_problems(
         problem, split = problems[task[1]], problems[task[1]].splits[task[2]]
         target = store if n_jobs == 1 else worker_storage()
         objective = lambda: objective_of(task[1], task[2])  # built only if something is scored
-        names = dict(
-            scoring=scoring,
-            cv=cv,
-            test_size=test_size,
-            outer_cv=outer_cv,
-            null_seed=problem.null_seed,
-        )
-        settings: dict[str, Any] = {"scoring": scoring_name, "cv": cv, "test_size": test_size}
+        recorded: dict[str, Any] = {
+            "scoring": scoring_name,
+            "cv": cv,
+            "test_size": settings.test_size,
+        }
         if outer_cv is not None:
-            settings["outer_cv"] = outer_tag(outer_cv)[len("outer") :]
+            recorded["outer_cv"] = outer_tag(outer_cv)[len("outer") :]
         if problem.null_seed is not None:
-            settings["null_seed"] = problem.null_seed
+            recorded["null_seed"] = problem.null_seed
         if task[0] == "fixed":
-            name = study_name(problem.dataset, problem.classifier, "fixed", None, **names)
+            # The fixed transforms' scores do not depend on the budget: one study serves all.
+            unbudgeted = dataclasses.replace(settings, n_trials=None)
+            name = study_name(
+                problem.dataset,
+                problem.classifier,
+                "fixed",
+                None,
+                unbudgeted,
+                null_seed=problem.null_seed,
+            )
             return _fixed_scores(
-                target, name, settings, problem, split, objective, transforms, metric
+                target, name, recorded, problem, split, objective, settings.transforms, metric
             )
         sampler_name, seed = task[3], task[4]
         dim = np.shape(problem.X)[1]
-        budget = n_trials or make_sampler(REFERENCE_SAMPLER).budget(dim)
-        settings = {"budget": budget, **settings}
+        budget = settings.n_trials or make_sampler(REFERENCE_SAMPLER).budget(dim)
+        recorded = {"budget": budget, **recorded}
         if outer_cv is not None:
-            settings["fold"] = split.fold
+            recorded["fold"] = split.fold
         name = study_name(
             problem.dataset,
             problem.classifier,
             sampler_name,
             seed,
-            n_trials=n_trials,
-            fold=split.fold,
-            **names,
-        )
-        test = None
-        if split.test is not None:
-            X_train, y_train = problem.rows(split.train)
-            X_test, y_test = problem.rows(split.test)
-            test = (X_train, y_train, X_test, y_test, problem.estimator, metric)
-        spec = spec_of(task[1])
-        return _run_one(
-            target,
-            name,
-            objective,
-            spec,
-            problem.rows(split.train),
-            dim,
-            sampler_name,
-            seed,
-            budget,
             settings,
-            test,
-            metric_name,
-            whole_plan=n_trials is None,
+            null_seed=problem.null_seed,
+            fold=split.fold,
+        )
+        return _run_one(
+            Where(storage=target, study_name=name),
+            dataclasses.replace(spec_of(task[1]), sampler=sampler_name, seed=seed),
+            objective,
+            problem,
+            split,
+            budget,
+            recorded,
+            whole_plan=settings.n_trials is None,
         )
 
     if n_jobs != 1 and tasks:
@@ -197,7 +187,9 @@ def run_problems(
         objective_of(tasks[0][1], tasks[0][2]).warm_up()
     found: dict[tuple, dict[str, Any]] = {}
     # A task is one search or the fixed transforms of one split (a study holds every fold's).
-    with Progress(len(tasks), unit="task", label=label, enabled=progress) as bar:
+    with Progress(
+        len(tasks), unit="task", label=settings.progress_label, enabled=settings.progress
+    ) as bar:
 
         def collect(task: tuple, summary: Any) -> None:
             found[task] = summary
@@ -286,35 +278,39 @@ def _score_fixed(
 
 
 def _run_one(
-    store: Any,
-    name: str,
-    objective: Callable[[], BoxCoxObjective],
+    where: Where,
     spec: SearchSpec,
-    rows: tuple[Any, Any],
-    dim: int,
-    sampler_name: str,
-    seed: int,
+    objective: Callable[[], BoxCoxObjective],
+    problem: Problem,
+    split: Split,
     budget: int,
     settings: dict[str, Any],
-    test: tuple | None,
-    metric_name: str = "score",
     *,
     whole_plan: bool = False,
 ) -> dict[str, Any]:
     """Run (or read) one study through the study lifecycle; return what the table needs of it.
 
-    A paper sampler runs its whole plan with ``whole_plan``, else at most ``budget`` trials of it;
-    Optuna's samplers run ``budget`` trials (on an in-memory copy of the study, written back in
-    chunks). The guarded default searches with the paper's coordinate search, then its gate
-    decides (:func:`~optuna_boxcox._lifecycle._search.run_search`). A study that runs gets the
-    search's note and figures, shown by optuna-dashboard.
+    ``spec`` names the sampler and its seed. A paper sampler runs its whole plan with
+    ``whole_plan``, else at most ``budget`` trials of it; Optuna's samplers run ``budget`` trials
+    (on an in-memory copy of the study, written back in chunks). The guarded default searches with
+    the paper's coordinate search, then its gate decides
+    (:func:`~optuna_boxcox._lifecycle._search.run_search`). A study that runs gets the search's
+    note and figures, shown by optuna-dashboard; it records ``settings`` and may only be
+    continued with them.
 
-    With ``test`` (training rows, their labels, test rows, their labels, the classifier, the
-    metric) the chosen Λ is scored on the test rows and the score recorded in the study's user
-    attribute ``held_out`` (with ``metric_name``); a finished study's recorded score is read back.
-    ``objective()`` gives the fold's objective (of ``dim`` λ) for ``spec`` on ``rows`` (the
-    training part), built only when there is scoring to do.
+    The search sees the training rows of ``split``. When the split has test rows, the chosen Λ is
+    scored on them with the search's held-out metric (:func:`held_out_metric`), the classifier
+    fitted on the training rows, and the score recorded in the study's user attribute
+    ``held_out``; a finished study's recorded score is read back. ``objective()`` gives the
+    split's objective for ``spec``, built only when there is scoring to do.
     """
+    rows = problem.rows(split.train)
+    dim = np.shape(problem.X)[1]
+    metric_name, metric = held_out_metric(spec.scoring)
+    test = None
+    if split.test is not None:
+        test = (*rows, *problem.rows(split.test), problem.estimator, metric)
+    sampler_name, seed = spec.sampler, spec.seed
     # Nelder–Mead's plan has no natural end: give it the shared budget. The paper's grid samplers
     # keep their own (fixed) plans, stopped at the budget when longer.
     sampler_settings = {"n_trials": budget} if sampler_name == "nelder-mead" else {}
@@ -326,9 +322,9 @@ def _run_one(
         target = sampler.budget(dim) if whole_plan else min(budget, sampler.budget(dim))
     started = time.perf_counter()
     found = run_search(
-        dataclasses.replace(spec, sampler=sampler_name, seed=seed),
-        *rows,
-        Where(storage=store, study_name=name),
+        spec,
+        check_data(*rows),
+        where,
         RunOptions(
             sampler=sampler,
             total=target,
@@ -369,7 +365,7 @@ def _run_one(
                 },
             )
     return {
-        "name": name,
+        "name": where.study_name,
         "best": float(curve[-1]),
         "curve": curve,
         "trials": len(trials),

@@ -53,13 +53,12 @@ from optuna_boxcox.experiments._paper import published_grid
 from optuna_boxcox.experiments._report import Cell
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from collections.abc import Sequence
 
     import optuna
-    from optuna.storages import BaseStorage
 
     from optuna_boxcox.experiments._protocol import Protocol
+    from optuna_boxcox.experiments._record import TableRun
 
 #: Algorithm 1's grid: λ1, λ2 in {-5, -4, …, 5}.
 GRID = np.linspace(*DEFAULT_GRID_RANGE, 11)
@@ -226,18 +225,14 @@ def grid_study_name(data: str, seed: int, classifier: str, protocol: Protocol) -
 
 def run_grid(
     target: str,
+    run: TableRun,
     *,
-    classifiers: Sequence[str],
-    protocol: Protocol,
-    storage: BaseStorage,
     datasets: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
-    n_jobs: int = 1,
-    max_tasks: int | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[Cell], bool, dict[tuple[str, int], dict[str, tuple[np.ndarray, GridSummary]]]]:
     """Tables 2 (``target="table2"``) or 3 (``"table3"``): cells, completeness, and the heatmaps
     by (data set, seed) and classifier."""
+    classifiers, protocol, on_progress = run.classifiers, run.protocol, run.on_progress
     if target == "table2":
         sets = [(key, FIGURE1_SEED) for key in (datasets or list(SYNTHETIC))]
     else:
@@ -258,7 +253,7 @@ def run_grid(
                 "protocol": protocol.to_attr(),
             }
             study = _record.open_study(
-                storage, grid_study_name(key, seed, classifier, protocol), settings
+                run.storage, grid_study_name(key, seed, classifier, protocol), settings
             )
             cells = {
                 k: list(t.user_attrs["fold_accuracies"])
@@ -303,7 +298,7 @@ def run_grid(
         if on_progress is not None:
             on_progress(1, 0)
 
-    map_tasks(tasks, work, on_result, n_jobs=n_jobs, max_tasks=max_tasks)
+    map_tasks(tasks, work, on_result, n_jobs=run.n_jobs, max_tasks=run.max_tasks)
 
     heatmaps: dict[tuple[str, int], dict[str, tuple[np.ndarray, GridSummary]]] = {}
     for (key, seed, classifier), unit in units.items():

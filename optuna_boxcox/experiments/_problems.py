@@ -29,7 +29,7 @@ from optuna_boxcox.experiments._peers import PEER_TRANSFORMS
 from optuna_boxcox.experiments._peers import peer_transform
 
 if TYPE_CHECKING:
-    pass
+    from optuna.storages import BaseStorage
 
 
 #: The sampler every other is tested against, and whose budget is the default.
@@ -245,35 +245,68 @@ class SamplerRuns(Scores):
     p_value: float | None = None
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """How a comparison's studies are run and named, built once from the keywords of
+    :func:`~optuna_boxcox.experiments.compare.compare` or
+    :func:`~optuna_boxcox.experiments.benchmark.benchmark` and checked there.
+
+    Attributes:
+        samplers: Registry names of the searches (:func:`~optuna_boxcox.make_sampler`).
+        seeds: The samplers' seeds: one study per sampler, seed and split.
+        transforms: Keys of the fixed transforms scored beside them (:data:`ALL_TRANSFORMS`).
+        n_trials: Trials per study (None: a paper sampler's whole plan, the coordinate search's
+            budget for the others).
+        scoring, cv: The search's score (see :class:`~optuna_boxcox.BoxCoxObjective`).
+        test_size, outer_cv: How the chosen Λ is scored on rows the search never saw (one
+            holdout, or repeated k-fold); both None: no held-out score.
+        storage: Where the studies live (URL, or a storage when ``n_jobs`` is 1).
+        n_jobs: Studies run at once, each in a process of its own (-1: one per CPU).
+        progress: Show progress over the studies, with the time left.
+        progress_label: What the progress line calls the run.
+    """
+
+    samplers: tuple[str, ...]
+    seeds: tuple[int, ...]
+    transforms: tuple[str, ...]
+    n_trials: int | None
+    scoring: Any
+    cv: int | None
+    test_size: float | None
+    outer_cv: str | int | tuple[int, int] | None
+    storage: str | BaseStorage | None
+    n_jobs: int
+    progress: bool
+    progress_label: str
+
+
 def study_name(
     dataset: str,
     classifier: str,
     sampler: str,
     seed: int | None,
+    settings: RunSettings,
     *,
-    n_trials: int | None = None,
-    scoring: Any = "accuracy",
-    cv: int | None = None,
-    test_size: float | None = None,
-    outer_cv: str | int | tuple[int, int] | None = None,
     null_seed: int | None = None,
     fold: int | None = None,
 ) -> str:
-    """``<dataset>/<classifier>/<sampler>/seed<k>``, tagged with the non-default settings, and
-    ``/fold<k>`` for a fold of an outer cross-validation.
+    """``<dataset>/<classifier>/<sampler>/seed<k>``, tagged with the non-default ``settings``
+    (budget, scoring, cv, test size, outer cross-validation) and ``null_seed``, and ``/fold<k>``
+    for a fold of an outer cross-validation.
 
     The fixed transforms' scores live in the study ``<dataset>/<classifier>/fixed/<tags>`` (``seed``
     None, no budget tag), one user attribute per fold.
     """
+    n_trials, scoring, outer_cv = settings.n_trials, settings.scoring, settings.outer_cv
     tags = []
     if n_trials is not None:
         tags.append(f"n{n_trials}")
     if scoring != "accuracy":
         tags.append(held_out_metric(scoring)[0] if callable(scoring) else str(scoring))
-    if cv:
-        tags.append(f"cv{cv}")
-    if test_size:
-        tags.append(f"test{test_size:g}")
+    if settings.cv:
+        tags.append(f"cv{settings.cv}")
+    if settings.test_size:
+        tags.append(f"test{settings.test_size:g}")
     if outer_cv is not None:
         tags.append(outer_tag(outer_cv))
     if null_seed is not None:

@@ -8,6 +8,7 @@ finished and computes only the others; the dashboard shows the progress as trial
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 import datetime
 from typing import TYPE_CHECKING
 from typing import Any
@@ -21,6 +22,7 @@ from optuna_boxcox._optuna._write import TrialRecord
 from optuna_boxcox._optuna._write import write_trials
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from collections.abc import Mapping
     from collections.abc import Sequence
 
@@ -28,12 +30,37 @@ if TYPE_CHECKING:
     from optuna.storages import BaseStorage
     from optuna.trial import FrozenTrial
 
+    from optuna_boxcox.experiments._protocol import Protocol
+
 #: Trial system attribute holding the trial's position (outer fold or grid cell index).
 POSITION_KEY = "reproduce:position"
 #: Study user attribute recording what the study measures; a study is only continued with the same.
 SETTINGS_ATTR = "reproduce"
 #: Study user attributes shown in the dashboard once the study is complete.
 RESULT_ATTR = "reproduce_result"
+
+
+@dataclass(frozen=True)
+class TableRun:
+    """How the units of one of the paper's tables are run, built once by
+    :func:`~optuna_boxcox.experiments.reproduce.reproduce` and checked there: the grid
+    explorations of Tables 2–3 and the search strategies of Tables 5–8 alike.
+
+    Attributes:
+        classifiers: The paper's classifiers by name, one study each per row or data set.
+        protocol: The outer cross-validation.
+        storage: The opened storage every unit is recorded in.
+        n_jobs: Worker processes computing units concurrently.
+        max_tasks: Stop after this many new units (None: all of them).
+        on_progress: Called with (done, total) once, then with (1, 0) per unit recorded.
+    """
+
+    classifiers: tuple[str, ...]
+    protocol: Protocol
+    storage: BaseStorage
+    n_jobs: int
+    max_tasks: int | None
+    on_progress: Callable[[int, int], None] | None
 
 
 def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> optuna.Study:

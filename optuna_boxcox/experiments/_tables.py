@@ -26,15 +26,14 @@ from optuna_boxcox.experiments._protocol import evaluate_fold
 from optuna_boxcox.experiments._report import Cell
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from collections.abc import Sequence
     from pathlib import Path
 
     import optuna
-    from optuna.storages import BaseStorage
 
     from optuna_boxcox.experiments._paper import TableTarget
     from optuna_boxcox.experiments._protocol import Protocol
+    from optuna_boxcox.experiments._record import TableRun
 
 
 def section_slug(section: str) -> str:
@@ -60,19 +59,15 @@ def study_name(target: str, section: str, row: str, classifier: str, protocol: P
 
 def run_table(
     target: TableTarget,
+    run: TableRun,
     *,
-    classifiers: Sequence[str],
     rows: Sequence[str],
-    protocol: Protocol,
-    storage: BaseStorage,
     sections: Sequence[str] | None = None,
     csv: str | Path | None = None,
     label: str = "y",
-    n_jobs: int = 1,
-    max_tasks: int | None = None,
-    on_progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[Cell], bool]:
     """Compute (or resume) the folds of one table; return its cells and whether all are complete."""
+    protocol, on_progress = run.protocol, run.on_progress
     X_all, y = paper_features(target.dataset, csv=csv, label=label)
     pairs: dict[str, Any] = target.pairs if target.two_d else {"": None}
     if sections is not None:
@@ -83,7 +78,7 @@ def run_table(
     for section, pair in pairs.items():
         for row in ["base", *rows]:
             sampler = ROWS[row].sampler()
-            for classifier in classifiers:
+            for classifier in run.classifiers:
                 settings = {
                     "table": target.name,
                     "dataset": target.dataset,
@@ -99,7 +94,7 @@ def run_table(
                     "paper": target.published(section, ROWS[row].paper_row, classifier),
                 }
                 name = study_name(target.name, section, row, classifier, protocol)
-                study = _record.open_study(storage, name, settings)
+                study = _record.open_study(run.storage, name, settings)
                 done = {
                     fold: FoldResult.from_attrs(fold, t.user_attrs)
                     for fold, t in _record.finished(study).items()
@@ -137,7 +132,7 @@ def run_table(
         if on_progress is not None:
             on_progress(1, 0)
 
-    map_tasks(tasks, work, on_result, n_jobs=n_jobs, max_tasks=max_tasks)
+    map_tasks(tasks, work, on_result, n_jobs=run.n_jobs, max_tasks=run.max_tasks)
     return _cells(target, units, protocol)
 
 

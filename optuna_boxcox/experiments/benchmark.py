@@ -123,6 +123,7 @@ from optuna_boxcox.experiments._problems import ALL_TRANSFORMS
 from optuna_boxcox.experiments._problems import outer_tag
 from optuna_boxcox.experiments.compare import FIXED_TRANSFORMS
 from optuna_boxcox.experiments.compare import Problem
+from optuna_boxcox.experiments.compare import RunSettings
 from optuna_boxcox.experiments.compare import held_out_metric
 from optuna_boxcox.experiments.compare import outer_splits
 from optuna_boxcox.experiments.compare import parse_outer_cv
@@ -380,11 +381,10 @@ def benchmark(
         for name, X, y in loaded
         for classifier in classifiers
     ]
-    found = run_problems(
-        problems,
-        samplers=samplers,
-        seeds=[seed],
-        transforms=fixed,
+    settings = RunSettings(
+        samplers=tuple(samplers),
+        seeds=(seed,),
+        transforms=tuple(fixed),
         n_trials=n_trials,
         scoring=scoring,
         cv=cv,
@@ -393,8 +393,9 @@ def benchmark(
         storage=storage,
         n_jobs=n_jobs,
         progress=progress,
-        label="benchmark",
+        progress_label="benchmark",
     )
+    found = run_problems(problems, settings)
     result = BenchmarkResult(
         datasets=names,
         classifiers=list(classifiers),

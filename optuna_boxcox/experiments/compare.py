@@ -33,9 +33,9 @@ classifier. Their scores are kept in a study of their own,
 and one finished trial per transform and fold, its score maximised, so that the dashboard shows
 what the study holds rather than an empty "minimize" study).
 
-This module is :func:`compare`; its parts are ``_problems`` (what is compared, the splits, the
-studies' names), ``_compare_runs`` (running or reading back the studies) and ``_compare_table``
-(the table and its tests).
+This module is :func:`compare`; its parts are ``_problems`` (what is compared, the run's
+settings, the splits, the studies' names), ``_compare_runs`` (running or reading back the studies)
+and ``_compare_table`` (the table and its tests).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from optuna_boxcox.experiments._problems import REFERENCE_SAMPLER
 from optuna_boxcox.experiments._problems import SETTINGS_ATTR
 from optuna_boxcox.experiments._problems import WALL_ATTR
 from optuna_boxcox.experiments._problems import Problem
+from optuna_boxcox.experiments._problems import RunSettings
 from optuna_boxcox.experiments._problems import SamplerRuns
 from optuna_boxcox.experiments._problems import Scores
 from optuna_boxcox.experiments._problems import Split
@@ -151,11 +152,10 @@ def compare(
         )
     keys = list(FIXED_TRANSFORMS) if transforms is None else list(transforms)
     require_peers(keys)  # before any study: a peer asked for whose library is missing
-    found = run_problems(
-        problems,
-        samplers=samplers,
-        seeds=range(seeds),
-        transforms=keys,
+    settings = RunSettings(
+        samplers=tuple(samplers),
+        seeds=tuple(range(seeds)),
+        transforms=tuple(keys),
         n_trials=n_trials,
         scoring=scoring,
         cv=cv,
@@ -164,7 +164,9 @@ def compare(
         storage=storage,
         n_jobs=n_jobs,
         progress=progress,
+        progress_label="compare",
     )
+    found = run_problems(problems, settings)
     runs = []
     for name in samplers:
         run = SamplerRuns(name)
@@ -211,6 +213,7 @@ __all__ = [
     "SETTINGS_ATTR",
     "WALL_ATTR",
     "Problem",
+    "RunSettings",
     "SamplerRuns",
     "Scores",
     "Split",

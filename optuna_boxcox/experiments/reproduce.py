@@ -35,6 +35,7 @@ from optuna_boxcox.experiments._paper import TABLE_TARGETS
 from optuna_boxcox.experiments._protocol import DEFAULT_ROWS
 from optuna_boxcox.experiments._protocol import ROWS
 from optuna_boxcox.experiments._protocol import Protocol
+from optuna_boxcox.experiments._record import TableRun
 from optuna_boxcox.experiments._report import Reproduction
 from optuna_boxcox.experiments._tables import run_table
 from optuna_boxcox.figures import write_figures
@@ -111,6 +112,14 @@ def reproduce(
     store = open_storage(storage) if isinstance(storage, str) else storage
     started = time.perf_counter()
     bar = _Progress(progress, "λ row" if target in _GRID_TITLES else "fold")
+    run = TableRun(
+        classifiers=tuple(classifiers),
+        protocol=protocol,
+        storage=store,
+        n_jobs=n_jobs,
+        max_tasks=max_tasks,
+        on_progress=bar.update,
+    )
     verbosity = optuna.logging.get_verbosity()
     optuna.logging.set_verbosity(
         max(verbosity, optuna.logging.WARNING)
@@ -122,14 +131,9 @@ def reproduce(
                 datasets = _check_names("dataset", datasets, SYNTHETIC)
             cells, complete, heatmaps = run_grid(
                 target,
-                classifiers=classifiers,
-                protocol=protocol,
-                storage=store,
+                run,
                 datasets=datasets if target == "table2" else None,
                 seeds=seeds if target == "table3" else None,
-                n_jobs=n_jobs,
-                max_tasks=max_tasks,
-                on_progress=bar.update,
             )
             result = Reproduction(target, _GRID_TITLES[target], protocol, cells, complete=complete)
         else:
@@ -139,17 +143,7 @@ def reproduce(
             if datasets is not None or seeds is not None:
                 raise ValueError("datasets and seeds are options of table2 and table3")
             cells, complete = run_table(
-                table,
-                classifiers=classifiers,
-                rows=rows,
-                protocol=protocol,
-                storage=store,
-                sections=sections,
-                csv=csv,
-                label=label,
-                n_jobs=n_jobs,
-                max_tasks=max_tasks,
-                on_progress=bar.update,
+                table, run, rows=rows, sections=sections, csv=csv, label=label
             )
             heatmaps = {}
             result = Reproduction(target, table.title, protocol, cells, complete=complete)

@@ -58,6 +58,7 @@ class FullGridSampler(GridPlanSampler):
     """
 
     name = "grid"
+    checks_own_size = True
 
     def __init__(self, *, max_points: int = MAX_GRID_POINTS, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -46,6 +46,10 @@ class GridPlanSampler(PlanSampler):
         self.grid_range = (lo, hi)
 
     @property
+    def sweep_size(self) -> int:  # type: ignore[override]
+        return self.grid_size
+
+    @property
     def grid(self) -> np.ndarray:
         return np.linspace(self.grid_range[0], self.grid_range[1], self.grid_size)
 

@@ -47,6 +47,8 @@ from optuna_boxcox._optuna._claims import claim_trial
 from optuna_boxcox._optuna._claims import is_dead
 from optuna_boxcox._optuna._claims import reap
 from optuna_boxcox._optuna._write import set_trial_user_attrs
+from optuna_boxcox._study._plan_size import PlanSize
+from optuna_boxcox._study._plan_size import SizedPlan
 from optuna_boxcox._study._settings import record_settings
 from optuna_boxcox._study._space import LambdaSpace
 from optuna_boxcox._study._spec import SPACE_ATTR
@@ -91,7 +93,7 @@ def _searched(recorded: Any) -> Any:
     return recorded
 
 
-class PlanSampler(BaseSampler, abc.ABC):
+class PlanSampler(BaseSampler, SizedPlan):
     """Base of the paper's samplers: trials take positions of a deterministic plan.
 
     Subclasses define :meth:`_plan` (the paper's algorithm as a generator) and :meth:`settings`.
@@ -167,6 +169,21 @@ class PlanSampler(BaseSampler, abc.ABC):
         """Number of trials the plan takes on ``space`` (its transforms and settings included)."""
         return self.budget(space.dim)
 
+    #: Points a sweep of the plan scores together (a grid sampler's grid size); None: no sweeps.
+    sweep_size: int | None = None
+    #: The sampler refuses a plan too large by a rule of its own (the full grid's
+    #: ``max_points``): a search's own size check leaves such a plan to it.
+    checks_own_size = False
+
+    def plan_size(self, space: LambdaSpace) -> PlanSize:
+        """The size of this sampler's plan on ``space``: its trials (None when the plan cannot
+        say before it runs) and points per sweep. The one definition a search asks."""
+        try:
+            trials: int | None = int(self.space_budget(space))
+        except NotImplementedError:
+            trials = None
+        return PlanSize(trials, space.dim, self.sweep_size)
+
     def _continues(self, recorded: Mapping[str, Any]) -> bool:
         """Whether a study run with ``recorded`` settings may be continued with this sampler's."""
         return dict(recorded) == self.settings()
@@ -218,10 +235,7 @@ class PlanSampler(BaseSampler, abc.ABC):
         bound = None if max_trials is None else len(ledger.scores) + max_trials
         plan = self.plan(space, max_trials=bound)
         plan.advance(ledger.scores)
-        try:
-            budget: int | None = self.space_budget(space)
-        except NotImplementedError:
-            budget = None
+        budget = self.plan_size(space).trials
         return PlanRun(
             study,
             plan,

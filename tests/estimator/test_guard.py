@@ -17,7 +17,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._lifecycle._guard import DECISION_ATTR
 from optuna_boxcox._lifecycle._guard import decide
-from optuna_boxcox._math._transform import range_pair as _guard_range_pair
+from optuna_boxcox._math._numerics import range_pair as _guard_range_pair
 from optuna_boxcox._study._decision import Decision
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.classifiers import make_classifier

@@ -20,10 +20,12 @@ from optuna_boxcox._lifecycle._search import plan_search
 from optuna_boxcox._lifecycle._search import run_search
 from optuna_boxcox._objective import _auto as auto_module
 from optuna_boxcox._objective import _rungs as rungs_module
+from optuna_boxcox._objective._arguments import check_data
 from optuna_boxcox._objective._evaluators import REGISTRY
 from optuna_boxcox._objective._evaluators import CostClass
 from optuna_boxcox._objective._evaluators import Evaluators
 from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
+from optuna_boxcox._study._fidelity import EXACT
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
@@ -64,22 +66,22 @@ def test_a_new_study_is_auto_by_default_and_a_resumed_one_keeps_its_own():
     assert planned.fidelity == AutoFidelity(default=True)
     # A study made exact before (its record has no fidelity) resumes exact.
     exact = SearchSpec.from_dict(SearchSpec("bayes", sampler="iterative").to_dict())
-    assert plan_search(spec, recorded=exact).spec.fidelity is None
+    assert plan_search(spec, recorded=exact).spec.fidelity == EXACT
     # One made with auto resumes with what it chose.
     choice = {"fidelity": None, "requested": "auto", "reason": "x"}
     made = SearchSpec("bayes", sampler="iterative", fidelity="auto", fidelity_choice=choice)
     resumed = plan_search(spec, recorded=SearchSpec.from_dict(made.to_dict())).spec
-    assert (resumed.fidelity, resumed.fidelity_choice) == ("auto", choice)
+    assert (resumed.fidelity, resumed.fidelity_choice) == (AutoFidelity(), made.fidelity_choice)
     # A subsample or a second objective rules rows as the fidelity out: exact.
     assert (
         plan_search(
             SearchSpec("bayes", sampler="iterative", subsample=100, fidelity=DEFAULT_REQUEST)
         ).spec.fidelity
-        is None
+        == EXACT
     )
     # What was asked for is kept.
     assert (
-        plan_search(SearchSpec("bayes", sampler="iterative", fidelity=None)).spec.fidelity is None
+        plan_search(SearchSpec("bayes", sampler="iterative", fidelity=None)).spec.fidelity == EXACT
     )
 
 
@@ -167,8 +169,10 @@ def test_the_default_search_writes_the_exact_searchs_trials(sampler, clock_runs_
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     storage = f"sqlite:///{tmp_path}/s.db"
     spec = SearchSpec("bayes", sampler=sampler, fidelity=DEFAULT_REQUEST)
-    found = run_search(spec, X, y, Where(storage=storage, study_name="s"))
-    exact = run_search(SearchSpec("bayes", sampler=sampler), X, y, Where(storage, study_name="e"))
+    found = run_search(spec, check_data(X, y), Where(storage=storage, study_name="s"))
+    exact = run_search(
+        SearchSpec("bayes", sampler=sampler), check_data(X, y), Where(storage, study_name="e")
+    )
     assert _digest(found.study) == _digest(exact.study)
     record = found.study.user_attrs[SPEC_ATTR]
     assert record["fidelity"] == "auto" and record["fidelity_choice"]["default"] is True
@@ -181,16 +185,17 @@ def test_an_exact_study_made_before_resumes_exact_and_auto_asked_is_refused(tmp_
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     storage = f"sqlite:///{tmp_path}/s.db"
     old = SearchSpec("bayes", sampler="iterative")  # exact, as every study made before
-    run_search(old, X, y, Where(storage, study_name="s"), RunOptions(n_trials=30))
+    run_search(old, check_data(X, y), Where(storage, study_name="s"), RunOptions(n_trials=30))
     again = SearchSpec("bayes", sampler="iterative", fidelity=DEFAULT_REQUEST)
-    found = run_search(again, X, y, Where(storage, study_name="s"), RunOptions(n_trials=30))
+    found = run_search(
+        again, check_data(X, y), Where(storage, study_name="s"), RunOptions(n_trials=30)
+    )
     assert found.objective.fidelity is None and len(found.study.trials) == 60
     assert "fidelity" not in found.study.user_attrs[SPEC_ATTR]  # its record is as it was
     with pytest.raises(StudyMismatch, match=r"fidelity: None there, 'auto' here"):
         run_search(
             SearchSpec("bayes", sampler="iterative", fidelity="auto"),
-            X,
-            y,
+            check_data(X, y),
             Where(storage=storage, study_name="s"),
         )
 

@@ -30,6 +30,7 @@ from optuna_boxcox import optimize
 from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
+from optuna_boxcox._objective._arguments import check_data
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
 from optuna_boxcox.cli import build_parser
@@ -131,14 +132,14 @@ def test_the_error_score_is_part_of_the_experiment_and_recorded_only_when_set(wi
     storage = f"sqlite:///{tmp_path}/s.db"
     options = RunOptions(n_trials=10)
     plain = SearchSpec("bayes", sampler="iterative")
-    found = run_search(plain, X, y, Where(storage, study_name="plain"), options)
+    found = run_search(plain, check_data(X, y), Where(storage, study_name="plain"), options)
     assert "error_score" not in found.study.user_attrs[SPEC_ATTR], "the old record, unchanged"
     zero = SearchSpec("bayes", sampler="iterative", error_score=0.0)
-    found = run_search(zero, X, y, Where(storage, study_name="zero"), options)
+    found = run_search(zero, check_data(X, y), Where(storage, study_name="zero"), options)
     assert found.study.user_attrs[SPEC_ATTR]["error_score"] == 0.0
     assert SearchSpec.of_study(found.study).error_score == 0.0
     with pytest.raises(StudyMismatch, match=r"error_score: 'raise' there, 0.0 here"):
-        run_search(zero, X, y, Where(storage, study_name="plain"), options)
+        run_search(zero, check_data(X, y), Where(storage, study_name="plain"), options)
 
 
 def test_the_search_command_takes_error_score():

@@ -217,7 +217,7 @@ def test_a_sweeps_columns_in_groups_are_each_columns_own(breast_cancer, monkeypa
     objective = BoxCoxObjective(
         X, y, GaussianNB(), transforms=("box-cox", "identity", "drop", "yeo-johnson")
     )
-    columns = objective._columns
+    columns = objective.scorer.columns
     monkeypatch.setattr(_columns, "_ROWS_VALUES", 3 * len(X))  # three candidates at a time
     lambdas = np.linspace(-4, 4, 11)
     choices = np.array([0, 0, 1, 0, 2, 0, 3, 0, 0, 0, 0])

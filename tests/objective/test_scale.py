@@ -26,10 +26,10 @@ from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
 from optuna_boxcox import BoxCoxObjective
-from optuna_boxcox._objective._arguments import stratified_subsample
 from optuna_boxcox._objective._evaluators import BlockwiseKNeighborsScorer
 from optuna_boxcox._objective._evaluators import BlockwiseRBFSVCScorer
 from optuna_boxcox._objective._evaluators import KNeighborsScorer
+from optuna_boxcox._objective._experiment import stratified_subsample
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments._protocol import search
 from optuna_boxcox.samplers import CoordinateGridSampler

@@ -22,6 +22,7 @@ from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import optimize
 from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import Where
+from optuna_boxcox._objective._arguments import check_data
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._study._fidelity import Fidelity
@@ -365,7 +366,7 @@ def test_search_prints_the_confirmation_of_a_capped_search(tmp_path, capsys):
         cli_search.search_spec(args), fidelity=Fidelity(min_rows=60, top_rows=180)
     )
     where = Where(storage=storage, study_name="capped")
-    found = cli_search.run_spec(spec, X, y, where, RunOptions())
+    found = cli_search.run_spec(spec, check_data(X, y), where, RunOptions())
     cli_search.print_search(found)
     printed = capsys.readouterr().out
     confirmed = found.study.user_attrs["boxcox_confirmed"]

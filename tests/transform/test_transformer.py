@@ -429,7 +429,7 @@ def test_range_scale_with_lambda_one_is_min_max_scaler():
 
 
 def test_the_gates_fitted_pair_gives_the_transformers_range_scaled_numbers():
-    from optuna_boxcox._math._transform import fitted_pair
+    from optuna_boxcox._math._numerics import fitted_pair
 
     X = np.random.default_rng(5).lognormal(size=(70, 3))
     train, test = _split(X)
@@ -443,8 +443,8 @@ def test_the_gates_fitted_pair_gives_the_transformers_range_scaled_numbers():
 @pytest.mark.parametrize("range_scale", [False, True])
 @pytest.mark.parametrize("extrapolation", ["extrapolate", "clip"])
 def test_a_folds_shared_range_step_gives_each_lambdas_own_numbers(range_scale, extrapolation):
-    from optuna_boxcox._math._transform import fitted_pair
-    from optuna_boxcox._math._transform import range_pair
+    from optuna_boxcox._math._numerics import fitted_pair
+    from optuna_boxcox._math._numerics import range_pair
 
     X = np.random.default_rng(6).lognormal(size=(90, 3)) * [1.0, 1e3, 1e-3]
     train, test = _split(X)

@@ -108,6 +108,7 @@ __all__ = [
     "gate_rules",
     "held_out_predictions",
     "make_fast_scorer",
+    "min_fold_rows",
     "monotone_invariant",
     "ready_kernels",
     "searches",
@@ -182,6 +183,9 @@ class Evaluators:
             gate's folds (None, or a None answer: scikit-learn's fit).
         leave_one_out: ``(estimator, T, y) -> per-row 1.0/0.0``: exact leave-one-out correctness,
             for a rule whose criterion is leave-one-out.
+        min_fold_rows: ``estimator -> (rows, setting) or None``: the fewest rows a fold of the
+            gate must train on for it to predict, and its setting that needs them (None, or a
+            None answer: any number will do).
     """
 
     scorers: tuple[type[FastScorer], ...] = ()
@@ -193,6 +197,7 @@ class Evaluators:
     rule_applies: Callable[[Any, Any, np.ndarray], bool] | None = None
     held_out: Callable[[Any, np.ndarray, np.ndarray, np.ndarray], np.ndarray | None] | None = None
     leave_one_out: Callable[[Any, np.ndarray, np.ndarray], np.ndarray] | None = None
+    min_fold_rows: Callable[[Any], tuple[int, str] | None] | None = None
 
 
 #: The cost class of a classifier the registry does not know (any scikit-learn classifier,
@@ -201,45 +206,34 @@ class Evaluators:
 GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
 
 
-#: The MLP's rule: among the fixed transforms its winners are range scalers (MaxAbs, MinMax), and
-#: its fits cost seconds, so the default judges the anchors, standard and min-max scaled, by its
-#: own CV and searches nothing (docs/performance.md, "LinearSVC's range-scaled anchors and the
-#: MLP's default").
+#: The MLP's rule: its fits cost seconds and its best fixed transforms are range scalers, so the
+#: default searches nothing and judges the four anchors by its own CV (docs/performance.md,
+#: "Why each classifier's gate traits are what they are").
 MLP_RULE = Rule(anchors=ALL_ANCHORS, search=False)
 
-#: LinearSVC's rule: the default rule against the best of the four anchors (the MLE Λ and Λ = 1,
-#: each standard or min-max scaled). On the 25 development sets (design records, outer 5-fold):
-#: +1.30 points over the best fixed method in hindsight, no loss, p = 0.003; against the MLE Λ
-#: and Λ = 1 only, +1.00 and p = 0.20 (docs/performance.md, same section).
+#: LinearSVC's rule: the default rule against all four anchors (the MLE Λ and Λ = 1, each standard
+#: or min-max scaled), better on the development sets than the two standard-scaled ones alone
+#: (docs/performance.md, "Why each classifier's gate traits are what they are").
 LINEAR_SVC_RULE = Rule(anchors=ALL_ANCHORS)
 
-#: The evaluators of each classifier class (exact types: a subclass may override fit), with
-#: their cost classes per new point on the reference machine (measurements: docs/performance.md,
-#: "The cost classes"). GaussianNB updates one column's likelihoods (rows × classes); k-NN one
-#: column's term of the distances and the votes (rows²); the SVC refits libsvm on the kernel
-#: (rows²); the perceptron refits SGD (rows × features, a weight vector per class beyond two);
-#: LogisticRegression refits lbfgs from zeros in compiled code (rows × features, a coefficient
-#: vector per class beyond two; at least a floor: the fit's set-up); the MLP refits from scratch
-#: through scikit-learn (rows × features, at least its iterations); RidgeClassifier updates one
-#: column of its Gram matrix and solves its closed form (rows × features, per class beyond two,
-#: at least the solve's floor).
-#:
-#: The gate's traits: k-NN and the SVC have rules of their own and k-NN, LogisticRegression and
-#: GaussianNB held-out predictors; the linear classifiers are not gated (:data:`LINEAR`) but for
-#: LogisticRegression, RidgeClassifier and LinearSVC, whose fits converge to an optimum, so their
-#: cross-validated scores are not the perceptron's noise. All three are judged by the default
-#: rule: LogisticRegression's chosen on half A of the development sets and confirmed on half B;
-#: Ridge's on all 25, where the gate gave +2.00 points over the best fixed method in hindsight and
-#: no loss, the ungated searched Λ +1.87 and 2 losses (docs/performance.md, "RidgeClassifier");
-#: LinearSVC's on all 25, +1.00 point and no loss gated, +0.90 and 1 loss ungated
-#: (docs/performance.md, "k-NN and LinearSVC on the 25 development sets"), and +1.30 against the
-#: range-scaled anchors too (:data:`LINEAR_SVC_RULE`). The MLP searches no Λ (:data:`MLP_RULE`).
+
+def _neighbours_needed(knn: Any) -> tuple[int, str] | None:
+    # scikit-learn's k-NN refuses to predict with more neighbours than the rows it was fitted on.
+    k = knn.get_params().get("n_neighbors")
+    return (int(k), f"n_neighbors={int(k)}") if isinstance(k, (int, np.integer)) else None
+
+
+#: The evaluators of each classifier class (exact types: a subclass may override fit). Why each
+#: cost class and gate trait is what it is: docs/performance.md, "The cost classes" and "Why each
+#: classifier's gate traits are what they are"; the cost's shape is beside each entry.
 REGISTRY: dict[type, Evaluators] = {
+    # One column's likelihoods updated: rows × classes.
     GaussianNB: Evaluators(
         (GaussianNBScorer,),
         cost=CostClass(2e-7, 1.0, per_class=True),
         held_out=gaussian_nb_predictions,
     ),
+    # One column's term of the distances and the votes: rows².
     KNeighborsClassifier: Evaluators(
         (KNeighborsScorer, BlockwiseKNeighborsScorer),
         cost=CostClass(8.25e-10, 2.0, sweep_ratio=0.19),
@@ -247,7 +241,9 @@ REGISTRY: dict[type, Evaluators] = {
         rule_applies=knn_held_out.gate_rule_applies,
         held_out=knn_held_out.neighbour_predictions,
         leave_one_out=knn_held_out.leave_one_out_correct,
+        min_fold_rows=_neighbours_needed,
     ),
+    # libsvm refitted on the kernel: rows².
     SVC: Evaluators(
         (RBFSVCScorer, BlockwiseRBFSVCScorer),
         generic_side_by_side=True,
@@ -255,12 +251,17 @@ REGISTRY: dict[type, Evaluators] = {
         cost=CostClass(5.75e-8, 2.0),
         rule=svc.GATE_RULE,
     ),
+    # SGD refitted: rows × features, a weight vector per class beyond two.
     SGDClassifier: Evaluators(
         (SGDScorer,), cost=CostClass(1.75e-7, 1.0, 1.0, per_class=True), ungated=LINEAR
     ),
-    # Seconds a fit: the default searches no Λ (a search is thousands of fits) and its gate picks
-    # the best of the anchors and their range-scaled forms by the MLP's own 5×2 CV (40 fits).
+    # Refitted from scratch through scikit-learn: rows × features, at least its iterations. Seconds
+    # a fit: the default searches no Λ (a search is thousands of fits) and its gate picks the best
+    # of the anchors and their range-scaled forms by the MLP's own 5×2 CV (40 fits).
     MLPClassifier: Evaluators(cost=CostClass(3.7e-5, 1.0, 1.0, floor=0.4), rule=MLP_RULE),
+    # lbfgs refitted from zeros in compiled code: rows × features, a coefficient vector per class
+    # beyond two, at least the fit's set-up. Gated: its fit converges to an optimum, so its CV
+    # score is not the perceptron's noise.
     LogisticRegression: Evaluators(
         (LogisticScorer,),
         cost=CostClass(6e-8, 1.0, 1.0, per_class=True, floor=0.0004),
@@ -269,6 +270,8 @@ REGISTRY: dict[type, Evaluators] = {
     # No fast scorer: scikit-learn's path, priced as any classifier the registry does not know.
     # Gated as the other convex linear fits are, against the anchors min-max scaled too.
     LinearSVC: Evaluators(cost=GENERIC_COST, rule=LINEAR_SVC_RULE),
+    # One column of its Gram matrix updated and its closed form solved: rows × features, per class
+    # beyond two, at least the solve. Gated as LogisticRegression is.
     RidgeClassifier: Evaluators(
         (RidgeScorer,), cost=CostClass(2.5e-8, 1.0, 1.0, per_class=True, floor=0.0004)
     ),
@@ -291,6 +294,17 @@ def ungated_reason(estimator: Any) -> str:
         if kind in REGISTRY:
             return REGISTRY[kind].ungated
     return LINEAR if type(estimator).__module__.startswith("sklearn.linear_model") else ""
+
+
+def min_fold_rows(estimator: Any) -> tuple[int, str] | None:
+    """The fewest rows a fold of the gate must train on for ``estimator`` to predict, and its
+    setting that needs them, or None when any number will do: the trait of the nearest class in
+    its ancestry that the registry knows (a subclass predicts as its base does)."""
+    for kind in type(estimator).__mro__:
+        if kind in REGISTRY:
+            needed = REGISTRY[kind].min_fold_rows
+            return None if needed is None else needed(estimator)
+    return None
 
 
 def gate_rule(estimator: Any, metric: Any, y: np.ndarray) -> Rule:
