@@ -19,6 +19,7 @@ from sklearn import datasets as _sk
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._math._numerics import ConstantColumnWarning
+from optuna_boxcox._math._numerics import constant_columns
 from optuna_boxcox._system._advice import Advised
 
 BUNDLED = ("breast_cancer", "iris", "wine")
@@ -108,7 +109,9 @@ def _duplicate_names(path: Path) -> list[str]:
 def warn_constant(X: pd.DataFrame, *, source: str = "the data") -> None:
     """One line naming the constant feature columns: no λ changes them, so their share of the
     search is spent for nothing."""
-    constant = [str(c) for c in X.columns if X[c].nunique(dropna=False) <= 1]
+    # The package's one rule for a constant column (the search's, on the same float64 values).
+    values = X.to_numpy(dtype=np.float64)
+    constant = [str(X.columns[j]) for j in constant_columns(values)]
     # With every column constant, the search refuses the data itself, naming them.
     if constant and len(constant) < X.shape[1]:
         shown = ", ".join(map(repr, constant[:5])) + (
