@@ -417,9 +417,9 @@ LOST = textwrap.dedent(
 )
 
 
-def _script(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+def _script(code: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         cwd=tmp_path,
         env=_env(),
         capture_output=True,
@@ -808,14 +808,7 @@ BUG = textwrap.dedent(
 
 def _buggy_command(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``optuna-boxcox ARGS`` as a user runs it, with a search command that has a bug."""
-    return subprocess.run(
-        [sys.executable, "-c", BUG, *args],
-        cwd=cwd,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return _script(BUG, cwd, *args)
 
 
 def test_the_console_script_shows_a_bugs_traceback_only_when_asked(tmp_path):
