@@ -371,8 +371,18 @@ def write_figures(
 def _write_pngs(figures: Mapping[str, go.Figure], directory: Path) -> list[Path]:
     paths = [directory / f"{key}.png" for key in figures]
     try:
-        # One browser for all figures: kaleido starts Chromium once per call.
+        # One browser for all figures: kaleido starts Chromium once per call. On a loaded machine
+        # its browser can leave a figure unwritten without a word: those are written once more.
         pio.write_images(list(figures.values()), [str(p) for p in paths], width=900, height=550)
+        missing = [j for j, path in enumerate(paths) if not path.is_file()]
+        if missing:
+            figures_left = list(figures.values())
+            pio.write_images(
+                [figures_left[j] for j in missing],
+                [str(paths[j]) for j in missing],
+                width=900,
+                height=550,
+            )
     except Exception as error:  # kaleido missing, or no Chrome/Chromium for it to drive
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         reason = f"{type(error).__name__}: {lines[0]}" if lines else type(error).__name__
@@ -383,4 +393,11 @@ def _write_pngs(figures: Mapping[str, go.Figure], directory: Path) -> list[Path]
             stacklevel=3,
         )
         return []
-    return paths
+    unwritten = [path.name for path in paths if not path.is_file()]
+    if unwritten:
+        warnings.warn(
+            f"PNG figures not written by kaleido: {', '.join(unwritten)}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return [path for path in paths if path.is_file()]
