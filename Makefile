@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,browser,figures,postgres,peers]'
+	$(PY) -m pip install --quiet -e '.[test,browser,figures,postgres,peers,dask]'
 	touch $(STAMP)
 
 # System-wide packages from Debian, installed as root with apt-get, which may also upgrade

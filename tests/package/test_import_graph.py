@@ -31,7 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "optuna_boxcox._system",
         ),
     ),
-    ("numerics", ("optuna_boxcox._math",)),
+    ("numerics", ("optuna_boxcox._math", "optuna_boxcox._dask")),
     ("classifiers and data sets", ("optuna_boxcox.classifiers", "optuna_boxcox.datasets")),
     ("what a study is", ("optuna_boxcox._study",)),
     ("Optuna internals", ("optuna_boxcox._optuna",)),
