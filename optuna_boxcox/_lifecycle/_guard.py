@@ -69,8 +69,12 @@ from sklearn.model_selection import train_test_split
 
 from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
+from optuna_boxcox._math._numerics import PowerSettings
+from optuna_boxcox._math._numerics import RangedPair
+from optuna_boxcox._math._numerics import fit_columns
 from optuna_boxcox._math._numerics import fitted_pair
 from optuna_boxcox._math._numerics import range_pair
+from optuna_boxcox._math._numerics import range_standardise
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._objective._evaluators import evaluators_of
 from optuna_boxcox._objective._evaluators import gate_rule
@@ -149,10 +153,18 @@ class Folds:
     numbers are those of scoring each alone."""
 
     def __init__(
-        self, X: np.ndarray, y: np.ndarray, *, seed: int, method: str, extrapolation: str
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        *,
+        seed: int,
+        method: str,
+        extrapolation: str,
+        whole_range: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> None:
         self.X, self.y = X, y
         self.method, self.extrapolation = method, extrapolation
+        self.whole_range = whole_range
         splitter = RepeatedStratifiedKFold(
             n_splits=_splits(y), n_repeats=REPEATS, random_state=seed
         )
@@ -179,11 +191,11 @@ class Folds:
                 # itself.
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 rows, held_rows = X[train], X[test]
-                ranged = (
-                    range_pair(rows, held_rows, extrapolation=self.extrapolation)
-                    if self.method == "box-cox" and share
-                    else None
-                )
+                ranged = None
+                if self.method == "box-cox" and self.whole_range is not None:
+                    ranged = _whole_ranged(self.whole_range, rows, held_rows, self.extrapolation)
+                elif self.method == "box-cox" and share:
+                    ranged = range_pair(rows, held_rows, extrapolation=self.extrapolation)
                 for name, (lambdas, range_scale) in candidates.items():
                     # BoxCoxTransformer's numbers without its checks, which cost more than the
                     # transform on a few hundred rows (X is float64, checked once by the search).
@@ -203,6 +215,24 @@ class Folds:
                         predicted = model.predict(held)
                     scores[name].append(score_predictions(metric, y[test], predicted))
         return {name: np.asarray(values, dtype=float) for name, values in scores.items()}
+
+
+def _whole_ranged(
+    whole_range: tuple[np.ndarray, np.ndarray],
+    rows: np.ndarray,
+    held: np.ndarray | None,
+    extrapolation: str,
+) -> RangedPair:
+    """A fold of a sample scaled into Z by the range of all the rows the sample was drawn from:
+    as the search scored it, and as the fit on all rows will transform."""
+    data_min, data_range = whole_range
+    with np.errstate(all="ignore"):
+        return RangedPair(
+            data_min,
+            data_range,
+            range_standardise(rows, data_min, data_range, extrapolation),
+            None if held is None else range_standardise(held, data_min, data_range, extrapolation),
+        )
 
 
 def _splits(y: np.ndarray) -> int:
@@ -229,11 +259,13 @@ def decide(
     method: str = "box-cox",
     extrapolation: str = "extrapolate",
     rule: Rule | None = None,
+    whole_range: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Decision:
     """Choose among ``candidates`` (``searched``, ``mle``, ``ones`` → Λ; a range-scaled anchor
     uses its anchor's Λ) by ``rule`` (default :func:`rule_of` the estimator): the best of the
     rule's anchors, then, where the rule searches, the searched Λ if it beats that anchor by the
-    rule's margin."""
+    rule's margin. ``whole_range``: X is a sample of more rows, whose Box-Cox range every fold
+    uses (else each fold fits its own, as ``fit`` on those rows would)."""
     rule = rule or rule_of(estimator, metric, y)
     names = (("searched",) if rule.search else ()) + rule.anchors
     if not rule.search:  # its fits take seconds, its gate minutes: say what it waits for
@@ -248,7 +280,14 @@ def decide(
     def cv(*which: str) -> dict[str, np.ndarray]:
         nonlocal folds
         if folds is None:
-            folds = Folds(X, y, seed=seed, method=method, extrapolation=extrapolation)
+            folds = Folds(
+                X,
+                y,
+                seed=seed,
+                method=method,
+                extrapolation=extrapolation,
+                whole_range=whole_range,
+            )
         chosen = {name: (lambdas[name], name in RANGE_SCALED) for name in which}
         return folds.scores(estimator, chosen, metric)
 
@@ -256,7 +295,9 @@ def decide(
     nan = float("nan")
     if rule.criterion == LOO:
         transformed = {
-            name: _transformed(lambdas[name], X, method, extrapolation, name in RANGE_SCALED)
+            name: _transformed(
+                lambdas[name], X, method, extrapolation, name in RANGE_SCALED, whole_range
+            )
             for name in names
         }
         if not all(np.all(np.isfinite(T)) for T in transformed.values()):
@@ -319,9 +360,21 @@ def _judge_searched(
 
 
 def _transformed(
-    lambdas: np.ndarray, X: np.ndarray, method: str, extrapolation: str, range_scale: bool
+    lambdas: np.ndarray,
+    X: np.ndarray,
+    method: str,
+    extrapolation: str,
+    range_scale: bool,
+    whole_range: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """X through the transform with these Λ fitted on X (it does not see the labels)."""
+    """X through the transform with these Λ fitted on X (it does not see the labels); with
+    ``whole_range``, Box-Cox's range is that of all the rows X was drawn from."""
+    if whole_range is not None and method == "box-cox":
+        settings = PowerSettings(method, extrapolation, range_scale)
+        ranged = _whole_ranged(whole_range, X, None, extrapolation)
+        names = [f"x{j}" for j in range(X.shape[1])]
+        with np.errstate(all="ignore"):
+            return fit_columns(X, lambdas, settings, names, ranged=ranged).train
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtremeValueWarning)
         warnings.simplefilter("ignore", ConstantColumnWarning)
@@ -398,6 +451,10 @@ def guard(
     }
     X, y = np.asarray(X, dtype=float), np.asarray(y)
     rows = sample_rows(y, seed)
+    # The default's sample of more rows: every fold in the range of all of them, as searched.
+    whole_range = None
+    if objective.experiment.sampled and objective.data_min is not None:
+        whole_range = (objective.data_min, objective.data_range)
     decision = decide(
         estimator,
         X if rows is None else X[rows],
@@ -407,6 +464,7 @@ def guard(
         seed=seed,
         method=objective.method,
         extrapolation=extrapolation,
+        whole_range=whole_range,
     )
     if rows is None:
         return decision

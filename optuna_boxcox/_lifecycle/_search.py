@@ -287,14 +287,24 @@ def plan_search(
     size = plan_size(sampler, space_layout(spec, data))
     if not isinstance(spec.fidelity, Exact):
         estimator = spec.estimator()
-        pricing = pricing_of(estimator, len(data.names), data.y, spec.cv)
+        pricing = pricing_of(estimator, len(data.names), data.labels, spec.cv)
         recorded_choice = None if recorded is None else recorded.fidelity_choice
         chosen = spec.fidelity_choice or recorded_choice
-        choice = choose(spec.fidelity, chosen, pricing, data.n_samples, size)
+        choice = choose(spec.fidelity, chosen, pricing, data.n_samples, size, may_sample=True)
         spec = dataclasses.replace(spec, fidelity_choice=choice)
+        if choice.sample is not None:  # the default's sample: the spec's subsample, recorded
+            spec = dataclasses.replace(spec, subsample=choice.sample)
     # A one-trial plan (the MLE's) is not worth a fast scorer's set-up: LogisticRegression's loads
     # its compiled fit (about a second) where scikit-learn's fit takes milliseconds. Same scores.
     return SearchPlan(spec, sampler, n_trials, guarded=guarded, size=size, fast=not size.one_trial)
+
+
+def sample_size(spec: SearchSpec, data: CheckedData) -> int | None:
+    """The rows of the stratified sample a new search of ``spec`` on ``data`` scores, as its plan
+    decides (:func:`plan_search`), or None for all of them: what data held in part (a Dask
+    collection) draw into memory before the search. ``data`` need only know its names, labels
+    and rows."""
+    return plan_search(spec, data=data).spec.subsample
 
 
 def _estimator_or_none(spec: SearchSpec) -> Any:
@@ -309,8 +319,14 @@ def _estimator_or_none(spec: SearchSpec) -> Any:
 def _default_fidelity(spec: SearchSpec, recorded: SearchSpec | None) -> SearchSpec:
     """``spec`` with the fidelity of a search that asked for none (see :func:`plan_search`)."""
     if recorded is not None:
+        choice = recorded.fidelity_choice
+        # A study whose default searched a sample keeps it (the same rows, the same study).
+        sampled = choice is not None and choice.sample is not None and spec.subsample is None
         return dataclasses.replace(
-            spec, fidelity=recorded.fidelity, fidelity_choice=recorded.fidelity_choice
+            spec,
+            fidelity=recorded.fidelity,
+            fidelity_choice=choice,
+            subsample=recorded.subsample if sampled else spec.subsample,
         )
     if spec.subsample is not None or len(spec.objectives) > 1:
         return dataclasses.replace(spec, fidelity=EXACT)
@@ -447,7 +463,7 @@ def run_search(
     # The guarded default's gate, unless the study records its decision (the objective of a
     # study read back is built only now, if at all).
     if found.decision is None and _guarded(found, plan) and _guard.applies(found.objective):
-        found = _gate(found, plan.spec, data)
+        found = _gate(found, plan.spec)
     if found.ran and (options.note or options.figures):
         attach_note(found, figures=options.figures)
     return found
@@ -741,7 +757,7 @@ def _found(
     )
 
 
-def _gate(found: SearchRun, spec: SearchSpec, data: CheckedData) -> SearchRun:
+def _gate(found: SearchRun, spec: SearchSpec) -> SearchRun:
     """The guarded default's gate: the searched Λ against the MLE and Λ = 1 anchors on rows no
     fit saw; the decision is recorded in the study, and an anchor that wins is the result (see
     :func:`_record_result`). Returns the result with the decision and the number of a trial
@@ -753,11 +769,12 @@ def _gate(found: SearchRun, spec: SearchSpec, data: CheckedData) -> SearchRun:
     # A rerun on a finished study, or another worker of it: the same searched Λ, judged already.
     decision = _guard.recorded(found.study, settings)
     if decision is None:
+        # On the rows the search scored: all of them, or the default's sample.
         decision = _guard.guard(
             objective,
             spec.estimator(),
-            data.X,
-            data.y,
+            objective.X,
+            objective.y,
             found.params,
             seed=spec.seed,
             extrapolation=spec.extrapolation,

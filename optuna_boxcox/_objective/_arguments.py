@@ -56,18 +56,42 @@ def check_criterion(scoring: Any, transforms: tuple[str, ...], estimator_params:
 
 
 @dataclass(frozen=True, eq=False)
+class Whole:
+    """What a search on rows drawn into memory knows of all the rows (data too large to hold,
+    a Dask collection): how many, every label, which rows were drawn, and Box-Cox's [1, 2] range
+    of all of them (a λ means the transform of all the data)."""
+
+    n_samples: int
+    y: np.ndarray
+    rows: np.ndarray | None
+    data_min: np.ndarray
+    data_range: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class CheckedData:
     """Data checked once, where they enter: the features' names, X as float64, y as an array,
-    and their fingerprint (what a study's spec records of them)."""
+    and their fingerprint (what a study's spec records of them). With ``whole``, X and y are the
+    rows ``whole.rows`` drawn from more rows than memory holds (the default's sample)."""
 
     names: tuple[str, ...]
     X: np.ndarray
     y: np.ndarray
     fingerprint: str
+    whole: Whole | None = None
 
     @property
     def n_samples(self) -> int:
-        return len(self.X)
+        return len(self.X) if self.whole is None else self.whole.n_samples
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Every row's label (of all the rows, for data held in part)."""
+        return self.y if self.whole is None else self.whole.y
+
+
+#: Bytes of X hashed at a time by :func:`data_fingerprint`.
+FINGERPRINT_BLOCK_BYTES = 1 << 24
 
 
 def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
@@ -75,9 +99,13 @@ def data_fingerprint(X: np.ndarray, y: np.ndarray) -> str:
     names and each row's), so that any edit of a value, a label, a row or the column order gives
     another fingerprint."""
     digest = hashlib.sha256()
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
     digest.update(repr(X.shape).encode())
-    digest.update(X.tobytes())
+    # The bytes of X in C order, a block of rows at a time: no copy of the whole matrix (4 GB
+    # at 10M × 50), and the same digest as hashing X.tobytes().
+    step = max(1, FINGERPRINT_BLOCK_BYTES // max(1, 8 * X.shape[1])) if X.ndim == 2 else len(X)
+    for start in range(0, max(1, len(X)), step):
+        digest.update(np.ascontiguousarray(X[start : start + step]).data)
     classes, codes = np.unique(np.asarray(y), return_inverse=True)
     digest.update("\x1f".join(map(repr, classes.tolist())).encode())
     digest.update(np.asarray(codes, dtype=np.int64).tobytes())

@@ -24,6 +24,7 @@ from optuna_boxcox._study._fidelity import DEFAULT_ETA
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._study._fidelity import FidelityChoice
+from optuna_boxcox._study._fidelity import minutes_text
 from optuna_boxcox._study._fidelity import rung_floor
 from optuna_boxcox._study._plan_size import PlanSize
 
@@ -52,6 +53,20 @@ EXPONENT_RANGE = (1.0, 3.0)
 #: Rows at which the cost class is priced for the cost model (then every doubling up to the
 #: data's rows): the model interpolates between them in log-log, which is exact for a power law.
 PRICE_FROM_ROWS = 100
+#: The default searches a stratified sample where the exact search on all rows is priced above
+#: this many passes of the classifier over the data: past it the search, the MLE anchor and the
+#: gate run on the sample and only the transform and the final fit see every row, so that a
+#: fit costs a few passes over the data (docs/performance.md, "The data users have").
+SAMPLE_PASSES = 3.0
+#: A pass is priced on at least this many rows: on fewer, the sample is the one a million rows
+#: would get (the fit's cost then never falls as the rows grow, and small data stay exact).
+PASS_ROWS = 1_000_000
+#: A pass is priced linearly in the rows from the classifier's cost on this many: one pass over
+#: the data, whatever the classifier's own exponent (k-NN's leave-one-out scan is quadratic).
+PASS_PRICED_AT = 1_000
+#: The fewest rows a sample has: the gate's folds and the λ of 20-odd features need a few
+#: thousand (and data of the paper's size are never sampled).
+MIN_SAMPLE_ROWS = 2_000
 
 
 @dataclass(frozen=True)
@@ -189,6 +204,49 @@ def choose_auto(
         new_points=new_points,
     )
     return dataclasses.replace(choice, default=request.default, inputs=inputs)
+
+
+def sample_rows(
+    request: AutoFidelity, pricing: Pricing, n_samples: int, size: PlanSize
+) -> FidelityChoice | None:
+    """The choice of the default that searches a stratified sample instead of all ``n_samples``
+    rows (its ``sample``, the rows): the most rows (at least :data:`MIN_SAMPLE_ROWS`) whose exact search
+    of the plan ``size`` is priced within :data:`SAMPLE_PASSES` passes of the classifier over
+    ``max(n_samples, PASS_ROWS)`` rows. None where the exact search on all rows fits that (a
+    one-trial plan always does). A function of its arguments alone, as :func:`choose_auto`."""
+    n_params = size.params
+    positions = request.positions or size.trials or TYPICAL_POSITIONS_PER_FEATURE * n_params
+    batch = request.batch or size.batch or TYPICAL_BATCH
+    new_points = expected_new_points(positions, n_params, batch)
+    one_pass = pricing.seconds(PASS_PRICED_AT) * max(n_samples, PASS_ROWS) / PASS_PRICED_AT
+    budget = SAMPLE_PASSES * one_pass
+    cost = pricing.model(n_samples)
+    exact = exact_seconds(cost, n_samples, new_points, batch)
+    if size.one_trial or exact <= budget or n_samples <= MIN_SAMPLE_ROWS:
+        return None
+    low, high = MIN_SAMPLE_ROWS, n_samples - 1  # the estimate grows with the rows: bisect
+    while low < high:
+        middle = (low + high + 1) // 2
+        fits = exact_seconds(cost, middle, new_points, batch) <= budget
+        low, high = (middle, high) if fits else (low, middle - 1)
+    searched = exact_seconds(cost, low, new_points, batch)
+    return FidelityChoice(
+        None,
+        "auto",
+        f"searching all rows would cost over {SAMPLE_PASSES:g} passes over the data "
+        f"(~{minutes_text(budget / 60)})",
+        priced=cost.priced,
+        fit_seconds=cost.seconds(n_samples),
+        exponent=round(cost.exponent, 3),
+        positions=positions,
+        batch=batch,
+        exact_minutes=round(exact / 60, 2),
+        search_minutes=round(searched / 60, 2),
+        new_points=new_points,
+        default=request.default,
+        inputs=pricing.to_attrs(),
+        sample=low,
+    )
 
 
 def halving_seconds(

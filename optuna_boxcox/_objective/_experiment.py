@@ -96,6 +96,12 @@ class Experiment:
 
     # -- the spec's choices, by name ---------------------------------------------------------
     @property
+    def sampled(self) -> bool:
+        """The rows scored are the default's stratified sample of more rows (the plan's), in
+        the Box-Cox range of all of them: the gate judges them so too."""
+        return self.rows is not None and _default_sample(self.spec)
+
+    @property
     def method(self) -> str:
         return self.spec.method
 
@@ -187,7 +193,7 @@ def resolved_spec(spec: SearchSpec, data: CheckedData) -> SearchSpec:
             transforms=transforms,
             estimator_params=estimator_params,
             objectives=resolve_objectives(spec.objectives, transforms),
-            subsample=resolve_subsample(spec.subsample, data.y),
+            subsample=resolve_subsample(spec.subsample, data.labels),
         ),
         data,
     )
@@ -228,15 +234,29 @@ def prepare_experiment(
         )
     if kernels and not is_criterion(spec.scoring):
         ready_kernels(estimator, data.y)
-    fitted, boxcox_values = boxcox_input(data.X, data.names, transforms)
-    values = boxcox_values if method == "box-cox" else data.X
-    mle = _numerics.mle_lambdas(values, method)
     X, y, rows = data.X, data.y, None
-    if checked.subsample is not None:
+    if data.whole is not None:  # the rows drawn already, of all rows' range
+        rows = _drawn(data, checked.subsample, spec.seed)
+        fitted = (data.whole.data_min, data.whole.data_range) if "box-cox" in transforms else None
+        boxcox_values = None if fitted is None else _numerics.range_standardise(X, *fitted)
+        mle = _numerics.mle_lambdas(boxcox_values if method == "box-cox" else X, method)
+    elif checked.subsample is not None and _default_sample(spec):
+        # The default's sample: the MLE anchor of the sample too, and no Z of all rows.
         rows = stratified_subsample(y, checked.subsample, spec.seed)
-        X, y, values = X[rows], y[rows], values[rows]
-        if boxcox_values is not None:
-            boxcox_values = boxcox_values[rows]
+        X, y = X[rows], y[rows]
+        fitted, boxcox_values = boxcox_input(data.X, data.names, transforms, rows)
+        mle = _numerics.mle_lambdas(boxcox_values if method == "box-cox" else X, method)
+    else:
+        # All rows, a subsample asked for or a rung: the MLE start point of all rows (a rung
+        # searches the space of all rows).
+        fitted, boxcox_values = boxcox_input(data.X, data.names, transforms)
+        mle = _numerics.mle_lambdas(boxcox_values if method == "box-cox" else X, method)
+        if checked.subsample is not None:
+            rows = stratified_subsample(y, checked.subsample, spec.seed)
+            X, y = X[rows], y[rows]
+            if boxcox_values is not None:
+                boxcox_values = boxcox_values[rows]
+    values = boxcox_values if method == "box-cox" else X
     scoring = Scoring(
         spec.scoring,
         y,
@@ -281,6 +301,24 @@ def prepare_experiment(
         objectives=checked.objectives,
         subsample=checked.subsample,
     )
+
+
+def _default_sample(spec: SearchSpec) -> bool:
+    """Whether the spec's subsample is the default's sample (its fidelity choice drew it)."""
+    return spec.fidelity_choice is not None and spec.fidelity_choice.sample is not None
+
+
+def _drawn(data: CheckedData, subsample: int | None, seed: int | None) -> np.ndarray:
+    """The rows of data held in part: those its sample drew, which must be the spec's."""
+    assert data.whole is not None
+    rows = data.whole.rows
+    expected = None if subsample is None else stratified_subsample(data.whole.y, subsample, seed)
+    if rows is None or expected is None or not np.array_equal(rows, expected):
+        raise ValueError(
+            "the rows held in memory are not the sample this search draws: draw them with "
+            "the search's own sample size and seed"
+        )
+    return rows
 
 
 def _splitter(spec: SearchSpec) -> Any:
@@ -340,16 +378,21 @@ def check_neighbours(
 
 
 def boxcox_input(
-    X: np.ndarray, names: list[str], transforms: tuple[str, ...]
+    X: np.ndarray,
+    names: list[str],
+    transforms: tuple[str, ...],
+    rows: np.ndarray | None = None,
 ) -> tuple[tuple[np.ndarray, np.ndarray] | None, np.ndarray | None]:
-    """Box-Cox's input Z in [1, 2] and the (min, range) it is fitted with, from all rows (with a
-    subsample, a λ still means the transform of all the data); (None, None) without Box-Cox."""
+    """Box-Cox's input Z in [1, 2] of ``rows`` (None: all) and the (min, range) it is fitted
+    with, from all rows (with a subsample, a λ still means the transform of all the data, and
+    no Z of all rows is made); (None, None) without Box-Cox."""
     if "box-cox" not in transforms:
         return None, None
     # One line naming a column whose few extreme values would squeeze the rest together.
     _numerics.warn_crowded_columns(X, names, stacklevel=3)
     data_min, data_range = _numerics.fit_range(X)
-    return (data_min, data_range), _numerics.range_standardise(X, data_min, data_range)
+    scored = X if rows is None else X[rows]
+    return (data_min, data_range), _numerics.range_standardise(scored, data_min, data_range)
 
 
 def resolve_subsample(subsample: Any, y: np.ndarray) -> int | None:

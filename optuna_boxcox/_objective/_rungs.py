@@ -13,6 +13,7 @@ import optuna
 from optuna_boxcox._objective._arguments import CheckedData
 from optuna_boxcox._objective._auto import Pricing
 from optuna_boxcox._objective._auto import choose_auto
+from optuna_boxcox._objective._auto import sample_rows
 from optuna_boxcox._objective._evaluators import GENERIC_COST
 from optuna_boxcox._objective._evaluators import evaluators_of
 from optuna_boxcox._objective._experiment import prepare_experiment
@@ -47,15 +48,25 @@ def choose(
     pricing: Pricing,
     n_samples: int,
     size: PlanSize,
+    *,
+    may_sample: bool = False,
 ) -> FidelityChoice:
     """The one place a search's fidelity is chosen: a request that names its rungs (or exact) is
     its own choice; ``auto`` takes the choice a study recorded of it (a resumed search, another
-    worker: the study's rungs are the search's), else prices the plan of ``size``."""
+    worker: the study's rungs are the search's), else prices the plan of ``size``. With
+    ``may_sample`` (the plan, before the experiment is built), the default (``auto`` not asked
+    for) may choose an exact search on a stratified sample of the rows instead
+    (:func:`~optuna_boxcox._objective._auto.sample_rows`: ``choice.sample``, which the plan makes
+    the spec's subsample)."""
     if isinstance(request, (Exact, Fidelity)):
         return given_choice(request)
     assert isinstance(request, AutoFidelity), "the lifecycle decides a default request first"
     if recorded is not None and recorded.requested == "auto":
         return recorded
+    if may_sample and request.default:
+        sampled = sample_rows(request, pricing, n_samples, size)
+        if sampled is not None:
+            return sampled
     return choose_auto(request, pricing, n_samples, size)
 
 
@@ -87,8 +98,8 @@ class Rungs:
                 "spec first, or pass 'exact', 'auto' or a number of rows"
             )
         self._choice = choice
-        if isinstance(request, Exact):
-            return
+        if isinstance(request, Exact) or (choice is not None and choice.sample is not None):
+            return  # exact on all rows, or on the default's sample (the spec's subsample)
         if owner.subsample is not None:
             raise ValueError(
                 "fidelity and subsample both score on fewer rows: pass one of them (a fidelity's "

@@ -185,6 +185,8 @@ class FidelityChoice:
             budget was planned for.
         default: ``auto`` was not asked for: it is the default of a new study.
         fit_seconds: The price of one new point on all the data's rows (the summary's "a fit").
+        sample: The rows of the stratified sample the default searches instead of all (the
+            spec's ``subsample``), or None.
     """
 
     fidelity: Fidelity | None
@@ -201,6 +203,7 @@ class FidelityChoice:
     most_minutes: float | None = None
     inputs: dict[str, Any] | None = None
     fit_seconds: float | None = None
+    sample: int | None = None
 
     def to_attrs(self) -> dict[str, Any]:
         attrs = {
@@ -225,6 +228,8 @@ class FidelityChoice:
             attrs["inputs"] = self.inputs
         if self.fit_seconds is not None:
             attrs["fit_seconds"] = self.fit_seconds
+        if self.sample is not None:
+            attrs["sample"] = int(self.sample)
         return attrs
 
     @classmethod
@@ -248,6 +253,7 @@ class FidelityChoice:
             default=bool(attrs.get("default", False)),
             most_minutes=attrs.get("most_minutes"),
             fit_seconds=attrs.get("fit_seconds"),
+            sample=attrs.get("sample"),
         )
 
     def summary(self, n_samples: int, classifier: str) -> str:
@@ -255,6 +261,8 @@ class FidelityChoice:
         its cost class, exact search ~25 min estimated)"`` or ``"exact (...)"``; ``auto`` by default says so
         (``"exact (auto, the default: ...)"``)."""
         what = "exact" if self.fidelity is None else self.fidelity.describe(n_samples)
+        if self.sample is not None:
+            what = f"exact on a stratified sample of {self.sample:,} of the {n_samples:,} rows"
         if self.default:
             why = f"auto, the default: {self.reason}" if self.reason else "auto, the default"
             return self._summary(what, n_samples, classifier, why)
@@ -269,7 +277,7 @@ class FidelityChoice:
                 ((r, s) for r, s in self.priced if r <= n_samples), default=min(self.priced)
             )
         estimate = f"exact search ~{minutes_text(self.exact_minutes)} estimated"
-        if self.fidelity is not None:
+        if self.fidelity is not None or self.sample is not None:
             estimate += f", this one ~{minutes_text(self.search_minutes)}"
         if self.most_minutes is not None:
             estimate += f" (at most ~{minutes_text(self.most_minutes)})"
