@@ -27,6 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data
 
+from optuna_boxcox import _dask
 from optuna_boxcox._ensemble import Member
 from optuna_boxcox._ensemble import ballot
 from optuna_boxcox._ensemble import best_members
@@ -36,15 +37,19 @@ from optuna_boxcox._lifecycle._guard import SEARCH_SAMPLER
 from optuna_boxcox._lifecycle._search import RunOptions
 from optuna_boxcox._lifecycle._search import Where
 from optuna_boxcox._lifecycle._search import run_search
+from optuna_boxcox._lifecycle._search import sample_size
 from optuna_boxcox._math._sklearn_compat import HasMethods
 from optuna_boxcox._math._sklearn_compat import Interval
 from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
+from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._math._transform import check_features
 from optuna_boxcox._objective._arguments import CheckedData
+from optuna_boxcox._objective._arguments import Whole
 from optuna_boxcox._objective._arguments import check_arrays
 from optuna_boxcox._objective._evaluators import MonotoneInvariantWarning
 from optuna_boxcox._objective._evaluators import monotone_invariant
+from optuna_boxcox._objective._experiment import stratified_subsample
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._objective._points import Configuration
@@ -411,6 +416,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self : BoxCoxClassifier
             The fitted classifier.
         """
+        if _dask.is_dask(X) or _dask.is_dask(y):
+            return self._fit_dask(X, y)
         # scikit-learn's validation (its messages are its estimator checks'), then the package's
         # own, once, by check_data: every step after it takes the data as they are.
         check_features(X)
@@ -422,13 +429,42 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         # fit, scikit-learn's fit_context, then the user's line.
         data = check_arrays(X, y, names, warn_stacklevel=3)
         self.classes_ = np.unique(data.y)
-        seed = self._seed()
+        if self._sampler_name() == GUARDED and self._owns_study() and self._plain_trees():
+            return self._fit_without_search(data)
+        objective, study = self._search(data)
+
+        def member(params: dict, score: float, range_scale: bool = False) -> Member:
+            """The configuration ``params`` fitted on the data."""
+            return fit_member(
+                objective.configuration(params),
+                params,
+                score,
+                self._inner(),
+                data.X,
+                data.y,
+                method=self.method,
+                extrapolation=self.extrapolation,
+                range_scale=range_scale,
+            )
+
+        chosen = member(self.best_params_, self.best_score_, range_scale=self._range_scaled)
+        self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
+        if self.ensemble is not None:
+            self.ensemble_ = best_members(objective, study, chosen, self.ensemble, member)
+        elif hasattr(self, "ensemble_"):
+            del self.ensemble_  # from an earlier fit with an ensemble
+        return self
+
+    def _sampler_name(self) -> Any:
         sampler = self.sampler if self.sampler is not None else DEFAULT_SAMPLER
         if sampler == GUARDED and self.ensemble is not None:
-            sampler = SEARCH_SAMPLER  # an ensemble votes over the search's best: not gated
-        if sampler == GUARDED and self._owns_study() and self._plain_trees():
-            return self._fit_without_search(data)
-        spec = SearchSpec(
+            return SEARCH_SAMPLER  # an ensemble votes over the search's best: not gated
+        return sampler
+
+    def _spec(self) -> SearchSpec:
+        """The search this estimator's parameters ask for."""
+        sampler = self._sampler_name()
+        return SearchSpec(
             self._inner(),
             scoring=self.scoring,
             cv=self.cv,
@@ -444,8 +480,14 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             fidelity=parse_fidelity(self.fidelity, none=DEFAULT_REQUEST),
             # The user's own sampler object or study searches with itself: nothing to rebuild.
             sampler=sampler if isinstance(sampler, str) and self._owns_study() else None,
-            seed=seed,
+            seed=self._seed(),
         )
+
+    def _search(self, data: CheckedData) -> tuple[Any, optuna.Study]:
+        """Run (or resume) the study on ``data`` and keep what it chose: the fitted attributes of
+        the search (``study_``, ``fidelity_``, ``decision_``, Λ and scores). Returns the objective
+        and the study."""
+        spec = self._spec()
         with _optuna_verbosity(self.verbose):
             # A study of another experiment (other data, classifier, scoring, …) is refused before
             # its old best is reported as this fit's.
@@ -473,27 +515,62 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         self.lambdas_ = objective.to_lambdas(params)
         self.best_params_ = dict(params)
         self.best_score_ = float(best)
+        self._range_scaled = found.range_scaled
+        return objective, study
 
-        def member(params: dict, score: float, range_scale: bool = False) -> Member:
-            """The configuration ``params`` fitted on the data."""
-            return fit_member(
-                objective.configuration(params),
-                params,
-                score,
-                self._inner(),
-                data.X,
-                data.y,
-                method=self.method,
-                extrapolation=self.extrapolation,
-                range_scale=range_scale,
+    def _fit_dask(self, X: Any, y: Any) -> BoxCoxClassifier:
+        """``fit`` on a Dask collection, which need not fit in memory: the default's stratified
+        sample is drawn into memory for the search and the gate (in the Box-Cox range of all
+        rows), then the transform is fitted on all rows and the classifier block by block with
+        its ``partial_fit``. Data small enough to search whole are computed and fitted as NumPy."""
+        estimator = self._inner()
+        refused = [
+            name
+            for name in ("subsample", "fidelity", "ensemble", "transforms")
+            if getattr(self, name) is not None
+        ] + (["estimator_params"] if self.estimator_params else [])
+        if refused:
+            raise ValueError(
+                f"{', '.join(refused)} cannot be combined with a Dask collection: leave "
+                "them unset (the default searches its own sample of the rows)"
             )
-
-        chosen = member(params, best, range_scale=found.range_scaled)
-        self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
-        if self.ensemble is not None:
-            self.ensemble_ = best_members(objective, study, chosen, self.ensemble, member)
-        elif hasattr(self, "ensemble_"):
-            del self.ensemble_  # from an earlier fit with an ensemble
+        if not hasattr(estimator, "partial_fit"):
+            # Said before any pass over the data.
+            _dask.partial_fit_blocks(estimator, None, X, y)
+        names = _dask.column_names(X)
+        y_all = _dask.labels(y)
+        check_classification_targets(y_all)
+        self.classes_ = np.unique(y_all)
+        self.n_features_in_ = len(names)
+        if _dask.is_frame(X):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        names = names if _dask.is_frame(X) else [f"lambda_{j}" for j in range(len(names))]
+        data_min, data_range, fingerprint = _dask.range_and_fingerprint(X, y_all, names)
+        plan = Whole(len(y_all), y_all, None, data_min, data_range)
+        shape = CheckedData(tuple(names), np.empty((0, len(names))), y_all, fingerprint, plan)
+        size = sample_size(self._spec(), shape)
+        if size is None:  # small enough to search whole: as NumPy
+            return self.fit(_dask.take_rows(X, np.arange(len(y_all))), y_all)
+        rows = stratified_subsample(y_all, size, self._seed())
+        whole = Whole(len(y_all), y_all, rows, data_min, data_range)
+        sample = check_arrays(_dask.take_rows(X, rows), y_all[rows], names, warn_stacklevel=3)
+        data = CheckedData(sample.names, sample.X, sample.y, fingerprint, whole)
+        self._search(data)
+        settings = {
+            "lambdas": self.lambdas_,
+            "method": self.method,
+            "extrapolation": self.extrapolation,
+        }
+        transformer = BoxCoxTransformer(**settings, range_scale=self._range_scaled)
+        _dask.fit_transformer(transformer, X)  # fitted in place (its lazy transform unused)
+        self.transformer_ = transformer
+        self.estimator_ = _dask.partial_fit_blocks(
+            estimator, self.transformer_.transform, X, y_all, classes=self.classes_
+        )
+        if hasattr(self, "ensemble_"):
+            del self.ensemble_
         return self
 
     def _plain_trees(self) -> bool:
@@ -570,7 +647,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of X: transform with the fitted parts, then the classifier (Algorithm 4);
-        with ``ensemble``, the vote of its configurations."""
+        with ``ensemble``, the vote of its configurations. A Dask collection gives a lazy Dask
+        array, block by block."""
+        if _dask.is_dask(X):
+            check_is_fitted(self)
+            return _dask.predict_blocks(self.predict, X, dtype=self.classes_.dtype)
         if hasattr(self, "ensemble_"):
             return self.classes_[
                 np.argmax(ballot(self.ensemble_, self.classes_, self._validated(X)), axis=1)
@@ -580,6 +661,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities of X (a Dask collection: a lazy Dask array, block by block)."""
+        if _dask.is_dask(X):
+            check_is_fitted(self)
+            return _dask.transform_blocks(self.predict_proba, X, len(self.classes_))
         if hasattr(self, "ensemble_"):
             votes = ballot(self.ensemble_, self.classes_, self._validated(X))
             return votes / votes.sum(axis=1, keepdims=True)
