@@ -21,7 +21,10 @@ Sections (``--sections``, in this order by default):
   and seconds (:mod:`optuna_boxcox.bench.fidelity`);
 - ``price`` (not run by default): the default ``BoxCoxClassifier(clf).fit`` against
   ``make_pipeline(StandardScaler(), clf)`` on ``--csv``, in fresh processes
-  (:mod:`optuna_boxcox.bench.price`).
+  (:mod:`optuna_boxcox.bench.price`);
+- ``rows`` (not run by default): the default fit against the StandardScaler and MLE pipelines
+  as the rows grow (10k to 10M), fresh processes, held-out accuracy and peak memory
+  (:mod:`optuna_boxcox.bench.rows`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ SECTIONS = (
     "workers",
     "fidelity",
     "price",
+    "rows",
 )
 DEFAULT_SECTIONS = ("end-to-end", "components")
 
@@ -232,6 +236,38 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="price: fit NumPy arrays instead of the DataFrame --csv reads into",
     )
+    parser.add_argument(
+        "--rows-sizes",
+        default="10000,20000,50000,100000,300000,1000000",
+        help="rows: comma-separated training rows (default 10000,…,1000000)",
+    )
+    parser.add_argument(
+        "--rows-features", type=int, default=20, help="rows: features of the data (default 20)"
+    )
+    parser.add_argument(
+        "--rows-classifiers",
+        default="bayes,linear,logistic,linear-svc,knn",
+        help="rows: comma-separated classifiers (default bayes,linear,logistic,linear-svc,knn)",
+    )
+    parser.add_argument(
+        "--rows-repeats",
+        type=int,
+        default=1,
+        help="rows: alternating rounds of the three fits (medians; default 1)",
+    )
+    parser.add_argument(
+        "--rows-data",
+        type=Path,
+        default=None,
+        help="rows: folder for the generated arrays, kept for later runs (default: a scratch "
+        "folder; 10M x 50 is 4 GB)",
+    )
+    parser.add_argument(
+        "--rows-timeout",
+        type=float,
+        default=3600.0,
+        help="rows: seconds a fit may take before the section stops (default 3600)",
+    )
     parser.set_defaults(func=cmd_bench)
 
 
@@ -268,7 +304,62 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _fidelity(args, Path(tmp))
         if "price" in sections:
             _price(args, Path(tmp))
+        if "rows" in sections:
+            ok = _rows(args, Path(tmp)) and ok
     return 0 if ok else 1
+
+
+def _rows(args: argparse.Namespace, workdir: Path) -> bool:
+    import subprocess
+
+    from optuna_boxcox.bench import rows
+    from optuna_boxcox.classifiers import make_classifier
+    from optuna_boxcox.cli._args import UsageError
+    from optuna_boxcox.cli._args import split_names
+
+    names = split_names(args.rows_classifiers) or []
+    try:
+        sizes = [int(v) for v in split_names(args.rows_sizes) or []]
+    except ValueError:
+        raise UsageError(f"--rows-sizes must be whole numbers, got {args.rows_sizes!r}") from None
+    if not names or not sizes or min(sizes) < 100 or args.rows_repeats < 1:
+        raise UsageError(
+            "rows needs classifiers, sizes of 100 rows or more and --rows-repeats ≥ 1"
+        )
+    if args.rows_features < 1:
+        raise UsageError(f"--rows-features must be at least 1, got {args.rows_features}")
+    for name in names:
+        try:
+            make_classifier(name)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
+    folder = args.rows_data or workdir
+    folder.mkdir(parents=True, exist_ok=True)
+    print(
+        f"rows: make_classification(n + {rows.HELD_OUT:,}, {args.rows_features} features, 10 "
+        "informative), exp(X / 2), the last 100,000 rows held out; fresh processes, the "
+        f"pipeline, MLE-pipeline and default fits alternating, {args.rows_repeats} round(s), "
+        "medians; ratio = default / pipeline; peak = the default's peak resident memory / the "
+        "training array",
+        flush=True,
+    )
+    stems = {n: rows.make_data(folder, n, args.rows_features) for n in sorted(sizes)}
+    print(rows.HEADER, flush=True)
+    for name in names:
+        cells = []
+        for n, stem in stems.items():
+            try:
+                cells.append(
+                    rows.measure(name, stem, repeats=args.rows_repeats, timeout=args.rows_timeout)
+                )
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+                print(f"{name:<11} {n:>10,} {error}", flush=True)
+                continue
+            print(rows.format_cell(cells[-1]), flush=True)
+        if cells:
+            print(f"{'':<11} {rows.hump(cells)}", flush=True)
+    print()
+    return True
 
 
 def _price(args: argparse.Namespace, workdir: Path) -> None:
