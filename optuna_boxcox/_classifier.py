@@ -186,7 +186,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     subsample : int or None, default=None
         Score each Λ on this many training rows (stratified, seeded with ``random_state``) — for
         data sets far larger than the paper's; the transform and the classifier are then fitted
-        on all rows.
+        on all rows. ``None``: all rows, or, for the default (no ``fidelity``) where searching
+        all rows would cost more than three passes of the classifier over the data, a sample
+        the search's plan sizes and records (``fidelity_["sample"]``); its MLE anchor and the
+        gate are the sample's, in the Box-Cox range of all rows.
     fidelity : {"exact", "auto"}, int or None, default=None
         ``"exact"`` scores each Λ on all training rows; an int N searches by successive
         halving over stratified row subsets from N rows (Optuna's pruner decides for Optuna's
@@ -406,9 +409,12 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, finite numbers.
-        y : array-like of shape (n_samples,)
+        X : array-like of shape (n_samples, n_features), or a Dask array or DataFrame
+            Training data, finite numbers. A Dask collection (the optional extra ``dask``) is
+            read chunk by chunk: the default's stratified sample is searched in memory, the
+            transform fitted on all rows and the classifier block by block with its
+            ``partial_fit`` (docs: "Data bigger than memory").
+        y : array-like of shape (n_samples,), or a Dask array or Series
             Class labels.
 
         Returns

@@ -233,8 +233,8 @@ def sample_rows(
     return FidelityChoice(
         None,
         "auto",
-        f"searching all rows would cost over {SAMPLE_PASSES:g} passes over the data "
-        f"(~{minutes_text(budget / 60)})",
+        f"searching all rows is priced over {SAMPLE_PASSES:g} passes of the classifier over "
+        f"{max(n_samples, PASS_ROWS):,} rows (~{minutes_text(budget / 60)})",
         priced=cost.priced,
         fit_seconds=cost.seconds(n_samples),
         exponent=round(cost.exponent, 3),

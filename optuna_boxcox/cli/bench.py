@@ -339,8 +339,8 @@ def _rows(args: argparse.Namespace, workdir: Path) -> bool:
         f"rows: make_classification(n + {rows.HELD_OUT:,}, {args.rows_features} features, 10 "
         "informative), exp(X / 2), the last 100,000 rows held out; fresh processes, the "
         f"pipeline, MLE-pipeline and default fits alternating, {args.rows_repeats} round(s), "
-        "medians; ratio = default / pipeline; peak = the default's peak resident memory / the "
-        "training array",
+        "medians; ratio = default / pipeline; peak = a fit's peak resident memory (the process's, "
+        "imports and the array read included) / the training array",
         flush=True,
     )
     stems = {n: rows.make_data(folder, n, args.rows_features) for n in sorted(sizes)}

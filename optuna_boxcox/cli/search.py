@@ -312,8 +312,9 @@ def print_search(found: SearchRun) -> None:
     described = objective.describe()
     if described["subsample"] is not None:
         print(
-            f"subsample  every Λ scored on {described['n_scored']} of {described['n_samples']} "
-            "rows (stratified); a model with these λ is fitted on all rows"
+            f"subsample  every Λ scored on {described['n_scored']:,} of "
+            f"{described['n_samples']:,} rows (stratified); a model with these λ is fitted on all "
+            "rows"
         )
     # A search that ran said its fidelity before its first trial; one read back says it here.
     fidelity_line = None if found.ran else fidelity_summary(objective)

@@ -352,3 +352,31 @@ def test_price_bench_says_in_one_line_why_a_process_failed(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1
     assert "price: the pipeline process for bayes failed" in err[0]
+
+
+@pytest.mark.long
+@pytest.mark.timeout(600)
+def test_rows_bench_times_the_three_fits_in_fresh_processes_and_checks_the_hump(tmp_path, capsys):
+    status = main(
+        [
+            "bench",
+            "--sections",
+            "rows",
+            "--rows-sizes",
+            "400,3000",
+            "--rows-features",
+            "4",
+            "--rows-classifiers",
+            "bayes",
+            "--rows-data",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    cells = [line.split() for line in out.splitlines() if line.startswith("bayes ")]
+    assert [cell[1] for cell in cells] == ["400", "3,000"]
+    # Held-out accuracies as percentages, peaks as multiples, and what the default searched.
+    assert all(0 < float(cell[6]) <= 100 and cell[-1] for cell in cells)
+    assert "no size took longer than" in out or "HUMP" in out
+    assert sorted(p.name for p in tmp_path.glob("*.done")) == ["rows3000x4.done", "rows400x4.done"]

@@ -104,3 +104,19 @@ def test_data_bigger_than_the_workers_memory_fits_and_predicts(client):
     assert accuracy > 0.7
     # No worker ran out of memory (a restarted one would have a new address).
     assert set(client.scheduler_info()["workers"]) == workers
+
+
+def test_the_fingerprint_of_dask_data_changes_with_any_value_label_or_row_order(client):
+    from optuna_boxcox import _dask
+
+    X, y = _skewed(2_000)
+    base = _dask.range_and_fingerprint(da.from_array(X, chunks=300), y)[2]
+    again = _dask.range_and_fingerprint(da.from_array(X, chunks=300), y)[2]
+    edited = X.copy()
+    edited[1_234, 2] += 1e-9
+    flipped = y.copy()
+    flipped[7] = 1 - flipped[7]
+    assert base == again
+    assert base != _dask.range_and_fingerprint(da.from_array(edited, chunks=300), y)[2]
+    assert base != _dask.range_and_fingerprint(da.from_array(X, chunks=300), flipped)[2]
+    assert base != _dask.range_and_fingerprint(da.from_array(X[::-1], chunks=300), y[::-1])[2]
