@@ -34,3 +34,30 @@ def skip_if_ignored(*names: str) -> None:
     for name in names:
         if signal.getsignal(getattr(signal, name)) is signal.SIG_IGN:
             pytest.skip(f"{name} is ignored in this test run (nohup or a background job)")
+
+
+def local_dask_client(memory_limit: str):
+    """A context giving a ``distributed.Client`` of two single-threaded worker processes on
+    loopback, each limited to ``memory_limit``: the Dask tests' cluster (Dask must be installed)."""
+    import contextlib
+    import logging
+
+    import distributed
+
+    @contextlib.contextmanager
+    def running():
+        with (
+            distributed.LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                memory_limit=memory_limit,
+                host="127.0.0.1",
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            yield client
+
+    return running()

@@ -183,10 +183,7 @@ def choose_auto(
     """Price and choose: :func:`choose_fidelity` with the cost model of ``pricing`` and the
     plan's size from the request, else from the plan (``size``), else the typical one. Exact
     where the rows are too few for two rungs. A function of its arguments alone."""
-    n_params = size.params
-    positions = request.positions or size.trials or TYPICAL_POSITIONS_PER_FEATURE * n_params
-    batch = request.batch or size.batch or TYPICAL_BATCH
-    new_points = expected_new_points(positions, n_params, batch)
+    positions, batch, new_points = _planned(request, size)
     sizes = dict(positions=positions, batch=batch, new_points=new_points, default=request.default)
     inputs = pricing.to_attrs()
     floor = request.eta * rung_floor(pricing.classes)
@@ -206,6 +203,29 @@ def choose_auto(
     return dataclasses.replace(choice, default=request.default, inputs=inputs)
 
 
+def _planned(request: AutoFidelity, size: PlanSize) -> tuple[int, int, int]:
+    """The positions, batch and expected new points a search is priced for: the request's, else
+    the plan's, else the typical ones."""
+    positions = request.positions or size.trials or TYPICAL_POSITIONS_PER_FEATURE * size.params
+    batch = request.batch or size.batch or TYPICAL_BATCH
+    return positions, batch, expected_new_points(positions, size.params, batch)
+
+
+def _priced(
+    cost: CostModel, n_samples: int, positions: int, batch: int, exact: float, new_points: Any
+) -> dict[str, Any]:
+    """What every priced choice records of its cost model and plan."""
+    return dict(
+        priced=cost.priced,
+        fit_seconds=cost.seconds(n_samples),
+        exponent=round(cost.exponent, 3),
+        positions=positions,
+        batch=batch,
+        exact_minutes=round(exact / 60, 2),
+        new_points=new_points,
+    )
+
+
 def sample_rows(
     request: AutoFidelity, pricing: Pricing, n_samples: int, size: PlanSize
 ) -> FidelityChoice | None:
@@ -214,10 +234,7 @@ def sample_rows(
     of the plan ``size`` is priced within :data:`SAMPLE_PASSES` passes of the classifier over
     ``max(n_samples, PASS_ROWS)`` rows. None where the exact search on all rows fits that (a
     one-trial plan always does). A function of its arguments alone, as :func:`choose_auto`."""
-    n_params = size.params
-    positions = request.positions or size.trials or TYPICAL_POSITIONS_PER_FEATURE * n_params
-    batch = request.batch or size.batch or TYPICAL_BATCH
-    new_points = expected_new_points(positions, n_params, batch)
+    positions, batch, new_points = _planned(request, size)
     one_pass = pricing.seconds(PASS_PRICED_AT) * max(n_samples, PASS_ROWS) / PASS_PRICED_AT
     budget = SAMPLE_PASSES * one_pass
     cost = pricing.model(n_samples)
@@ -235,14 +252,8 @@ def sample_rows(
         "auto",
         f"searching all rows is priced over {SAMPLE_PASSES:g} passes of the classifier over "
         f"{max(n_samples, PASS_ROWS):,} rows (~{minutes_text(budget / 60)})",
-        priced=cost.priced,
-        fit_seconds=cost.seconds(n_samples),
-        exponent=round(cost.exponent, 3),
-        positions=positions,
-        batch=batch,
-        exact_minutes=round(exact / 60, 2),
+        **_priced(cost, n_samples, positions, batch, exact, new_points),
         search_minutes=round(searched / 60, 2),
-        new_points=new_points,
         default=request.default,
         inputs=pricing.to_attrs(),
         sample=low,
@@ -318,15 +329,7 @@ def choose_fidelity(
     exact_most = exact_seconds(cost, n_samples, positions, batch)
     exact = exact_most * share
     floor = rung_floor(n_classes)
-    made = dict(
-        priced=cost.priced,
-        fit_seconds=cost.seconds(n_samples),
-        exponent=round(cost.exponent, 3),
-        positions=positions,
-        batch=batch,
-        exact_minutes=round(exact / 60, 2),
-        new_points=new_points,
-    )
+    made = _priced(cost, n_samples, positions, batch, exact, new_points)
     if n_samples < eta * floor:
         return FidelityChoice(None, "auto", f"fewer than {eta * floor} rows", **made)
     if exact <= EXACT_SECONDS:

@@ -5,10 +5,9 @@ data."""
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pytest
+from shared import local_dask_client
 from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
@@ -26,18 +25,7 @@ WORKER_MEMORY = "400MB"
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=WORKER_MEMORY,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_dask_client(WORKER_MEMORY) as client:
         yield client
 
 

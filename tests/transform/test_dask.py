@@ -5,7 +5,6 @@ whose memory is smaller than the data; estimators fitted block by block."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import subprocess
 import sys
 import textwrap
@@ -15,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from shared import local_dask_client
 from sklearn.linear_model import LogisticRegression
 from sklearn.linear_model import SGDClassifier
 from sklearn.naive_bayes import GaussianNB
@@ -41,18 +41,7 @@ BIG_ROWS, BIG_COLUMNS, BIG_CHUNK = 16_000_000, 8, 125_000
 def client():
     """Two single-threaded worker processes on loopback, each limited to :data:`WORKER_MEMORY`:
     every computation of this module runs there (the Client is the default scheduler)."""
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=True,
-            memory_limit=WORKER_MEMORY,
-            host="127.0.0.1",
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    with local_dask_client(WORKER_MEMORY) as client:
         yield client
 
 
