@@ -44,8 +44,10 @@ from optuna_boxcox._math._sklearn_compat import StrOptions
 from optuna_boxcox._math._sklearn_compat import fit_context
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._math._transform import check_features
+from optuna_boxcox._math._transform import transform_checked
 from optuna_boxcox._objective._arguments import CheckedData
 from optuna_boxcox._objective._arguments import Whole
+from optuna_boxcox._objective._arguments import array_names
 from optuna_boxcox._objective._arguments import check_arrays
 from optuna_boxcox._objective._evaluators import MonotoneInvariantWarning
 from optuna_boxcox._objective._evaluators import monotone_invariant
@@ -53,6 +55,7 @@ from optuna_boxcox._objective._experiment import stratified_subsample
 from optuna_boxcox._objective._objective import CRITERIA
 from optuna_boxcox._objective._objective import METRICS
 from optuna_boxcox._objective._points import Configuration
+from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._study._fidelity import DEFAULT_REQUEST
 from optuna_boxcox._study._fidelity import parse_fidelity
 from optuna_boxcox._study._spec import SearchSpec
@@ -262,7 +265,8 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
     best_score_ : float
         The search score of ``lambdas_`` on the training data (the search's criterion).
     study_ : optuna.Study
-        The study that chose them.
+        The study that chose them. A pickled classifier leaves out a study held in memory (the
+        default): unpickled, ``study_`` is None; give ``storage`` to keep the study.
     transformer_ : BoxCoxTransformer
         The fitted transform (with ``transforms``, a feature map that applies each feature's own
         transform and leaves out the dropped ones).
@@ -430,10 +434,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"lambda_{j}" for j in range(self.n_features_in_)]
+        named = names is not None
+        if not named:
+            names = array_names(self.n_features_in_)
         # fit, scikit-learn's fit_context, then the user's line.
-        data = check_arrays(X, y, names, warn_stacklevel=3)
+        data = check_arrays(X, y, names, named=named, warn_stacklevel=3)
         self.classes_ = np.unique(data.y)
         if self._sampler_name() == GUARDED and self._owns_study() and self._plain_trees():
             return self._fit_without_search(data)
@@ -451,6 +456,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
                 method=self.method,
                 extrapolation=self.extrapolation,
                 range_scale=range_scale,
+                names=getattr(self, "feature_names_in_", None),
             )
 
         chosen = member(self.best_params_, self.best_score_, range_scale=self._range_scaled)
@@ -552,8 +558,11 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(names, dtype=object)
         elif hasattr(self, "feature_names_in_"):
             del self.feature_names_in_
-        names = names if _dask.is_frame(X) else [f"lambda_{j}" for j in range(len(names))]
+        # An array's columns are x0, x1, … in messages (these names only word them), lambda_0,
+        # lambda_1, … as λ parameters.
         data_min, data_range, fingerprint = _dask.range_and_fingerprint(X, y_all, names)
+        named = _dask.is_frame(X)
+        names = names if named else array_names(len(names))
         plan = Whole(len(y_all), y_all, None, data_min, data_range)
         shape = CheckedData(tuple(names), np.empty((0, len(names))), y_all, fingerprint, plan)
         size = sample_size(self._spec(), shape)
@@ -561,8 +570,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             return self.fit(_dask.take_rows(X, np.arange(len(y_all))), y_all)
         rows = stratified_subsample(y_all, size, self._seed())
         whole = Whole(len(y_all), y_all, rows, data_min, data_range)
-        sample = check_arrays(_dask.take_rows(X, rows), y_all[rows], names, warn_stacklevel=3)
-        data = CheckedData(sample.names, sample.X, sample.y, fingerprint, whole)
+        sample = check_arrays(
+            _dask.take_rows(X, rows), y_all[rows], names, named=named, warn_stacklevel=3
+        )
+        data = CheckedData(sample.names, sample.X, sample.y, fingerprint, whole, named)
         self._search(data)
         settings = {
             "lambdas": self.lambdas_,
@@ -620,6 +631,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
             data.y,
             method=self.method,
             extrapolation=self.extrapolation,
+            names=getattr(self, "feature_names_in_", None),
         )
         self.transformer_, self.estimator_ = chosen.transformer, chosen.estimator
         if hasattr(self, "ensemble_"):
@@ -648,8 +660,9 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         return validate_data(self, X, dtype=np.float64, reset=False)
 
     def _transform(self, X: Any) -> np.ndarray:
+        # X is checked against the classifier's own names; its transformer keeps them too.
         X = self._validated(X)
-        return self.transformer_.transform(X)
+        return transform_checked(self.transformer_, X)
 
     def predict(self, X: Any) -> np.ndarray:
         """Class labels of X: transform with the fitted parts, then the classifier (Algorithm 4);
@@ -679,6 +692,7 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     @available_if(_estimator_has("predict_log_proba"))
     def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log class probabilities of X (where the classifier has ``predict_log_proba``)."""
         if hasattr(self, "ensemble_"):
             with np.errstate(divide="ignore"):
                 return np.log(self.predict_proba(X))
@@ -687,11 +701,25 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
 
     @available_if(_estimator_has("decision_function"))
     def decision_function(self, X: Any) -> np.ndarray:
+        """The classifier's decision values of X, transformed with the fitted parts (where the
+        classifier has ``decision_function``); an ensemble's: the members' votes (for two classes
+        the second class's votes minus the first's)."""
         if hasattr(self, "ensemble_"):
             votes = ballot(self.ensemble_, self.classes_, self._validated(X))
             return votes[:, 1] - votes[:, 0] if len(self.classes_) == 2 else votes
         Xt = self._transform(X)
         return self.estimator_.decision_function(Xt)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A study in memory (the default) is every trial of the search: a pickled model keeps
+        # what predicts and leaves it out; a study in a database is pickled as its address.
+        state = dict(super().__getstate__())  # a copy: the fitted classifier keeps its study
+        study = state.get("study_")
+        if isinstance(study, optuna.Study) and isinstance(
+            storage_of(study), optuna.storages.InMemoryStorage
+        ):
+            state["study_"] = None
+        return state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -14,11 +14,13 @@ import numpy as np
 from optuna.trial import TrialState
 from sklearn.base import clone
 from sklearn.dummy import DummyClassifier
+from sklearn.naive_bayes import GaussianNB
 from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
 from optuna_boxcox._math._transform import BoxCoxTransformer
+from optuna_boxcox._math._transform import transform_checked
 
 if TYPE_CHECKING:
     import optuna
@@ -131,21 +133,92 @@ def fit_member(
     method: str,
     extrapolation: str,
     range_scale: bool = False,
+    names: Any = None,
 ) -> Member:
     """The configuration of ``params`` fitted on (X, y): its feature map (min-max scaled after
     the power step with ``range_scale``) and a clone of ``estimator`` with the configuration's
-    settings."""
+    settings. ``names``: the columns' names the user's data had, which a BoxCoxTransformer then
+    keeps (as if it had been fitted on the user's DataFrame)."""
     with warnings.catch_warnings():
         # The objective has said it already, about the same columns.
         warnings.simplefilter("ignore", ExtremeValueWarning)
         warnings.simplefilter("ignore", ConstantColumnWarning)
         transformer = _feature_map(configuration, method, extrapolation, range_scale).fit(X)
+    if names is not None and isinstance(transformer, BoxCoxTransformer):
+        transformer.feature_names_in_ = np.asarray(names, dtype=object)
     estimator = clone(estimator).set_params(**configuration.settings)
     if set(configuration.transforms) == {"drop"}:
         estimator = DummyClassifier(strategy="most_frequent")
-    return Member(
-        dict(params), float(score), transformer, estimator.fit(transformer.transform(X), y)
-    )
+    return Member(dict(params), float(score), transformer, fit_final(estimator, transformer, X, y))
+
+
+#: A GaussianNB's final fit reads the transformed rows a block at a time once they would take
+#: more than this many bytes: GaussianNB.fit's variances of all rows and of each class are each
+#: a temporary as large as its input, which, beside the input and the user's data, triples the
+#: peak (docs/performance_log.md, "The data users have").
+BLOCKWISE_BYTES = 256 * 2**20
+#: Rows per block of the blockwise fit.
+BLOCK_ROWS = 65_536
+
+
+def fit_final(estimator: Any, transformer: Any, X: np.ndarray, y: np.ndarray) -> Any:
+    """``estimator`` fitted on ``transformer.transform(X)`` and y; a plain GaussianNB on more
+    than :data:`BLOCKWISE_BYTES` of transformed rows is fitted block by block, never holding
+    them whole (:func:`_fit_gaussian_nb_blocks`)."""
+    if type(estimator) is GaussianNB and X.size * 8 > BLOCKWISE_BYTES:
+        return _fit_gaussian_nb_blocks(estimator, transformer, X, y)
+    return estimator.fit(transform_checked(transformer, X), y)
+
+
+class _Moments:
+    """Count, mean and sum of squared deviations of rows, merged block by block (Chan et al.'s
+    pairwise update, which the variance of GaussianNB's ``partial_fit`` also uses)."""
+
+    def __init__(self, width: int) -> None:
+        self.count, self.mean, self.squares = 0, np.zeros(width), np.zeros(width)
+
+    def add(self, rows: np.ndarray) -> None:
+        m = len(rows)
+        if m == 0:
+            return
+        mean = rows.mean(axis=0)
+        squares = ((rows - mean) ** 2).sum(axis=0)
+        n = self.count + m
+        delta = mean - self.mean
+        self.squares += squares + delta**2 * (self.count * m / n)
+        self.mean += delta * (m / n)
+        self.count = n
+
+    @property
+    def variance(self) -> np.ndarray:
+        return self.squares / max(self.count, 1)
+
+
+def _fit_gaussian_nb_blocks(
+    estimator: GaussianNB, transformer: Any, X: np.ndarray, y: np.ndarray
+) -> GaussianNB:
+    """``estimator.fit(transformer.transform(X), y)`` to rounding, one block of transformed rows at
+    a time: the per-class means and variances and the variance of all rows (its ``epsilon_``)
+    merged over blocks. The estimator is first fitted on one row per class, which sets up what
+    scikit-learn's version keeps beside the statistics; these are then replaced by those of all
+    rows (its public fitted attributes, which its predictions read)."""
+    classes, first = np.unique(y, return_index=True)
+    estimator.fit(transform_checked(transformer, X[np.sort(first)]), y[np.sort(first)])
+    width = len(estimator.theta_[0])
+    whole, per_class = _Moments(width), [_Moments(width) for _ in classes]
+    for start in range(0, len(X), BLOCK_ROWS):
+        rows = transform_checked(transformer, X[start : start + BLOCK_ROWS])
+        codes = np.searchsorted(classes, y[start : start + BLOCK_ROWS])
+        whole.add(rows)
+        for k, moments in enumerate(per_class):
+            moments.add(rows[codes == k])
+    estimator.epsilon_ = estimator.var_smoothing * float(whole.variance.max())
+    estimator.theta_ = np.array([m.mean for m in per_class])
+    estimator.var_ = np.array([m.variance for m in per_class]) + estimator.epsilon_
+    estimator.class_count_ = np.array([float(m.count) for m in per_class])
+    if estimator.priors is None:
+        estimator.class_prior_ = estimator.class_count_ / estimator.class_count_.sum()
+    return estimator
 
 
 def best_members(
@@ -181,7 +254,7 @@ def ballot(members: list[Member], classes: np.ndarray, X: np.ndarray) -> np.ndar
     n, n_classes = len(X), len(classes)
     votes = np.zeros((n, n_classes))
     rows = np.arange(n)
-    outputs = [member.transformer.transform(X) for member in members]
+    outputs = [transform_checked(member.transformer, X) for member in members]
     predicted = []
     for member, Xt in zip(members, outputs):
         codes = np.searchsorted(classes, member.estimator.predict(Xt))

@@ -11,6 +11,7 @@ from numbers import Integral
 from numbers import Real
 import sys
 from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -66,7 +67,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     extrapolation : {"extrapolate", "clip"}, default="extrapolate"
         What happens to unseen values outside the training range (Box-Cox only). ``"extrapolate"``
         (the paper's behaviour) keeps the scaled value Z, raising it to a small positive floor
-        (:data:`~optuna_boxcox._math._numerics.Z_FLOOR`) where it would leave the Box-Cox domain.
+        (``Z_FLOOR``) where it would leave the Box-Cox domain.
         ``"clip"`` clamps Z into [1, 2].
 
     standardize : bool, default=True
@@ -129,7 +130,7 @@ class BoxCoxTransformer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Range scaling lets the extremes of a column decide where the rest of it lands. When at least
     90 % of a column's training values end up within 1 % of its range (say one value of 1e300 among
     ordinary numbers), ``fit`` warns with
-    :class:`~optuna_boxcox._math._numerics.ExtremeValueWarning` naming the column: those values are
+    an ``ExtremeValueWarning`` naming the column: those values are
     squeezed together near Z = 1 and their λ (MLE or searched) becomes extreme. Ordinary skewed
     data, such as exp(N(0, 1)), stays well clear of that, and a column that is mostly one repeated
     value (zeros, a rare flag) does not count. Beyond 100,000 rows the share is measured on a
@@ -358,6 +359,17 @@ def _fit_arrays(
     return fitted.train
 
 
+def transform_checked(transformer: Any, X: np.ndarray) -> np.ndarray:
+    """``transformer.transform(X)`` of rows its caller has checked already (float64, the fitted
+    columns): a BoxCoxTransformer skips its validation, and with it the check of column names,
+    which its owner (a BoxCoxClassifier, whose transformer keeps the names it was fitted on) has
+    made against its own."""
+    if isinstance(transformer, BoxCoxTransformer):
+        check_is_fitted(transformer)
+        return _transform_arrays(transformer, X)
+    return transformer.transform(X)
+
+
 def _transform_arrays(transformer: BoxCoxTransformer, X: np.ndarray) -> np.ndarray:
     """The fitted map of checked float64 data, a block of rows at a time into one output."""
     if transformer.range_scale:
@@ -382,7 +394,7 @@ def _feature_names(transformer: BoxCoxTransformer, width: int) -> list[str]:
     """The names warnings and errors give the ``width`` features: the fitted ones, else ``xj``."""
     if hasattr(transformer, "feature_names_in_"):
         return [str(name) for name in transformer.feature_names_in_]
-    return [f"x{j}" for j in range(width)]
+    return _numerics.column_names(width)
 
 
 def _resolve_lambdas(lambdas, feature_names: list[str]) -> np.ndarray:

@@ -56,10 +56,11 @@ PRICE_FROM_ROWS = 100
 #: The default searches a stratified sample where the exact search on all rows is priced above
 #: this many passes of the classifier over the data: past it the search, the MLE anchor and the
 #: gate run on the sample and only the transform and the final fit see every row, so that a
-#: fit costs a few passes over the data (docs/performance.md, "The data users have").
+#: fit costs a few passes over the data (docs/performance_log.md, "The data users have").
 SAMPLE_PASSES = 3.0
-#: A pass is priced on at least this many rows: on fewer, the sample is the one a million rows
-#: would get (the fit's cost then never falls as the rows grow, and small data stay exact).
+#: A pass is priced on at least this many rows: on fewer, the budget is a million rows' shrunk by
+#: :data:`SAMPLE_GROWTH` (the fit's cost then grows gently with the rows, and small data stay
+#: exact).
 PASS_ROWS = 1_000_000
 #: A pass is priced linearly in the rows from the classifier's cost on this many: one pass over
 #: the data, whatever the classifier's own exponent (k-NN's leave-one-out scan is quadratic).
@@ -67,6 +68,10 @@ PASS_PRICED_AT = 1_000
 #: The fewest rows a sample has: the gate's folds and the λ of 20-odd features need a few
 #: thousand (and data of the paper's size are never sampled).
 MIN_SAMPLE_ROWS = 2_000
+#: Below :data:`PASS_ROWS` the budget shrinks as ``(n / PASS_ROWS) ** SAMPLE_GROWTH``: the sample
+#: grows with the rows up to a million, so that a fit never costs more on fewer rows (the
+#: search's cost on a sample of one size moves with the data by more than the passes add).
+SAMPLE_GROWTH = 0.25
 
 
 @dataclass(frozen=True)
@@ -231,12 +236,11 @@ def sample_rows(
 ) -> FidelityChoice | None:
     """The choice of the default that searches a stratified sample instead of all ``n_samples``
     rows (its ``sample``, the rows): the most rows (at least :data:`MIN_SAMPLE_ROWS`) whose exact search
-    of the plan ``size`` is priced within :data:`SAMPLE_PASSES` passes of the classifier over
-    ``max(n_samples, PASS_ROWS)`` rows. None where the exact search on all rows fits that (a
-    one-trial plan always does). A function of its arguments alone, as :func:`choose_auto`."""
+    of the plan ``size`` is priced within the budget of :func:`sample_budget`. None where the
+    exact search on all rows fits it (a one-trial plan always does). A function of its arguments
+    alone, as :func:`choose_auto`."""
     positions, batch, new_points = _planned(request, size)
-    one_pass = pricing.seconds(PASS_PRICED_AT) * max(n_samples, PASS_ROWS) / PASS_PRICED_AT
-    budget = SAMPLE_PASSES * one_pass
+    budget = sample_budget(pricing, n_samples)
     cost = pricing.model(n_samples)
     exact = exact_seconds(cost, n_samples, new_points, batch)
     if size.one_trial or exact <= budget or n_samples <= MIN_SAMPLE_ROWS:
@@ -250,14 +254,29 @@ def sample_rows(
     return FidelityChoice(
         None,
         "auto",
-        f"searching all rows is priced over {SAMPLE_PASSES:g} passes of the classifier over "
-        f"{max(n_samples, PASS_ROWS):,} rows (~{minutes_text(budget / 60)})",
+        f"searching all rows is priced over the budget of {n_samples:,} rows "
+        f"(~{minutes_text(budget / 60)}: {SAMPLE_PASSES:g} passes of the classifier over "
+        f"{max(n_samples, PASS_ROWS):,} rows{_growth_text(n_samples)})",
         **_priced(cost, n_samples, positions, batch, exact, new_points),
         search_minutes=round(searched / 60, 2),
         default=request.default,
         inputs=pricing.to_attrs(),
         sample=low,
     )
+
+
+def sample_budget(pricing: Pricing, n_samples: int) -> float:
+    """The seconds the default's search of ``n_samples`` rows may be priced at before it searches
+    a sample: :data:`SAMPLE_PASSES` passes of the classifier over ``max(n_samples, PASS_ROWS)``
+    rows, times ``(n_samples / PASS_ROWS) ** SAMPLE_GROWTH`` below :data:`PASS_ROWS`."""
+    one_pass = pricing.seconds(PASS_PRICED_AT) * max(n_samples, PASS_ROWS) / PASS_PRICED_AT
+    return SAMPLE_PASSES * one_pass * (min(n_samples, PASS_ROWS) / PASS_ROWS) ** SAMPLE_GROWTH
+
+
+def _growth_text(n_samples: int) -> str:
+    if n_samples >= PASS_ROWS or SAMPLE_GROWTH == 0:
+        return ""
+    return f" times ({n_samples:,} / {PASS_ROWS:,})^{SAMPLE_GROWTH:g}"
 
 
 def halving_seconds(
@@ -290,7 +309,7 @@ def expected_new_points(positions: int, n_params: int, batch: int) -> int:
     How many later positions are new is not known before the search: a later sweep repeats the
     current point, and all of its points when no λ moved since the parameter's last sweep (a
     cached score, no fit); the share differs by classifier and data by an order of magnitude
-    (docs/performance.md). So a search is *planned* for the most (:func:`choose_fidelity` caps
+    (docs/performance_log.md). So a search is *planned* for the most (:func:`choose_fidelity` caps
     the top rung so that it fits the time budget: a search must not overrun it twofold) and
     *estimated* for this middle."""
     first = min(positions, max(1, n_params) * max(1, batch))

@@ -49,8 +49,19 @@ def test_the_sample_is_priced_and_never_shrinks_as_the_rows_grow(estimator):
             assert _auto.MIN_SAMPLE_ROWS <= choice.sample < n
             assert choice.fidelity is None and choice.default and choice.requested == "auto"
     assert samples == sorted(samples)
-    # Up to a million rows a pass is priced on a million: the same sample for any size there.
-    assert samples[2] == samples[3] < samples[4]
+    # Below a million rows the budget shrinks with the rows, so that fewer rows never cost more
+    # than a million (the floor aside): the sample grows up to a million and beyond it.
+    assert samples[2] < samples[3] < samples[4] or samples[2] == _auto.MIN_SAMPLE_ROWS
+    assert samples[3] < samples[4]
+
+
+def test_the_budget_shrinks_gently_below_a_million_rows():
+    pricing = pricing_of(GaussianNB(), 20, np.array([0, 1] * 50), None)
+    at = {n: _auto.sample_budget(pricing, n) for n in (10_000, 300_000, 1_000_000, 2_000_000)}
+    assert at[10_000] < at[300_000] < at[1_000_000] < at[2_000_000]
+    growth = (300_000 / 1_000_000) ** _auto.SAMPLE_GROWTH
+    assert at[300_000] == pytest.approx(at[1_000_000] * growth)
+    assert at[2_000_000] == pytest.approx(2 * at[1_000_000])  # beyond, passes over the rows
 
 
 def test_a_one_trial_plan_and_small_data_are_never_sampled():
@@ -107,7 +118,7 @@ def test_a_sampled_fit_searches_and_judges_the_sample_and_fits_all_rows(tmp_path
     # The coordinate search's first sweep moves λ_0 and holds the others at the MLE start point.
     first = clf.study_.trials[0].params
     np.testing.assert_allclose([first[f"lambda_{j}"] for j in (1, 2, 3)], mle[1:], rtol=1e-6)
-    assert clf.decision_["rows"] is None or clf.decision_["rows"]["of"] == size
+    assert clf.decision_.get("rows") is None or clf.decision_["rows"]["of"] == size
     # Fitted again on the same study: the same sample is read from it, nothing differs.
     again = BoxCoxClassifier(KNeighborsClassifier(), storage=storage, study_name="s").fit(X, y)
     np.testing.assert_array_equal(again.lambdas_, clf.lambdas_)
