@@ -99,10 +99,11 @@ def paper_svc() -> SVC:
 
 
 def make_classifier(name: str) -> Any:
-    """A fresh instance of a classifier by name: the paper's (:data:`CLASSIFIERS`) or a
-    practitioner's (:data:`PRACTITIONER_CLASSIFIERS`)."""
-    if name not in ALL_CLASSIFIERS:
+    """A fresh instance of a classifier by name, in any case (``"KNN"`` is ``"knn"``): the
+    paper's (:data:`CLASSIFIERS`) or a practitioner's (:data:`PRACTITIONER_CLASSIFIERS`)."""
+    key = name.strip().lower() if isinstance(name, str) else name
+    if key not in ALL_CLASSIFIERS:
         raise ValueError(
             f"unknown classifier {name!r}; choose one of {', '.join(ALL_CLASSIFIERS)}"
         )
-    return ALL_CLASSIFIERS[name]()
+    return ALL_CLASSIFIERS[key]()

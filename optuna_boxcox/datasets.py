@@ -8,8 +8,10 @@ scikit-learn's data home after the first download; offline, pass the CSV with ``
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 import csv
 from pathlib import Path
+import re
 from typing import Any
 import warnings
 
@@ -64,10 +66,13 @@ def _load_sonar(data_home: str | None) -> tuple[pd.DataFrame, pd.Series]:
     return X, y
 
 
-def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
+def load_csv(
+    path: str | Path, label: str, *, drop_columns: Sequence[str] = ()
+) -> tuple[pd.DataFrame, pd.Series]:
     """Features and labels from a CSV file with a header row; ``label`` names the class column.
 
-    Every other column must be numeric and finite.
+    Every other column must be numeric and finite, but the columns ``drop_columns`` names, which
+    are left out (text, identifiers, a column of missing values).
     """
     path = Path(path)
     if path.is_dir():
@@ -77,18 +82,30 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
     try:
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-        raise DataError(f"cannot read {path} as CSV: {error}") from error
-    duplicates = _duplicate_names(path)
+        raise DataError(f"cannot read {path} as CSV: {_csv_reason(error)}") from error
+    header = _header(path)
+    duplicates = [name for name, n in Counter(header).items() if n > 1]
     if duplicates:
         raise DataError(
             f"{path.name} names more than one column {', '.join(map(repr, duplicates))}; give "
             "each column a name of its own"
+        )
+    unnamed = [j + 1 for j, name in enumerate(header) if not name]
+    if unnamed:
+        # pandas would read it as "Unnamed: 0" and search a λ for it: a row index, most often.
+        raise DataError(
+            f"column {', '.join(map(str, unnamed))} of {path.name} has no name in the header "
+            "(a row index that pandas' to_csv wrote?): name it, or write the file without "
+            "the index (index=False)"
         )
     if label not in frame.columns:
         raise DataError(
             f"label column {label!r} not in {path.name}; its columns are {', '.join(map(str, frame.columns[:10]))}"
             + ("…" if frame.shape[1] > 10 else "")
         )
+    if label in drop_columns:
+        raise DataError(f"{label!r} is the label column of {path.name}: it cannot be dropped")
+    frame = drop_features(frame, drop_columns, source=path.name)
     y = frame.pop(label)
     if y.isna().any():
         raise DataError(
@@ -99,11 +116,38 @@ def load_csv(path: str | Path, label: str) -> tuple[pd.DataFrame, pd.Series]:
     return X, y
 
 
-def _duplicate_names(path: Path) -> list[str]:
-    """Header names that occur more than once (pandas would read the second ``a`` as ``a.1``)."""
+def _header(path: Path) -> list[str]:
+    """The header's names as written, stripped (pandas would read a second ``a`` as ``a.1``
+    and an empty name as ``Unnamed: 0``)."""
     with open(path, newline="", encoding="utf-8", errors="replace") as f:
-        header = next(csv.reader(f), [])
-    return [name for name, n in Counter(h.strip() for h in header).items() if n > 1]
+        return [name.strip() for name in next(csv.reader(f), [])]
+
+
+def _csv_reason(error: Exception) -> str:
+    """Why pandas could not read a CSV file, in one line (its tokenizer's message spans two)."""
+    said = " ".join(str(error).split())
+    fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", said)
+    if fields is None:
+        return said or type(error).__name__
+    expected, line, saw = fields.groups()
+    return f"line {line} has {saw} fields where the header has {expected}"
+
+
+def drop_features(
+    X: pd.DataFrame, names: Sequence[str], *, source: str = "the data"
+) -> pd.DataFrame:
+    """``X`` without the columns ``names``, or a DataError naming one it lacks."""
+    names = list(dict.fromkeys(names))
+    unknown = [name for name in names if name not in X.columns]
+    if unknown:
+        columns = ", ".join(map(str, X.columns[:10])) + ("…" if X.shape[1] > 10 else "")
+        raise DataAdvice(
+            "{drop_columns} names {unknown}, not a column of {source} (its columns are {columns})",
+            unknown=", ".join(map(repr, unknown)),
+            source=source,
+            columns=columns,
+        )
+    return X.drop(columns=names)
 
 
 def warn_constant(X: pd.DataFrame, *, source: str = "the data") -> None:
@@ -136,12 +180,29 @@ def validate_features(X: Any, *, source: str = "the data") -> pd.DataFrame:
         raise DataError(f"{source} has one row; a search scores a classifier on at least two")
     non_numeric = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
-        raise DataError(f"non-numeric feature column(s) in {source}: {', '.join(non_numeric)}")
+        raise DataAdvice(
+            "non-numeric feature column(s) in {source}: {names}; encode them as numbers, or "
+            "leave them out ({drop_columns} {listed})",
+            source=source,
+            names=", ".join(non_numeric),
+            listed=",".join(non_numeric),
+        )
     values = X.to_numpy(dtype=np.float64)
-    for problem, found in (("missing (NaN)", np.isnan(values)), ("infinite", np.isinf(values))):
+    for problem, found, remedy in (
+        ("missing (NaN)", np.isnan(values), "fill them in"),
+        ("infinite", np.isinf(values), "replace them"),
+    ):
         bad = [str(c) for c, hit in zip(X.columns, found.any(axis=0)) if hit]
         if bad:
-            raise DataError(f"{problem} values in column(s) of {source}: {', '.join(bad)}")
+            raise DataAdvice(
+                "{problem} values in column(s) of {source}: {names}; {remedy}, or leave the "
+                "column(s) out ({drop_columns} {listed})",
+                problem=problem,
+                source=source,
+                names=", ".join(bad),
+                remedy=remedy,
+                listed=",".join(bad),
+            )
     try:
         _numerics.fit_range(values, [str(c) for c in X.columns])
     except ValueError as error:

@@ -23,6 +23,7 @@ from optuna.storages.journal import JournalFileBackend
 
 from optuna_boxcox._defaults import DEFAULT_STORAGE
 from optuna_boxcox._defaults import REPRODUCE_STORAGE
+from optuna_boxcox._optuna import rdb_backend
 from optuna_boxcox._optuna import sqlite_schema_is_current
 from optuna_boxcox._optuna import supported
 from optuna_boxcox._optuna._sqlite_file import checkpoint_files
@@ -64,7 +65,7 @@ def storage_failure(error: BaseException, url: str | None = None) -> str | None:
     :class:`StorageError`, which says that itself). ``url`` names the storage (password redacted).
     """
     # SQLAlchemy is imported where a database is used, in this whole module: `import optuna` does not
-    # load it and in-memory or journal storages never need it (docs/performance.md, imports).
+    # load it and in-memory or journal storages never need it (docs/performance_log.md, imports).
     from sqlalchemy.exc import DBAPIError
 
     where = f" {redact(url)}" if url else ""
@@ -98,9 +99,26 @@ def storage_failure(error: BaseException, url: str | None = None) -> str | None:
             f"lock timeout ({timeout:g} s; ?timeout=SECONDS in a sqlite:/// URL sets it): let "
             "that process finish, or close it, then run the same command to resume"
         )
-    if isinstance(error, StorageError):
+    if isinstance(error, StorageError) and not isinstance(error, StorageFailure):
         return None  # its own message names the storage and quotes the driver already
     return f"the study storage{where} failed: {_first_line(database_error)}"
+
+
+class StorageFailure(StorageError):
+    """A read or write of a study storage that failed (a full disk, a lock held too long), as a
+    library call raises it (:func:`storage_error`); the message is :func:`storage_failure`'s."""
+
+
+def storage_error(error: BaseException, storage: Any = None) -> StorageError | None:
+    """``error`` as the :class:`StorageFailure` a library call raises when reading or writing the
+    study storage ``storage`` failed: its message is :func:`storage_failure`'s one line (the
+    storage's URL, password redacted), and it is raised from ``error``. None when ``error`` is no
+    database error, or a :class:`StorageError` already."""
+    if isinstance(error, StorageError):
+        return None
+    backend = rdb_backend(storage)
+    reason = storage_failure(error, None if backend is None else str(backend.url))
+    return None if reason is None else StorageFailure(reason)
 
 
 def _chain(error: BaseException):
@@ -189,6 +207,15 @@ def open_storage(
                 folder=path.parent,
             )
         _check_file(path, f"SQLite storage {url}", create=create, kind="database")
+        if not _writable(path):
+            # Refused before SQLite opens it: reading a database in write-ahead-log mode leaves
+            # its -wal and -shm files beside a file that cannot take their contents back.
+            raise StorageAdvice(
+                "cannot open SQLite storage {url}: {path} is read-only, and searches and "
+                "workers write their trials there (optuna-boxcox dashboard {read_only} shows it)",
+                url=url,
+                path=path,
+            )
         try:
             write_ahead_logging(path, timeout=timeout)
         except (OSError, sqlite3.Error) as error:
@@ -243,6 +270,16 @@ def _read_only_sqlite(url: str) -> BaseStorage:
             skip_table_creation=True,
         )
     )
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the file ``path`` (a missing file is left to the caller),
+    by access(2), which says no to root too for an immutable file or a read-only mount. Never by
+    opening it: closing any descriptor of a SQLite file drops the locks this process's SQLite
+    connections hold on it, and another process's write then corrupts it."""
+    if not path.exists():
+        return True
+    return os.access(path, os.W_OK)
 
 
 def _on_read_only_file_system(path: Path) -> bool:
@@ -439,6 +476,7 @@ def _cached(storage: RDBStorage) -> BaseStorage:
 
 def _rdb(url: str, **kwargs: object) -> RDBStorage:
     """RDBStorage, retried when workers race to create the schema of a new database."""
+    from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
     from sqlalchemy.exc import IntegrityError
     from sqlalchemy.exc import OperationalError
@@ -446,6 +484,13 @@ def _rdb(url: str, **kwargs: object) -> RDBStorage:
 
     _track_engines()
     shown = redact(url)
+    try:
+        make_url(url)
+    except ValueError:  # SQLAlchemy reads the port with int(): its error would name int()
+        raise ValueError(
+            f"storage {shown!r}: the port after the host must be a number, e.g. "
+            "postgresql+psycopg://user@localhost:5432/db"
+        ) from None
     for attempt in range(5):
         try:
             # The heartbeat is this package's choice, not the user's: no warning about its API.

@@ -20,6 +20,24 @@ def stable_id(value: object) -> str:
     return re.sub(r" (object )?at 0x[0-9a-fA-F]+", "", repr(value))
 
 
+def run_scikit_learn_check(check, estimator) -> None:
+    """``check(estimator)``, one of ``parametrize_with_checks``'. scikit-learn's array API check
+    skips where SciPy's array API support is off, "SCIPY_ARRAY_API is not set"; SciPy reads that
+    variable once, at its import, so the skip says how to run the check."""
+    import unittest
+
+    try:
+        check(estimator)
+    except unittest.SkipTest as skipped:
+        if "SCIPY_ARRAY_API is not set" not in str(skipped):
+            raise
+        pytest.skip(
+            "scikit-learn's array API check needs SciPy's array API support, read at SciPy's "
+            "import: run it with SCIPY_ARRAY_API=1 .venv/bin/python -m pytest "
+            "tests/estimator/test_sklearn_checks.py tests/transform/test_transformer.py -k array_api"
+        )
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:

@@ -13,7 +13,7 @@ The better anchor is the one of ``mle`` and ``ones`` with the higher score (``ml
 is where the search started). Each classifier is judged by its own rule (:func:`rule_of`), a trait
 of its entry in the classifier registry (``optuna_boxcox._objective._evaluators.REGISTRY``),
 chosen from held-out measurements on the development data (``optuna_boxcox.bench.guard``; the
-results: docs/performance.md, "Why each classifier's gate traits are what they are"). The default
+results: docs/performance_log.md, "Why each classifier's gate traits are what they are"). The default
 :class:`Rule`, for every gated classifier without a rule of its own: 5×2 CV, every fold fitting
 the transform and the classifier on the other folds as ``fit`` does; the searched Λ is kept only
 if its score beats the better anchor's by more than one standard error of the paired per-fold

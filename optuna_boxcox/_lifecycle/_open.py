@@ -18,6 +18,7 @@ import optuna
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import count_trials
+from optuna_boxcox._optuna._capabilities import refuse_long_names
 from optuna_boxcox._study._settings import record_settings
 from optuna_boxcox.samplers import record_sampler
 
@@ -53,6 +54,7 @@ def open_study(
     restart: bool = False,
     check: Callable[[optuna.Study], Any] | None = None,
     settings: Recorded | None = None,
+    param_names: Sequence[str] = (),
 ) -> optuna.Study:
     """Create the study ``study_name``, or resume it when it exists.
 
@@ -66,11 +68,15 @@ def open_study(
         check: Refuses a study of another experiment (raises), called before anything is
             written into it.
         settings: Settings the study records and may only be continued with.
+        param_names: The parameters its trials will have (a search's columns): a name longer
+            than the storage keeps is refused before the study is created.
 
     Raises:
         ValueError: The study was run with other settings or another sampler (or ``check``'s
-            own error).
+            own error), or its name or a parameter's is longer than the storage keeps.
     """
+    refuse_long_names(storage, [] if study_name is None else [study_name], "study")
+    refuse_long_names(storage, param_names, "column")
     if restart and study_name is not None:
         try:
             optuna.delete_study(study_name=study_name, storage=storage)

@@ -29,6 +29,7 @@ import functools
 import time
 from typing import TYPE_CHECKING
 from typing import Any
+import warnings
 
 import numpy as np
 import optuna
@@ -55,6 +56,7 @@ from optuna_boxcox._runner import optimize
 from optuna_boxcox._runner._memory import first_best
 from optuna_boxcox._runner._memory import optimize_in_memory
 from optuna_boxcox._study._decision import NAMES
+from optuna_boxcox._study._decision import SPLITS
 from optuna_boxcox._study._fidelity import EXACT
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._fidelity import Exact
@@ -63,6 +65,7 @@ from optuna_boxcox._study._plan_size import PlanSize
 from optuna_boxcox._study._plan_size import plan_size
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox._system._advice import AdvisedValueError
 from optuna_boxcox.figures import attach_figures
 from optuna_boxcox.figures import search_figures
 from optuna_boxcox.samplers import PlanSampler
@@ -98,6 +101,11 @@ class NoFinishedTrial(ValueError):
     def __init__(self, study_name: str) -> None:
         super().__init__(f"study {study_name!r} has no finished trial to report")
         self.study_name = study_name
+
+
+class FewRowsWarning(UserWarning):
+    """Data with fewer rows than the guarded default's held-out folds need of each class: too
+    few to tell one Λ from another."""
 
 
 class SearchInterrupted(KeyboardInterrupt):
@@ -223,9 +231,16 @@ def default_study_name(spec: SearchSpec, data_name: str, *, guarded: bool = Fals
     """``<data>/<classifier>/<sampler>`` (``…/guarded`` for the guarded default); data read from
     a CSV file add ``@<fingerprint>``, so a file edited since starts a study of its own instead of
     reporting the old data's result."""
-    if spec.source and spec.source.get("csv"):
+    if _named_by_fingerprint(spec):
         data_name = f"{data_name}@{spec.short_fingerprint}"
     return f"{data_name}/{spec.classifier}/{_guard.GUARDED if guarded else spec.sampler}"
+
+
+def _named_by_fingerprint(spec: SearchSpec) -> bool:
+    """Whether a study's default name carries its data's fingerprint: data from a CSV file, or
+    with columns dropped (another experiment than the data set's own study)."""
+    source = spec.source or {}
+    return bool(source.get("csv") or source.get("drop_columns"))
 
 
 def plan_search(
@@ -354,6 +369,15 @@ class Where:
     data_name: str | None = None
     restart: bool = False
 
+    def __post_init__(self) -> None:
+        name = self.study_name
+        if name is not None and not (isinstance(name, str) and name.strip()):
+            raise AdvisedValueError(
+                "{study_name} {given} names no study: give it a name, or leave {study_name} "
+                "out for the default one",
+                given=repr(name),
+            )
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -450,11 +474,13 @@ def run_search(
         data=data,
     )
     _refuse_large(plan, options)
+    _warn_few_rows(data)
     built, objective = _objective(plan, data, options)
     study = _study(where, opened, plan, built, options.settings)
     total = options.total
     if options.n_trials_total and total is None:
         total = plan.n_trials
+        _record_total(study, total)
     to_run = plan.n_trials if total is None else trials_left(study, total)
     if total is not None and to_run == 0:
         found = _read_back(study, where.storage, objective, plan, total)
@@ -492,12 +518,32 @@ def _search(
     return _run(study, scored, objective, where.storage, to_run, total, options)
 
 
+#: Study user attribute of a study of Optuna's samplers: the trials it holds when done, as its
+#: last search was asked (``n_trials_total``), for the workers that join it.
+TOTAL_ATTR = "boxcox_total"
+
+
+def _record_total(study: optuna.Study, total: int | None) -> None:
+    """Record the study's total for the workers that join it: Optuna's samplers only (a plan
+    sampler's workers run the plan to its end, whatever the search that began it stopped at)."""
+    if total is None or isinstance(study.sampler, PlanSampler):
+        return
+    if study.user_attrs.get(TOTAL_ATTR) != total:
+        study.set_user_attr(TOTAL_ATTR, int(total))
+
+
+def recorded_total(study: optuna.Study) -> int | None:
+    """The total the study's last search was asked for (:data:`TOTAL_ATTR`), if it records one."""
+    total = study.user_attrs.get(TOTAL_ATTR)
+    return total if isinstance(total, int) and not isinstance(total, bool) and total >= 0 else None
+
+
 def _named(spec: SearchSpec, data: CheckedData, where: Where) -> Where:
     """``where`` with the default study name of a study the search opens, when it has data's."""
     if where.study is not None or where.study_name is not None or where.data_name is None:
         return where
     named = spec
-    if spec.source and spec.source.get("csv"):
+    if _named_by_fingerprint(spec):
         named = dataclasses.replace(spec, fingerprint=data.fingerprint)
     name = default_study_name(named, where.data_name, guarded=spec.sampler == _guard.GUARDED)
     return dataclasses.replace(where, study_name=name)
@@ -516,6 +562,21 @@ def _recorded(spec: SearchSpec, where: Where) -> tuple[BaseStorage | None, Searc
     # the objective is built, so bad input is refused before anything is created.
     opened = _existing(where.storage)
     return opened, _recorded_spec(opened, where.study_name)
+
+
+def _warn_few_rows(data: CheckedData) -> None:
+    """One line, before the search, when the data have fewer rows than :data:`SPLITS` of each
+    class: every Λ then scores alike on so few rows (4 rows, naive Bayes: all of them 1.0), and
+    no held-out fold can tell the searched Λ from the anchors."""
+    classes = len(np.unique(data.labels))
+    if data.n_samples < SPLITS * classes:
+        warnings.warn(
+            f"the data have {data.n_samples} rows for {classes} classes, fewer than the "
+            f"{SPLITS * classes} ({SPLITS} a class) that tell one Λ from another: most Λ score "
+            "alike on so few rows, and the search's Λ fits these rows only; give more rows",
+            FewRowsWarning,
+            stacklevel=3,  # run_search's caller
+        )
 
 
 def _refuse_large(plan: SearchPlan, options: RunOptions) -> None:
@@ -539,6 +600,8 @@ def _objective(
         return None, options.objective
     experiment = prepare_experiment(plan.spec, data, kernels=plan.fast)
     built = BoxCoxObjective.of(experiment, memory_limit=options.memory_limit, fast=plan.fast)
+    if options.memory_limit is not None and built.fidelity is not None:
+        built.prepare_rungs()  # a limit too small for the rungs is refused before the study opens
     return built, functools.partial(_given, built)
 
 
@@ -564,6 +627,7 @@ def _study(
         restart=where.restart,
         check=check,
         settings=settings,
+        param_names=() if built is None else built.space.names,
     )
 
 
@@ -613,7 +677,7 @@ def _run(
                 show_progress_bar=options.progress,
                 batch=options.batch,
                 stats=stats,
-                callbacks=_stop_at(total, study),
+                total=total,
             )
     except KeyboardInterrupt:
         raise SearchInterrupted(count_trials(study, FINISHED)) from None
@@ -632,21 +696,6 @@ def _run(
         ),
         total=total,
     )
-
-
-def _stop_at(total: int | None, study: optuna.Study) -> list[Callable[..., None]]:
-    """A callback that stops Optuna's sampler once the study holds ``total`` finished trials:
-    processes running the same search each count what is missing when they start, and together
-    would run that many again. (A plan sampler's plan is bounded at ``total`` positions.) Optuna's
-    ``MaxTrialsCallback`` does the same by reading every trial after each one; this is one count."""
-    if total is None or isinstance(study.sampler, PlanSampler):
-        return []
-
-    def stop(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
-        if count_trials(study, FINISHED) >= total:
-            study.stop()
-
-    return [stop]
 
 
 def _given(objective: BoxCoxObjective) -> BoxCoxObjective:

@@ -46,7 +46,7 @@ _EPS = float(np.finfo(np.float64).eps)
 # Compile time is what a fresh installation's first fit waits for, so the kernels keep to what
 # Numba types quickly: scalars from ``math``, loops instead of slices, arrays allocated by the
 # caller, and flags as floats, since a bool constant passed to a compiled helper is typed as a
-# literal and compiles the helper once more (each of these measured: docs/performance.md).
+# literal and compiles the helper once more (each of these measured: docs/performance_log.md).
 
 
 def _loss_gradient(X, codes, n_classes, w, l2, fit_intercept, grad, raw):  # pragma: no cover

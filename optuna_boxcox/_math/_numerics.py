@@ -39,7 +39,7 @@ CROWDED_SHARE = 0.9
 CROWDED_WIDTH = 0.01
 
 #: Elements of the blocks of rows the transform and other passes over a matrix work on: a block
-#: stays in cache between the steps (docs/performance.md has the sizes measured).
+#: stays in cache between the steps (docs/performance_log.md has the sizes measured).
 _BLOCK_ELEMENTS = 1 << 16
 
 
@@ -65,6 +65,12 @@ def _row_blocks(X: np.ndarray) -> Any:
     """Views of consecutive rows of X, each about :data:`_BLOCK_ELEMENTS` elements."""
     rows = max(1, _BLOCK_ELEMENTS // max(1, X.shape[1]))
     return (X[start : start + rows] for start in range(0, X.shape[0], rows))
+
+
+def column_names(width: int) -> list[str]:
+    """The names messages give the columns of an array (no names of its own): scikit-learn's
+    ``x0, x1, …``, as ``get_feature_names_out`` gives them."""
+    return [f"x{j}" for j in range(width)]
 
 
 def warn_constant_columns(X: np.ndarray, names: list[str], stacklevel: int = 2) -> None:
@@ -744,8 +750,9 @@ def fitted_pair(
     if lambdas.shape != (train.shape[1],) or not np.all(np.isfinite(lambdas)):
         raise ValueError(f"lambdas must be {train.shape[1]} finite numbers, got {lambdas!r}")
     settings = PowerSettings(method, extrapolation, range_scale)
-    names = [f"x{j}" for j in range(train.shape[1])]
-    fitted = fit_columns(train, lambdas, settings, names, ranged=ranged, test=test)
+    fitted = fit_columns(
+        train, lambdas, settings, column_names(train.shape[1]), ranged=ranged, test=test
+    )
     return fitted.train, fitted.test
 
 

@@ -72,13 +72,21 @@ class Whole:
 class CheckedData:
     """Data checked once, where they enter: the features' names, X as float64, y as an array,
     and their fingerprint (what a study's spec records of them). With ``whole``, X and y are the
-    rows ``whole.rows`` drawn from more rows than memory holds (the default's sample)."""
+    rows ``whole.rows`` drawn from more rows than memory holds (the default's sample). ``named``:
+    the columns had names of their own (a DataFrame's), else ``names`` are :func:`array_names`."""
 
     names: tuple[str, ...]
     X: np.ndarray
     y: np.ndarray
     fingerprint: str
     whole: Whole | None = None
+    named: bool = True
+
+    @property
+    def shown(self) -> list[str]:
+        """The names messages give the columns: their own, or an array's ``x0, x1, …`` as
+        :class:`~optuna_boxcox.BoxCoxTransformer` says them."""
+        return list(self.names) if self.named else _numerics.column_names(len(self.names))
 
     @property
     def n_samples(self) -> int:
@@ -119,16 +127,23 @@ def check_data(X: Any, y: Any) -> CheckedData:
         return X
     names = feature_names(X)
     check_features(X)
-    return check_arrays(X, y, names)
+    return check_arrays(X, y, names, named=getattr(X, "columns", None) is not None)
 
 
 def check_arrays(
-    X: Any, y: Any, names: Sequence[str], *, warn_stacklevel: int | None = None
+    X: Any,
+    y: Any,
+    names: Sequence[str],
+    *,
+    named: bool = True,
+    warn_stacklevel: int | None = None,
 ) -> CheckedData:
-    """Features whose names are ``names`` (and whose columns :func:`check_features` accepts) and
-    their labels, checked once and fingerprinted. With ``warn_stacklevel``, constant columns (but
-    not all of them: refused) are warned about here."""
+    """Features whose names are ``names`` (``named``: their own, else :func:`array_names`; and
+    whose columns :func:`check_features` accepts) and their labels, checked once and
+    fingerprinted. With ``warn_stacklevel``, constant columns (but not all of them: refused) are
+    warned about here."""
     names = [str(n) for n in names]
+    shown = names if named else _numerics.column_names(len(names))
     X = check_array(X, dtype=np.float64, ensure_min_samples=2, input_name="X")
     y = np.asarray(y)
     if y.ndim != 1 or len(y) != len(X):
@@ -142,14 +157,14 @@ def check_arrays(
     fingerprint = data_fingerprint(X, y)
     constant = _numerics.constant_columns(X)
     if len(constant) == X.shape[1]:
-        shown = ", ".join(map(repr, names[:5])) + (" …" if len(names) > 5 else "")
+        listed = ", ".join(map(repr, shown[:5])) + (" …" if len(shown) > 5 else "")
         raise ValueError(
-            f"every feature column is constant ({shown}): no λ changes them and a classifier "
+            f"every feature column is constant ({listed}): no λ changes them and a classifier "
             "has nothing to learn from them"
         )
     if warn_stacklevel is not None and len(constant):
-        _numerics.warn_constant_columns(X, names, stacklevel=warn_stacklevel + 1)
-    return CheckedData(tuple(names), X, y, fingerprint)
+        _numerics.warn_constant_columns(X, shown, stacklevel=warn_stacklevel + 1)
+    return CheckedData(tuple(names), X, y, fingerprint, named=named)
 
 
 def make_space(
@@ -278,5 +293,11 @@ def feature_names(X: Any) -> list[str]:
         if len(set(names)) == len(names):
             return names
         raise ValueError("X has duplicate column names; each λ parameter is named after one")
-    n_features = np.shape(X)[1] if np.ndim(X) == 2 else 0
-    return [f"lambda_{j}" for j in range(n_features)]
+    return array_names(np.shape(X)[1] if np.ndim(X) == 2 else 0)
+
+
+def array_names(width: int) -> list[str]:
+    """The λ parameters of an array's columns: ``lambda_0, lambda_1, …``, the names studies
+    record (the paper's presets' among them); messages say the columns as the transformer does
+    (:attr:`CheckedData.shown`)."""
+    return [f"lambda_{j}" for j in range(width)]

@@ -190,6 +190,8 @@ class Evaluation:
                 self.columns.take_changed()
         if not scorer:
             return None
+        # What the budget has left now: the rungs built since the plan hold their share of it.
+        scorer.memory_limit = self._scorer_room()
         if settings is not None and settings != state.settings:
             if not scorer.adopt(self.estimator_for(settings)):
                 return None
@@ -199,6 +201,10 @@ class Evaluation:
         for j in self.columns.take_changed():
             scorer.set_column(j, scaled[:, j])
         return scorer
+
+    def _scorer_room(self) -> int:
+        """Bytes a fast scorer may hold now: its own reservation and what the budget has left."""
+        return max(0, self.budget.remaining() + self.budget.reserved.get("evaluator", 0))
 
     def score(self, x: np.ndarray) -> float:
         """The score of a checked point not in the cache."""

@@ -244,12 +244,12 @@ def prepare_experiment(
         # The default's sample: the MLE anchor of the sample too, and no Z of all rows.
         rows = stratified_subsample(y, checked.subsample, spec.seed)
         X, y = X[rows], y[rows]
-        fitted, boxcox_values = boxcox_input(data.X, data.names, transforms, rows)
+        fitted, boxcox_values = boxcox_input(data.X, data.shown, transforms, rows)
         mle = _numerics.mle_lambdas(boxcox_values if method == "box-cox" else X, method)
     else:
         # All rows, a subsample asked for or a rung: the MLE start point of all rows (a rung
         # searches the space of all rows).
-        fitted, boxcox_values = boxcox_input(data.X, data.names, transforms)
+        fitted, boxcox_values = boxcox_input(data.X, data.shown, transforms)
         mle = _numerics.mle_lambdas(boxcox_values if method == "box-cox" else X, method)
         if checked.subsample is not None:
             rows = stratified_subsample(y, checked.subsample, spec.seed)

@@ -20,6 +20,8 @@ import re
 import sys
 from typing import Any
 
+from optuna_boxcox._system._advice import AdvisedValueError
+
 #: Share of the system's available memory the default limit may take.
 DEFAULT_FRACTION = 0.5
 #: Upper bound of the default limit for the whole process (interpreter and libraries included).
@@ -144,6 +146,46 @@ def default_memory_limit() -> int:
     return max(limit, DEFAULT_FLOOR)
 
 
+def round_up_size(size: int) -> str:
+    """``size`` rounded up to a whole KiB, MiB or GiB, written as a user writes a limit
+    (``'252MiB'``): a size to give back in a message, never below ``size``."""
+    for unit, step in (("KiB", 1024), ("MiB", 1024**2), ("GiB", 1024**3)):
+        if size < 1024 * step or unit == "GiB":
+            return f"{-(-size // step)}{unit}"
+    raise AssertionError("unreachable")
+
+
+class MemoryLimitTooSmall(AdvisedValueError):
+    """A memory limit below what the objective must hold whatever it chooses: the data, one
+    transform, the smallest evaluator that scores them. Says the least limit that fits
+    (:attr:`least`, in bytes), which it was planned again with to check."""
+
+    def __init__(self, given: Any, least: int, rows: int, features: int, classifier: str) -> None:
+        self.least = int(least)
+        super().__init__(
+            "{memory_limit} {given} is too small for {rows:,} rows × {features} features "
+            "with {classifier}: give at least {least}, or score fewer rows ({subsample})",
+            given=given,
+            least=round_up_size(self.least),
+            rows=rows,
+            features=features,
+            classifier=classifier,
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        values = self.values
+        return (
+            type(self),
+            (
+                values["given"],
+                self.least,
+                values["rows"],
+                values["features"],
+                values["classifier"],
+            ),
+        )
+
+
 def format_bytes(size: float) -> str:
     """``1536`` → ``'1.5 KiB'``: sizes in messages, in binary units."""
     for unit in ("B", "KiB", "MiB", "GiB"):
@@ -168,6 +210,8 @@ class MemoryBudget:
 
     def __init__(self, limit: int | str | None = None) -> None:
         self.limit = default_memory_limit() if limit is None else parse_memory(limit)
+        #: The limit as it was given (None: the default), which a refusal names.
+        self.given = limit
         self.reserved: dict[str, int] = {}
 
     @property

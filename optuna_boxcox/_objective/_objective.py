@@ -30,6 +30,7 @@ from optuna_boxcox._objective._scoring import CRITERIA
 from optuna_boxcox._objective._scoring import METRICS
 from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
+from optuna_boxcox._optuna._capabilities import refuse_long_names
 from optuna_boxcox._study._fidelity import Fidelity
 from optuna_boxcox._study._fidelity import FidelityChoice
 from optuna_boxcox._study._fidelity import parse_fidelity
@@ -67,6 +68,14 @@ def _forward(part: str, kind: type, name: str) -> Any:
 _experiments = functools.partial(_forward, "experiment", Experiment)
 _scorers = functools.partial(_forward, "scorer", Scorer)
 _rungs = functools.partial(_forward, "_rungs", Rungs)
+
+
+def _storage_keeping(study: optuna.Study, names: Sequence[str]) -> Any:
+    """The study's storage, once it is known to keep parameters named ``names``: a column name
+    longer than a database server keeps is refused (ValueError) before anything is written."""
+    storage = storage_of(study)
+    refuse_long_names(storage, names, "column")
+    return storage
 
 
 class BoxCoxObjective(PointsObjective):
@@ -281,7 +290,7 @@ class BoxCoxObjective(PointsObjective):
         and :meth:`describe` in the study, so samplers in every worker find them; called on the
         first trial. Refuses (:class:`~optuna_boxcox.StudyMismatch`) a study that holds another
         experiment, and one not made by optuna-boxcox unless it is empty."""
-        storage = storage_of(study)
+        storage = _storage_keeping(study, self.space.names)
         key = (id(storage), study_id_of(study))
         if self._registered.get(key) is storage:
             return

@@ -4,6 +4,7 @@ stratified subset of the rows, transformed as all rows are."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 import warnings
 
@@ -16,8 +17,12 @@ from optuna_boxcox._objective._auto import choose_auto
 from optuna_boxcox._objective._auto import sample_rows
 from optuna_boxcox._objective._evaluators import GENERIC_COST
 from optuna_boxcox._objective._evaluators import evaluators_of
+from optuna_boxcox._objective._experiment import Experiment
 from optuna_boxcox._objective._experiment import prepare_experiment
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
+from optuna_boxcox._objective._memory import MemoryLimitTooSmall
+from optuna_boxcox._objective._scorer import Scorer
+from optuna_boxcox._objective._scorer import least_limit
 from optuna_boxcox._study._fidelity import EXACT
 from optuna_boxcox._study._fidelity import AutoFidelity
 from optuna_boxcox._study._fidelity import Exact
@@ -90,6 +95,7 @@ class Rungs:
         self.request = request
         self._owner = owner
         self._objectives: dict[int, Any] = {owner.n_samples: owner}
+        self._experiments: dict[int, Experiment] = {}
         if choice is None and isinstance(request, (Exact, Fidelity)):
             choice = given_choice(request)
         elif choice is None and not isinstance(request, AutoFidelity):
@@ -166,6 +172,8 @@ class Rungs:
         for rows in [r for r in self._objectives if r not in rungs]:
             del self._objectives[rows]
             self._owner.budget.release(f"rung of {rows} rows")
+        for rows in [r for r in self._experiments if r not in rungs]:
+            del self._experiments[rows]
 
     @property
     def rows(self) -> tuple[int, ...]:
@@ -183,36 +191,103 @@ class Rungs:
             )
         found = self._objectives.get(int(rows))
         if found is None:
-            found = self._objectives[int(rows)] = self._build(int(rows))
-            self._owner.budget.reserve(f"rung of {rows} rows", found.budget.used)
+            found, shortfall = self._build(int(rows))
+            if shortfall:
+                raise self._too_small(shortfall)
+            self._keep(int(rows), found)
         return found
 
     def prepare(self) -> None:
-        """Build every rung's objective now (before worker processes fork, to share them)."""
+        """Build every rung's objective now (before worker processes fork, to share them). Under
+        a limit given that they do not all fit, the refusal says the least that fits them all."""
+        built, shortfall = [], 0
         for rows in self.rows:
-            self.at(rows)
+            if rows not in self._objectives:
+                found, short = self._build(rows)
+                shortfall += short
+                self._keep(rows, found)
+                built.append(rows)
+        if shortfall:
+            for rows in built:  # over the limit: not kept
+                del self._objectives[rows]
+                self._owner.budget.release(f"rung of {rows} rows")
+            raise self._too_small(shortfall)
 
-    def _build(self, rows: int) -> Any:
+    def _keep(self, rows: int, objective: Any) -> None:
+        self._objectives[rows] = objective
+        self._owner.budget.reserve(f"rung of {rows} rows", objective.budget.used)
+
+    def _too_small(self, shortfall: int) -> MemoryLimitTooSmall:
+        """The refusal of the owner's limit, short of ``shortfall`` bytes for its rungs, with the
+        least limit under which the owner and every rung fit."""
+        owner = self._owner
+        least = least_limit(self._planned_bytes, owner.budget.limit + shortfall)
+        return MemoryLimitTooSmall(
+            owner.budget.given,
+            least,
+            owner.n_samples,
+            len(owner.names),
+            type(owner.estimator).__name__,
+        )
+
+    def _planned_bytes(self, limit: int) -> int:
+        """Bytes the owner and all its rungs plan under ``limit`` (each rung in the room the
+        owner and the rungs before it leave, as :meth:`prepare` builds them)."""
+        owner = self._owner
+        used = owner.scorer.planned_bytes(limit)
+        for rows in self.rows:
+            if rows == owner.n_samples:
+                continue
+            try:
+                scorer = Scorer(
+                    self._experiment(rows),
+                    memory_limit=max(limit - used, 1),
+                    n_threads=owner.n_threads,
+                    fast=owner.scorer.fast,
+                )
+                used += scorer.budget.used
+            except MemoryLimitTooSmall as small:  # as _build makes it: at its least
+                used += small.least
+        return used
+
+    def _experiment(self, rows: int) -> Experiment:
+        """The experiment of the rung of ``rows`` rows (prepared once)."""
+        found = self._experiments.get(rows)
+        if found is None:
+            owner = self._owner
+            spec = dataclasses.replace(
+                owner.spec, subsample=rows, fidelity=EXACT, fidelity_choice=None
+            )
+            data = CheckedData(tuple(owner.names), owner.X, owner.y, owner.spec.fingerprint or "")
+            with warnings.catch_warnings():  # the objective has warned about its data already
+                warnings.simplefilter("ignore")
+                found = self._experiments[rows] = prepare_experiment(
+                    spec, data, initial_params=owner.initial_params, kernels=owner.scorer.fast
+                )
+        return found
+
+    def _build(self, rows: int) -> tuple[Any, int]:
         """A new objective like the owner on a stratified subset of ``rows`` of its rows,
         transformed as all rows are (its scaling and MLE come from all rows), within what is left
         of its memory budget: built from its spec, as scikit-learn's halving search subsamples in
-        its splitter, so a field added to the spec reaches the rungs without being passed here."""
+        its splitter, so a field added to the spec reaches the rungs without being passed here.
+        With it, the bytes it lacks under a limit given (else 0: the default limit gives a rung
+        the room it needs)."""
         owner = self._owner
-        spec = dataclasses.replace(
-            owner.spec, subsample=rows, fidelity=EXACT, fidelity_choice=None
-        )
-        data = CheckedData(tuple(owner.names), owner.X, owner.y, owner.spec.fingerprint or "")
-        with warnings.catch_warnings():  # the objective has warned about its data already
-            warnings.simplefilter("ignore")
-            experiment = prepare_experiment(
-                spec, data, initial_params=owner.initial_params, kernels=owner.scorer.fast
-            )
-        return type(owner).of(
-            experiment,
-            memory_limit=max(owner.budget.remaining(), DEFAULT_FLOOR),
+        budget = owner.budget
+        build = functools.partial(
+            type(owner).of,
+            self._experiment(rows),
             n_threads=owner.n_threads,
             fast=owner.scorer.fast,
         )
+        # A limit given holds for the rungs too; the default gives a rung a floor of room.
+        room = max(budget.remaining(), 1 if budget.given is not None else DEFAULT_FLOOR)
+        try:
+            return build(memory_limit=room), 0
+        except MemoryLimitTooSmall as small:
+            shortfall = 0 if budget.given is None else small.least - room
+            return build(memory_limit=small.least), shortfall
 
 
 def score_by_rungs(objective: Any, trial: optuna.Trial, point: Any) -> float:

@@ -17,12 +17,35 @@ from optuna_boxcox._math._jit import resolve_threads
 from optuna_boxcox._objective._columns import TransformedColumns
 from optuna_boxcox._objective._evaluation import Evaluation
 from optuna_boxcox._objective._memory import MemoryBudget
+from optuna_boxcox._objective._memory import MemoryLimitTooSmall
+from optuna_boxcox._objective._memory import parse_memory
+from optuna_boxcox._objective._memory import round_up_size
 from optuna_boxcox._objective._score_cache import ScoreCache
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from collections.abc import Sequence
 
     from optuna_boxcox._objective._experiment import Experiment
+
+#: Plans tried in search of the least limit that fits; each adds only a share of the previous
+#: increase (the cache's, or another evaluator's), so the search ends after two or three.
+_REPLANS = 8
+
+
+def least_limit(planned: Callable[[int], int], start: int) -> int:
+    """The least limit, rounded up as a message writes it, whose plan fits, from ``start`` (what
+    a smaller limit planned): ``planned(limit)`` is what a plan under ``limit`` reserves, and a
+    larger limit may plan more (a larger cache, another evaluator), so it is planned again
+    until it fits."""
+    limit = start
+    for _ in range(_REPLANS):
+        limit = parse_memory(round_up_size(limit))
+        used = planned(limit)
+        if used <= limit:
+            break
+        limit = used
+    return limit
 
 
 class Scorer:
@@ -31,7 +54,8 @@ class Scorer:
     Args:
         experiment: What is scored.
         memory_limit: Bytes its evaluator, transformed data and cache may take (as in
-            :class:`~optuna_boxcox.BoxCoxObjective`).
+            :class:`~optuna_boxcox.BoxCoxObjective`); a limit given that they cannot fit is
+            refused (:class:`~._memory.MemoryLimitTooSmall`, with the least that fits).
         n_threads: Threads of the fast kernels and of side-by-side batches (None or -1: every
             core).
         fast: Whether fast scorers may be used.
@@ -52,16 +76,38 @@ class Scorer:
         self.columns = TransformedColumns(
             experiment.X, experiment.values, experiment.power_inputs, experiment.points
         )
-        self.evaluation = Evaluation(
+        self.evaluation = self._planned(self.budget)
+        if memory_limit is not None and self.budget.used > self.budget.limit:
+            raise MemoryLimitTooSmall(
+                memory_limit,
+                self._least_limit(),
+                *experiment.X.shape,
+                type(experiment.estimator).__name__,
+            )
+        self.cache = ScoreCache(self.evaluation.cache_capacity)
+
+    def _planned(self, budget: MemoryBudget) -> Evaluation:
+        """The evaluation planned within ``budget`` (its reservations made, nothing allocated)."""
+        experiment = self.experiment
+        return Evaluation(
             experiment.estimator,
             experiment.score_rule,
             experiment.points,
             self.columns,
-            self.budget,
+            budget,
             n_threads=self.n_threads,
-            fast=fast,
+            fast=self.fast,
         )
-        self.cache = ScoreCache(self.evaluation.cache_capacity)
+
+    def planned_bytes(self, limit: int) -> int:
+        """Bytes a plan under ``limit`` reserves (planned afresh: nothing allocated, nothing of
+        this scorer changed)."""
+        budget = MemoryBudget(limit)
+        self._planned(budget)
+        return budget.used
+
+    def _least_limit(self) -> int:
+        return least_limit(self.planned_bytes, self.budget.used)
 
     def evaluate(self, lambdas: Any) -> float:
         """Score of one Λ (cached: a Λ scored before is not refitted).
@@ -119,8 +165,8 @@ class Scorer:
         """How a Λ is scored here: ``"knn:incremental"``, ``"knn:blockwise"``,
         ``"svc:precomputed"``, ``"svc:blockwise"``, ``"gaussian-nb"``, ``"sgd"``, ``"logistic"``,
         ``"ridge"``, ``"criterion:<name>"`` or ``"sklearn"`` (scikit-learn's fit and predict),
-        chosen once from the classifier, the scoring and the memory limit (see
-        :mod:`optuna_boxcox._objective._evaluators`)."""
+        chosen once from the classifier, the scoring and the memory limit (the user guide's
+        "Large data sets and fidelity" says when block-wise ones replace the others)."""
         return self.evaluation.name
 
     @property

@@ -96,7 +96,7 @@ def count_trials(study: Study, states: tuple[Any, ...] | None = None) -> int:
     if backend is None:
         return len(study.get_trials(deepcopy=False, states=states))
     # SQLAlchemy is imported where a database is used, in this whole module: `import optuna` does not
-    # load it and in-memory or journal storages never need it (docs/performance.md, imports).
+    # load it and in-memory or journal storages never need it (docs/performance_log.md, imports).
     import sqlalchemy
 
     query = "SELECT COUNT(*) FROM trials WHERE study_id = :study"

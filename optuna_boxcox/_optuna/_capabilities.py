@@ -9,6 +9,7 @@ so every branch reads the same decision instead of deciding again.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 import weakref
@@ -28,10 +29,14 @@ class StorageCapabilities:
         sql_claims: Plan positions are claimed under the study's write lock, their holders and
             rivals read in one query and a trial's attributes set in one statement
             (:mod:`._claims`, :func:`~._write.has_rival`): what lets processes share a plan.
+        longest_name: The most characters a study name, parameter name or attribute key may
+            have (Optuna's schema: a database server refuses longer ones, SQLite keeps them);
+            None for no limit.
     """
 
     bulk_write: bool
     sql_claims: bool
+    longest_name: int | None = None
 
 
 #: The decision for each storage object alive (a storage keeps its backend for its lifetime).
@@ -53,5 +58,27 @@ def capabilities_of(storage: Any) -> StorageCapabilities:
 
 def _decide(storage: Any) -> StorageCapabilities:
     # Both rest on the same SQL: an RDB behind the storage, on an Optuna whose schema was checked.
-    rdb = rdb_backend(storage) is not None and supported()
-    return StorageCapabilities(bulk_write=rdb, sql_claims=rdb)
+    backend = rdb_backend(storage)
+    rdb = backend is not None and supported()
+    longest = None
+    if backend is not None and backend.engine.dialect.name != "sqlite":
+        # Loaded with the storage: `import optuna` does not load SQLAlchemy, nor this.
+        from optuna.storages._rdb.models import MAX_INDEXED_STRING_LENGTH as longest
+    return StorageCapabilities(bulk_write=rdb, sql_claims=rdb, longest_name=longest)
+
+
+def refuse_long_names(storage: Any, names: Iterable[str], what: str) -> None:
+    """Raise ValueError when one of ``names`` (``what`` they are: "column", "study") is longer
+    than ``storage`` keeps, before anything is written: the database would refuse it in the
+    middle of the search, leaving an empty study."""
+    limit = capabilities_of(storage).longest_name
+    if limit is None:
+        return
+    for name in names:
+        if len(name) > limit:
+            shown = name if len(name) <= 40 else f"{name[:37]}…"
+            raise ValueError(
+                f"{what} name {shown!r} has {len(name):,} characters and the study storage keeps "
+                f"names of at most {limit} on a database server: shorten it (a SQLite file "
+                "keeps longer ones)"
+            )

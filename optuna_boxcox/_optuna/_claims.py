@@ -18,8 +18,10 @@ import json
 import time
 from typing import TYPE_CHECKING
 from typing import Any
+import warnings
 
 import numpy as np
+import optuna
 from optuna.distributions import distribution_to_json
 from optuna.trial import TrialState
 
@@ -40,7 +42,6 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from collections.abc import Sequence
 
-    import optuna
     from optuna.distributions import BaseDistribution
 
 #: Prefix of the study system attributes by which batched workers announce themselves.
@@ -196,6 +197,7 @@ def claim_trial(
     *,
     position_key: str,
     after_trial_id: int = -1,
+    done: tuple[str, Any] | None = None,
 ) -> bool:
     """Claim ``position`` for the running trial ``trial_id`` (a ``study.optimize`` worker's), the
     way :func:`claim` claims a chunk: in one transaction that first takes the study's write lock
@@ -204,6 +206,11 @@ def claim_trial(
 
     Writing the claim and then looking for rivals, as this path did before, missed a bulk write
     not yet committed: both then held the position.
+
+    With ``done`` (the user attribute, and its value, of a trial that found the plan finished),
+    an older trial of a live worker that holds no position yet, and is neither enqueued nor
+    done, claims first: so the trials that find the plan finished are the study's newest,
+    which a worker can withdraw (:func:`withdraw`).
     """
     backend = rdb_backend(storage_of(study))
     study_id = study_id_of(study)
@@ -214,6 +221,10 @@ def claim_trial(
             sql, study_id, position_key, positions=[position], after_trial_id=after_trial_id
         )
         if held:
+            return False
+        if done is not None and _older_waiting(
+            sql, study_id, trial_id, after_trial_id, position_key, done
+        ):
             return False
         ((state,),) = sql("SELECT state FROM trials WHERE trial_id = ?", (trial_id,))
         if state != TrialState.RUNNING.name:
@@ -232,6 +243,40 @@ def claim_trial(
                 [(trial_id, position_key, text)],
             )
     return True
+
+
+def _older_waiting(
+    sql: Sql,
+    study_id: int,
+    trial_id: int,
+    after_trial_id: int,
+    position_key: str,
+    done: tuple[str, Any],
+) -> bool:
+    """Whether a running trial older than ``trial_id`` (and after ``after_trial_id``) of a live
+    worker waits for a position: it holds none, was not enqueued, and has not found the plan
+    done."""
+    rows = sql(
+        "SELECT o.value_json FROM trials t"
+        " JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
+        " WHERE t.study_id = ? AND t.trial_id > ? AND t.trial_id < ? AND t.state = ?"
+        " AND NOT EXISTS (SELECT 1 FROM trial_system_attributes a"
+        " WHERE a.trial_id = t.trial_id AND a.key IN (?, ?))"
+        " AND NOT EXISTS (SELECT 1 FROM trial_user_attributes u"
+        " WHERE u.trial_id = t.trial_id AND u.key = ? AND u.value_json = ?)",
+        (
+            OWNER_KEY,
+            study_id,
+            after_trial_id,
+            trial_id,
+            TrialState.RUNNING.name,
+            position_key,
+            "fixed_params",
+            done[0],
+            json.dumps(done[1]),
+        ),
+    )
+    return any(not is_dead(json.loads(owner)) for (owner,) in rows)
 
 
 def complete(
@@ -431,6 +476,22 @@ def is_dead(owner: Any) -> bool:
     return isinstance(owner, str) and owner_is_dead(owner)
 
 
+def heartbeat_interval(study: optuna.Study) -> float | None:
+    """Seconds between a running trial's heartbeats where the storage keeps them (a database
+    server's: :func:`~optuna_boxcox.storage.open_storage`), else None."""
+    interval = getattr(storage_of(study), "get_heartbeat_interval", lambda: None)()
+    return None if interval is None else float(interval)
+
+
+def fail_stale(study: optuna.Study) -> None:
+    """Fail the running trials whose heartbeat stopped (a machine that vanished from a database
+    server): Optuna looks for them only when ``study.optimize`` begins a trial, so a worker that
+    waits inside one for a position such a trial holds looks itself, now and then."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+
+
 def reap(study: optuna.Study, trial_id: int) -> bool:
     """Fail the running trial ``trial_id`` of a dead owner, marked reaped; False if it had
     finished meanwhile (another worker reaped or completed it)."""
@@ -475,6 +536,160 @@ def _reap_rows(sql: Sql, trial_ids: Sequence[int]) -> None:
             if trial_id not in marked
         ],
     )
+
+
+# A trial of Optuna's samplers holds no plan position: whose owner died, it is put back instead
+# (WAITING, with the parameters it drew), and the next trial Optuna asks for runs it, as one
+# stopped by Ctrl-C is; so the study ends with the trials asked for, none left RUNNING.
+
+
+def put_back_dead(study: optuna.Study) -> int:
+    """Put back the running trials of the study whose owner died on this host: WAITING, each
+    once (a trial some worker took up again since has a live owner). Returns how many."""
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    query = (
+        "SELECT t.trial_id, o.value_json FROM trials t JOIN trial_system_attributes o"
+        " ON o.trial_id = t.trial_id AND o.key = ? WHERE t.study_id = ? AND t.state = ?"
+    )
+    parameters = (OWNER_KEY, study_id, TrialState.RUNNING.name)
+    with backend.engine.connect() as connection:  # a read first: mostly there is none
+        rows = Sql(connection)(query, parameters)
+    if not any(is_dead(json.loads(owner)) for _, owner in rows):
+        return 0
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        sql.lock_study(study_id)  # as a trial taken up again takes it (:func:`run_waiting`)
+        dead = [tid for tid, owner in sql(query, parameters) if is_dead(json.loads(owner))]
+        if dead:
+            marks = ", ".join("?" for _ in dead)
+            sql(
+                f"UPDATE trials SET state = ? WHERE trial_id IN ({marks}) AND state = ?",
+                (TrialState.WAITING.name, *dead, TrialState.RUNNING.name),
+            )
+    return len(dead)
+
+
+def run_waiting(backend: Any, study_id: int, trial_id: int, owner: str) -> bool:
+    """Take the WAITING trial ``trial_id`` up as ``owner``'s (Optuna's ``study.ask`` runs a
+    waiting trial before a new one): RUNNING, and its owner recorded, in one transaction under
+    the study's write lock, so that no worker sees it running under the owner that died. False
+    when it is not waiting (another worker took it)."""
+    sqlite = backend.engine.dialect.name == "sqlite"
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        sql.lock_study(study_id)
+        sql(
+            "UPDATE trials SET state = ?, datetime_start = ? WHERE trial_id = ? AND state = ?",
+            (
+                TrialState.RUNNING.name,
+                _stored_moment(datetime.datetime.now(), sqlite),
+                trial_id,
+                TrialState.WAITING.name,
+            ),
+        )
+        if sql.cursor.rowcount == 0:
+            return False
+        text = json.dumps(owner)
+        sql(
+            "UPDATE trial_system_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+            (text, trial_id, OWNER_KEY),
+        )
+        if sql.cursor.rowcount == 0:
+            sql.insert(
+                "trial_system_attributes",
+                ("trial_id", "key", "value_json"),
+                [(trial_id, OWNER_KEY, text)],
+            )
+    return True
+
+
+# -- trials a study turned out not to need ---------------------------------------------------------
+# Workers of ``study.optimize`` ask for a trial before they know whether the study still needs one:
+# a worker waiting for a position when another finishes the plan, or one that starts a trial while
+# the others bring the study to its total. Such a trial is withdrawn before it is scored, so that
+# the study holds the trials one worker would have written. Only the study's newest trial is:
+# trials are numbered by counting those before them (Optuna's and the bulk writer's rule).
+
+#: Tables whose rows belong to a trial, deleted with it (Optuna's schema).
+_TRIAL_TABLES = (
+    "trial_params",
+    "trial_values",
+    "trial_intermediate_values",
+    "trial_user_attributes",
+    "trial_system_attributes",
+    "trial_heartbeats",
+)
+
+
+def trials_up_to(study: optuna.Study, trial_id: int) -> int:
+    """How many trials of the study up to ``trial_id`` (it included) count toward its total: all
+    but the failed ones (a running trial of a worker that died is run again)."""
+    backend = rdb_backend(storage_of(study))
+    with backend.engine.connect() as connection:
+        ((count,),) = Sql(connection)(
+            "SELECT COUNT(*) FROM trials WHERE study_id = ? AND trial_id <= ? AND state != ?",
+            (study_id_of(study), trial_id, TrialState.FAIL.name),
+        )
+    return int(count)
+
+
+def positionless_running(
+    study: optuna.Study, *, position_key: str, unclaimed: int, owner: str
+) -> int:
+    """How many running trials of live workers other than ``owner`` hold no plan position (no
+    ``position_key``, or ``unclaimed``): once a study holds what it needs, trials being
+    withdrawn, or finished, by their workers."""
+    backend = rdb_backend(storage_of(study))
+    with backend.engine.connect() as connection:
+        rows = Sql(connection)(
+            "SELECT o.value_json, p.value_json FROM trials t"
+            " JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
+            " LEFT JOIN trial_system_attributes p ON p.trial_id = t.trial_id AND p.key = ?"
+            " WHERE t.study_id = ? AND t.state = ?",
+            (OWNER_KEY, position_key, study_id_of(study), TrialState.RUNNING.name),
+        )
+    return sum(
+        position in (None, json.dumps(unclaimed))
+        and json.loads(who) != owner
+        and not is_dead(json.loads(who))
+        for who, position in rows
+    )
+
+
+def withdraw(
+    study: optuna.Study, trial_id: int, *, position_key: str, unclaimed: int
+) -> bool | None:
+    """Delete the running trial ``trial_id``, which holds no plan position (none under
+    ``position_key``, or ``unclaimed``), when it is the study's newest trial (one transaction
+    under the study's write lock, which Optuna's trial creation takes too). True when deleted;
+    None while newer trials that hold no position run (withdrawn too in a moment, by their own
+    workers: ask again); False when it must stay."""
+    backend = rdb_backend(storage_of(study))
+    study_id = study_id_of(study)
+    with backend.engine.begin() as connection:
+        sql = Sql(connection)
+        sql.lock_study(study_id)
+        rows = sql(
+            "SELECT t.trial_id, t.state, p.value_json FROM trials t"
+            " LEFT JOIN trial_system_attributes p ON p.trial_id = t.trial_id AND p.key = ?"
+            " WHERE t.study_id = ? AND t.trial_id >= ?",
+            (position_key, study_id, trial_id),
+        )
+
+        def free(state: str, position: str | None) -> bool:
+            return state == TrialState.RUNNING.name and position in (None, json.dumps(unclaimed))
+
+        mine = [(state, position) for tid, state, position in rows if tid == trial_id]
+        if not mine or not free(*mine[0]):
+            return False
+        newer = [(state, position) for tid, state, position in rows if tid != trial_id]
+        if newer:
+            return None if all(free(*row) for row in newer) else False
+        for table in _TRIAL_TABLES:
+            sql(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
+        sql("DELETE FROM trials WHERE trial_id = ?", (trial_id,))
+    return True
 
 
 # -- scores ahead of the plan: a board of Λ scored past the sweep barrier ---------------------------

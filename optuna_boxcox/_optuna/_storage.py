@@ -16,7 +16,8 @@ never change, so each is read once) with three differences:
   of its name, which is written straight away (Optuna checks that one against the study's trials).
 
 New trials record their owner process (:data:`~optuna_boxcox._system._process.OWNER_KEY`) in the same
-transaction that creates them, so a worker killed at any point leaves nothing anonymous.
+transaction that creates them, and a waiting trial taken up in the one that takes it, so a worker
+killed at any point leaves nothing anonymous or owned by a process that died before.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from optuna.trial import FrozenTrial
 from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import heartbeat_stale_trial_callback
+from optuna_boxcox._optuna._claims import run_waiting
 from optuna_boxcox._optuna._read import read_trials
 from optuna_boxcox._optuna._sql import Sql
 from optuna_boxcox._optuna._study_attrs import read_study_attrs
@@ -260,6 +262,12 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
         self, trial_id: int, state: TrialState, values: Sequence[float] | None = None
     ) -> bool:
         self._flush()
+        if state == TrialState.RUNNING and values is None:
+            # A waiting trial taken up (put back after Ctrl-C or its owner's death, or
+            # enqueued): it is this process's now, or it would be put back while it runs.
+            with self._lock:
+                study_id = self._study_of_trial(trial_id)
+            return run_waiting(self._backend, study_id, trial_id, process_identity())
         return self._backend.set_trial_state_values(trial_id, state=state, values=values)
 
     def set_trial_intermediate_value(
@@ -323,11 +331,26 @@ class CachedRDBStorage(BaseStorage, _Heartbeat):  # type: ignore[misc]
             trials = read_trials(
                 connection, study_id, after=study.known_up_to, including=study.unfinished
             )
+        # A running trial read before and not now was withdrawn (a worker's trial the study
+        # turned out not to need, deleted: ``_claims.withdraw``).
+        withdrawn = study.unfinished - {trial._trial_id for trial in trials}
+        if withdrawn:
+            self._forget(study, withdrawn)
         if not trials:
             self._check_study_exists(study_id, study)
             return
         self._remember(study_id, trials)
         study.advance_known()
+
+    def _forget(self, study: _StudyCache, trial_ids: set[int]) -> None:
+        for trial_id in trial_ids:
+            located = self._trial_index.pop(trial_id, None)
+            study.unfinished.discard(trial_id)
+            cached = None if located is None else study.trials.get(located[1])
+            if cached is not None and cached._trial_id == trial_id:
+                del study.trials[located[1]]
+                study.numbered_prefix = min(study.numbered_prefix, located[1])
+        study.sorted = None
 
     def _check_study_exists(self, study_id: int, study: _StudyCache) -> None:
         if not study.trials and study.name is None:

@@ -55,7 +55,7 @@ def set_study_attr(storage: RDBStorage, study_id: int, kind: str, key: str, valu
     elsewhere one transaction of an update, and where the key is new, a check that the study
     exists and an insert. KeyError for no such study."""
     # SQLAlchemy is imported where a database is used, in this whole module: `import optuna` does not
-    # load it and in-memory or journal storages never need it (docs/performance.md, imports).
+    # load it and in-memory or journal storages never need it (docs/performance_log.md, imports).
     from sqlalchemy.exc import IntegrityError
 
     table, text = STUDY_ATTR_TABLES[kind], json.dumps(value)

@@ -75,7 +75,7 @@ def take_over_writes(storage: Any, *, defer_checkpoints: bool = False) -> None:
     engine.dispose(close=False)
     if defer_checkpoints and engine.dialect.name == "sqlite":
         # SQLAlchemy is imported where a database is used, in this whole module: `import optuna`
-        # does not load it and in-memory or journal storages never need it (docs/performance.md).
+        # does not load it and in-memory or journal storages never need it (docs/performance_log.md).
         from sqlalchemy import event
 
         def no_auto_checkpoint(connection: Any, _record: Any) -> None:

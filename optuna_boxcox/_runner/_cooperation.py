@@ -8,7 +8,6 @@ import math
 import time
 from typing import TYPE_CHECKING
 from typing import Any
-import warnings
 
 import optuna
 from optuna.trial import TrialState
@@ -400,9 +399,7 @@ class Cooperation:
         if self.heartbeat and now - self.reaped > self.reap_every:
             # On a database server, a machine that vanished stops its claims' heartbeats.
             self.reaped = now
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                optuna.storages.fail_stale_trials(self.study)
+            _claims.fail_stale(self.study)
         return free
 
 
@@ -421,6 +418,8 @@ def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
     key = trials.position_key
     last_trial_id = -1
     delay = 0.01
+    heartbeat = _claims.heartbeat_interval(study)
+    looked = time.monotonic()
     while trials.dropped:
         rows, trials.dropped = trials.dropped, []
         held = _holders(study, key, [row.position for row in rows])
@@ -445,6 +444,9 @@ def settle(study: optuna.Study, trials: RunTrials, stats: RunStats) -> None:
         if waiting:
             time.sleep(delay)
             delay = min(2 * delay, 0.5)
+            if heartbeat is not None and time.monotonic() - looked >= heartbeat:
+                _claims.fail_stale(study)  # a holder on a machine that vanished, on a server
+                looked = time.monotonic()
 
 
 def _holders(

@@ -6,7 +6,9 @@ traceback ("Trial 21 failed … KeyboardInterrupt") and raises it again. The obj
 Optuna's next ``optimize`` scores first; a plan sampler's trial stays RUNNING, re-run as one of a
 process that died — and stops the loop with :class:`TrialInterrupted`, which Optuna lets through
 untouched (it is no Exception nor KeyboardInterrupt); :func:`optimize` turns it back into a
-KeyboardInterrupt.
+KeyboardInterrupt. A read or write of the storage that fails inside the objective (a full disk)
+stops the loop likewise (:class:`TrialStorageFailed`): Optuna would log the trial as failed, with
+its driver's tracebacks, above the one line that says the disk is full.
 
 Outside the objective, while Optuna asks for a trial and tells its result, the command's signals
 are only recorded (:func:`~optuna_boxcox._system._stop.deferred`): a KeyboardInterrupt there left
@@ -24,15 +26,28 @@ from optuna.trial import TrialState
 
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._system import _stop
+from optuna_boxcox.storage import storage_failure
 
 
 class TrialInterrupted(BaseException):
     """Ctrl-C (or a signal handled like it) while a trial of ``study.optimize`` was scored."""
 
 
+class TrialStorageFailed(BaseException):
+    """A read or write of the study's storage failed while a trial of ``study.optimize`` was
+    scored (a full disk, a lock held too long): ``error``, the driver's error. Optuna would log
+    the trial as failed with every traceback of it before raising it again."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
 def resumable(objective: Callable[[Any], Any], *, put_back: bool) -> Callable[[Any], Any]:
     """``objective``, whose interrupted trial is left for the next run: WAITING with the
-    parameters it drew when ``put_back``, else RUNNING (a plan sampler re-runs it)."""
+    parameters it drew when ``put_back``, else RUNNING (a plan sampler re-runs it). A trial
+    stopped by a failed read or write of the storage is left so too, and the run stops with
+    :class:`TrialStorageFailed` (the run resumes once the storage works again)."""
 
     def run(trial: optuna.Trial) -> Any:
         try:
@@ -40,14 +55,23 @@ def resumable(objective: Callable[[Any], Any], *, put_back: bool) -> Callable[[A
                 _stop.check()  # one recorded while Optuna asked for this trial
                 return objective(trial)
         except KeyboardInterrupt:
-            if put_back:
-                try:
-                    trial.storage.set_trial_state_values(trial_id_of(trial), TrialState.WAITING)
-                except Exception:
-                    pass  # the trial stays RUNNING: stopping matters more
+            _leave(trial, put_back)
             raise TrialInterrupted from None
+        except Exception as error:
+            if storage_failure(error) is None:
+                raise
+            _leave(trial, put_back)
+            raise TrialStorageFailed(error) from None
 
     return run
+
+
+def _leave(trial: optuna.Trial, put_back: bool) -> None:
+    if put_back:
+        try:
+            trial.storage.set_trial_state_values(trial_id_of(trial), TrialState.WAITING)
+        except Exception:
+            pass  # the trial stays RUNNING: stopping matters more
 
 
 def stop_when_asked(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:

@@ -10,7 +10,7 @@ its trial's datetimes.
 
 The standard library's pools hand each task to a worker through a queue and its result back
 through another while this process only waits; on the short batches this pool serves, that
-hand-over costs a third more than scoring through the counter (docs/performance.md), so the pool
+hand-over costs a third more than scoring through the counter (docs/performance_log.md), so the pool
 is hand-written.
 
 The first worker can host one more duty (:meth:`ScoringPool.host`): the process writer, which

@@ -99,8 +99,8 @@ class Fidelity:
 
 @dataclass(frozen=True)
 class AutoFidelity:
-    """Ask for the fidelity to be chosen from the classifier's priced cost (see
-    ``optuna_boxcox._objective._auto.choose_fidelity``).
+    """Ask for the fidelity to be chosen from the classifier's priced cost (``fidelity="auto"``;
+    the user guide's "Large data sets and fidelity" says how it chooses).
 
     Args:
         positions: Candidates the search will score; None: the sampler's plan when it knows it,

@@ -263,8 +263,9 @@ class SearchSpec:
         sampler: A name :func:`~optuna_boxcox.samplers.make_sampler` knows, or None when the
             study's own sampler searches.
         sampler_settings: Settings of the paper's samplers (``epochs``, ``grid_size``, …).
-        pruner: The Optuna pruner of a search with a fidelity through ``study.optimize`` (a name
-            of :data:`~optuna_boxcox._objective._rungs.PRUNERS`; None: successive halving).
+        pruner: The Optuna pruner of a search with a fidelity through ``study.optimize``
+            (``successive-halving``, ``hyperband``, ``median`` or ``none``; None: successive
+            halving).
         seed: Seed of the sampler, the inner folds and the subsample.
         source: Where the data came from (``dataset``, ``csv``, ``label``, ``features``), so that
             a worker can load them again; not part of the experiment (the fingerprint is).

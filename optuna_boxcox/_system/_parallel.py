@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 import multiprocessing
+from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
 import os
 import signal
@@ -18,7 +19,10 @@ import threading
 import time
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NoReturn
 import warnings
+
+from optuna_boxcox._system import _stop
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -180,26 +184,6 @@ def enlarge_pipe(connection: Any, size: int = 1 << 20) -> None:
 
 
 # -- independent tasks ----------------------------------------------------------------------------
-_WORK: Callable[[Any], Any] | None = None
-
-
-def _init(work: Callable[[Any], Any], parent: int) -> None:
-    global _WORK
-    _WORK = work
-    die_with_parent(parent)
-    ignore_interrupts()
-    # The pool closes its workers with SIGTERM (``Pool.terminate``, when the parent stops early):
-    # ignored, a worker went on with its task and then waited forever for the task queue's lock,
-    # which the closing parent holds, and the parent waited forever to join it.
-    if hasattr(signal, "SIGTERM"):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _call(task: Any) -> tuple[Any, Any]:
-    assert _WORK is not None
-    return task, _WORK(task)
-
-
 def map_tasks(
     tasks: Sequence[Any],
     work: Callable[[Any], Any],
@@ -214,6 +198,12 @@ def map_tasks(
     With ``n_jobs > 1`` the work runs in forked processes (the data are inherited, only tasks and
     results travel); ``on_result`` — which writes to the storage — stays in this process. With
     ``max_tasks`` the run stops after that many results (the rest is left for a later run).
+
+    Each worker talks to this process through a pipe of its own. Workers that share a queue share
+    its lock: ``timeout``'s SIGTERM, sent to the whole process group, killed a worker of
+    multiprocessing's pool while it held the lock of the results queue, and the parent, stopping,
+    waited for that lock for ever. A worker that dies here holds nothing another process waits
+    for; the run stops (with the caller's KeyboardInterrupt when a stop was asked for).
     """
     todo = list(tasks) if max_tasks is None else list(tasks)[: max(0, int(max_tasks))]
     n_jobs = resolve_n_jobs(n_jobs)
@@ -224,14 +214,105 @@ def map_tasks(
             done += 1
         return done
     context = worker_context()
-    with context.Pool(
-        min(n_jobs, len(todo)), initializer=_init, initargs=(work, os.getpid())
-    ) as pool:
-        for task, result in pool.imap_unordered(_call, todo):
-            on_result(task, result)
-            done += 1
-        # Every task is done: the workers are told to end and are waited for. (Leaving the
-        # block ends them with SIGTERM, which is for a run stopped early.)
-        pool.close()
-        pool.join()
+    waiting = iter(todo)
+    workers: list[_TaskWorker] = []
+    stopped_early = True
+    try:
+        for _ in range(min(n_jobs, len(todo))):
+            workers.append(_TaskWorker(context, work))
+        busy = {worker.connection: worker for worker in workers if worker.give(waiting)}
+        while busy:
+            for connection in wait(list(busy)):
+                worker = busy.pop(connection)
+                task, result = worker.take()
+                on_result(task, result)
+                done += 1
+                if worker.give(waiting):
+                    busy[connection] = worker
+        stopped_early = False
+    finally:
+        for worker in workers:
+            worker.close(at_once=stopped_early)
     return done
+
+
+class _TaskWorker:
+    """A forked process that runs ``work`` on the tasks given to it one at a time, over a pipe of
+    its own."""
+
+    def __init__(self, context: Any, work: Callable[[Any], Any]) -> None:
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(work, theirs, self.connection, os.getpid()), daemon=True
+        )
+        self.process.start()
+        theirs.close()
+        self.task: Any = None
+
+    def give(self, waiting: Any) -> bool:
+        """Send the next waiting task, if any is left."""
+        self.task = next(waiting, _NONE_LEFT)
+        if self.task is _NONE_LEFT:
+            return False
+        try:
+            self.connection.send((True, self.task))
+        except OSError:
+            self._died()
+        return True
+
+    def take(self) -> tuple[Any, Any]:
+        """The task this worker was given and its result (its error raised here)."""
+        try:
+            kind, value = self.connection.recv()
+        except (EOFError, OSError):
+            self._died()
+        if kind == "error":
+            raise value
+        return self.task, value
+
+    def _died(self) -> NoReturn:
+        if _stop.requested():  # killed with this process by the signal that stops it
+            raise KeyboardInterrupt
+        self.process.join(1.0)
+        raise RuntimeError(
+            f"a worker process ended without its result (exit code {self.process.exitcode}; "
+            "killed, or out of memory?)"
+        )
+
+    def close(self, *, at_once: bool) -> None:
+        """Tell the worker to end (``at_once``: end it with SIGTERM, then SIGKILL) and wait."""
+        if not at_once:
+            try:
+                self.connection.send((False, None))
+            except OSError:
+                pass
+        else:
+            self.process.terminate()
+        self.process.join(5.0)
+        if self.process.exitcode is None:
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+_NONE_LEFT = object()
+
+
+def _serve(work: Callable[[Any], Any], connection: Any, parents: Any, parent: int) -> None:
+    parents.close()
+    die_with_parent(parent)
+    ignore_interrupts()
+    # The parent ends a worker of a run stopped early with SIGTERM: then at once.
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    while True:
+        try:
+            more, task = connection.recv()  # (False, None): no task is left
+        except (EOFError, OSError):
+            return
+        if not more:
+            return
+        try:
+            connection.send(("ok", work(task)))
+        except Exception as error:  # the work's, or a result that does not pickle
+            send_error(connection, "error", error)

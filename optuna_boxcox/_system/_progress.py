@@ -3,19 +3,78 @@
 On a terminal a tqdm bar; elsewhere (CI logs, a notebook's captured output, a file) a plain line at
 most every :data:`LOG_EVERY` seconds — done, total, rate and the time left estimated from the rate
 so far — and one at the end, so that a long run is never silent and a log is never flooded.
+
+Work whose units cost unlike amounts (a reproduction's folds: a row without search next to a row of
+several searches) is estimated by group (:class:`TimeLeft`), and done in :func:`interleaved` order:
+done one group after another, from the cheapest, the rate so far promised far less time than such
+a run then took.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+import itertools
 import sys
 import time
 from typing import IO
 from typing import Any
+from typing import TypeVar
 
 from tqdm import tqdm
 
 #: Seconds between two progress lines when the output is not a terminal.
 LOG_EVERY = 10.0
+
+_Item = TypeVar("_Item")
+
+
+def interleaved(groups: Iterable[Sequence[_Item]]) -> list[_Item]:
+    """The items of ``groups`` taken from each group in turn (the first of every group, then the
+    second of every group, …): work done in this order is, at any moment, a sample of all of it,
+    and every group is begun early."""
+    rounds = itertools.zip_longest(*groups, fillvalue=_GAP)
+    return [item for round_ in rounds for item in round_ if item is not _GAP]
+
+
+_GAP = object()
+
+
+class TimeLeft:
+    """The seconds of work left, for work in groups of alike units (the folds of one row and
+    classifier): each group's units left priced at the mean of its units done, a group not begun
+    yet at the mean of all units done.
+
+    Args:
+        left: Units to do by group.
+    """
+
+    def __init__(self, left: Mapping[Hashable, int]) -> None:
+        self.left = dict(left)
+        self.spent: dict[Hashable, tuple[int, float]] = {}  # group → (units done, seconds)
+        self.seconds_done = 0.0
+        self.units_done = 0
+
+    def done(self, group: Hashable, seconds: float) -> None:
+        """One unit of ``group`` took ``seconds`` (of its own work: a worker's, say)."""
+        units, spent = self.spent.get(group, (0, 0.0))
+        self.spent[group] = (units + 1, spent + max(0.0, float(seconds)))
+        self.left[group] = max(0, self.left.get(group, 0) - 1)
+        self.seconds_done += max(0.0, float(seconds))
+        self.units_done += 1
+
+    def seconds(self) -> float | None:
+        """The units' own seconds left, or None before any unit is done."""
+        if not self.units_done or self.seconds_done <= 0:
+            return None
+        mean = self.seconds_done / self.units_done
+        total = 0.0
+        for group, left in self.left.items():
+            units, spent = self.spent.get(group, (0, 0.0))
+            total += left * (spent / units if units else mean)
+        return total
 
 
 class Progress:
@@ -30,6 +89,10 @@ class Progress:
         stream: Where to write (default stderr).
         every: Seconds between log lines when ``stream`` is not a terminal (default
             :data:`LOG_EVERY`, read when the progress starts).
+        time_left: The work's groups (:class:`TimeLeft`): the time left is then their seconds
+            left, at this run's pace (elapsed time per second of the units' own work, which
+            counts the workers running at once), each unit told with :meth:`update`'s ``group``
+            and ``seconds``.
     """
 
     def __init__(
@@ -42,6 +105,7 @@ class Progress:
         initial: int = 0,
         stream: IO[str] | None = None,
         every: float | None = None,
+        time_left: TimeLeft | None = None,
     ) -> None:
         self.total = total
         self.unit = unit
@@ -53,6 +117,7 @@ class Progress:
         self.started = time.perf_counter()
         self._last_line = self.started
         self._logged = self.done  # units done at the last log line
+        self.time_left = time_left
         self._bar: Any = None
         self._closed = False
         if enabled and _is_terminal(self.stream):
@@ -63,6 +128,8 @@ class Progress:
                 file=self.stream,
                 dynamic_ncols=True,
                 desc=label or None,
+                # tqdm's own time left is its rate's: the groups' is shown after the rate.
+                **({} if time_left is None else {"bar_format": _BAR_BY_GROUP}),
             )
 
     def __enter__(self) -> Progress:
@@ -78,8 +145,13 @@ class Progress:
             self._bar.total = total
             self._bar.refresh()
 
-    def update(self, n: int = 1) -> None:
-        """``n`` more units are done."""
+    def update(
+        self, n: int = 1, *, group: Hashable | None = None, seconds: float | None = None
+    ) -> None:
+        """``n`` more units are done (with :class:`TimeLeft`: one of ``group``, which took
+        ``seconds``)."""
+        if self.time_left is not None and group is not None:
+            self.time_left.done(group, 0.0 if seconds is None else seconds)
         self.advance_to(self.done + n)
 
     def advance_to(self, done: int) -> None:
@@ -89,6 +161,9 @@ class Progress:
         if not self.enabled or step <= 0:
             return
         if self._bar is not None:
+            left = self.seconds_left(time.perf_counter())
+            if self.time_left is not None and left is not None:
+                self._bar.set_postfix_str(f"about {format_seconds(left)} left", refresh=False)
             self._bar.update(step)
             return
         now = time.perf_counter()
@@ -112,11 +187,26 @@ class Progress:
             parts.append(f"{format_seconds(elapsed)} elapsed")
             parts.append(f"{self.total - self.done:,} {plural(self.unit)} not run")
         elif self.total and rate > 0 and self.done < self.total:
-            parts.append(f"about {format_seconds((self.total - self.done) / rate)} left")
+            left = self.seconds_left(now)
+            if left is not None:
+                parts.append(f"about {format_seconds(left)} left")
         elif self.total is None or self.done >= (self.total or 0):
             parts.append(f"{format_seconds(elapsed)} elapsed")
         prefix = f"{self.label}: " if self.label else ""
         return prefix + ", ".join(parts)
+
+    def seconds_left(self, now: float) -> float | None:
+        """The estimated seconds left: from the groups' seconds left when :class:`TimeLeft`
+        has measured some, else from the rate so far; None when there is nothing to go by."""
+        if not self.total or self.done >= self.total:
+            return None
+        elapsed = max(now - self.started, 1e-9)
+        if self.time_left is not None:
+            own = self.time_left.seconds()
+            if own is not None:
+                return own * elapsed / self.time_left.seconds_done
+        rate = (self.done - self.initial) / elapsed
+        return (self.total - self.done) / rate if rate > 0 else None
 
     def close(self) -> None:
         if self._closed:
@@ -130,6 +220,10 @@ class Progress:
     def _write(self, text: str) -> None:
         self._logged = self.done
         print(text, file=self.stream, flush=True)
+
+
+#: tqdm's default bar, its own time left (its rate's) left out for the groups' (the postfix).
+_BAR_BY_GROUP = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
 
 
 def plural(unit: str) -> str:

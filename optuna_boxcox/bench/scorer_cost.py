@@ -1,4 +1,4 @@
-"""Seconds a new point costs a classifier's fast scorer, for its cost class (docs/performance.md).
+"""Seconds a new point costs a classifier's fast scorer, for its cost class (docs/performance_log.md).
 
     python -m optuna_boxcox.bench.scorer_cost --classifier logistic
 

@@ -4,7 +4,7 @@
 
 Reads a CSV (label column ``y``), fits ``make_pipeline(StandardScaler(), clf)`` and then
 ``BoxCoxClassifier(clf)``, and prints both fits' seconds and training accuracies and the search's
-best score (docs/performance.md, LogisticRegression's fast path).
+best score (docs/performance_log.md, LogisticRegression's fast path).
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def flag_of(name: str) -> str:
 
 
 def add_data_arguments(parser: argparse.ArgumentParser, *, default: str | None = None) -> None:
-    """--dataset or --csv/--label, and --features."""
+    """--dataset or --csv/--label, --drop-columns and --features."""
     data = parser.add_mutually_exclusive_group()
     data.add_argument(
         "--dataset",
@@ -51,7 +51,18 @@ def add_data_arguments(parser: argparse.ArgumentParser, *, default: str | None =
     data.add_argument("--csv", type=Path, help="a CSV file with a header row (needs --label)")
     parser.add_argument("--label", help="the class column of --csv")
     parser.add_argument(
-        "--features", type=int, default=None, help="use only the first N features (quick runs)"
+        "--drop-columns",
+        action="append",
+        default=None,
+        metavar="NAME[,NAME…]",
+        help="leave these columns of --csv (or of the data set) out of the features: text, "
+        "identifiers, a column of missing values; may be repeated",
+    )
+    parser.add_argument(
+        "--features",
+        type=int,
+        default=None,
+        help="use only the first N features, of those not dropped (quick runs)",
     )
 
 
@@ -60,6 +71,7 @@ def add_objective_arguments(parser: argparse.ArgumentParser, *, classifier: str 
     parser.add_argument(
         "--classifier",
         default=classifier,
+        type=lambda text: text.strip().lower(),  # KNN is knn: a name, not a study of its own
         help=f"the paper's classifiers: {', '.join(CLASSIFIERS)}; a practitioner's: "
         f"{', '.join(PRACTITIONER_CLASSIFIERS)} (default {classifier})",
     )
@@ -82,10 +94,10 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-memory",
         default=None,
         metavar="SIZE",
-        help="memory the objective may use, with its unit, at least 16MiB: e.g. 500MiB or 2GB "
-        "(default: half the available "
-        "memory, at most 2 GiB); past it exact block-wise evaluators or scikit-learn's own path "
-        "are used instead of n × n matrices",
+        help="memory the objective may use, with its unit: e.g. 500MiB or 2GB (default: half "
+        "the available memory, at most 2 GiB); past it exact block-wise evaluators or "
+        "scikit-learn's own path are used instead of n × n matrices, and a size too small for "
+        "the data is refused with the least that fits",
     )
     parser.add_argument(
         "--subsample",
@@ -128,8 +140,20 @@ def add_jobs_argument(parser: argparse.ArgumentParser, help: str) -> None:
 def load_data(args: argparse.Namespace) -> tuple[pd.DataFrame, pd.Series, str]:
     """The features, labels and name of the data the arguments name."""
     return load_data_source(
-        dataset=args.dataset, csv=args.csv, label=args.label, features=args.features
+        dataset=args.dataset,
+        csv=args.csv,
+        label=args.label,
+        features=args.features,
+        drop_columns=dropped_columns(args),
     )
+
+
+def dropped_columns(args: argparse.Namespace) -> list[str] | None:
+    """``--drop-columns a,b --drop-columns c`` → ``["a", "b", "c"]``; None when not given."""
+    given = getattr(args, "drop_columns", None)
+    if not given:
+        return None
+    return [name for text in given for name in split_names(text) or []]
 
 
 def load_data_source(
@@ -137,16 +161,19 @@ def load_data_source(
     csv: str | Path | None = None,
     label: str | None = None,
     features: int | None = None,
+    drop_columns: list[str] | None = None,
 ) -> tuple[pd.DataFrame, pd.Series, str]:
-    """The features, labels and name of a named data set or a CSV file (its first ``features``
-    columns when given): what a search spec's ``source`` records."""
+    """The features, labels and name of a named data set or a CSV file (without the columns
+    ``drop_columns``, then its first ``features`` columns when given): what a search spec's
+    ``source`` records."""
+    from optuna_boxcox.datasets import drop_features
     from optuna_boxcox.datasets import load_csv
     from optuna_boxcox.datasets import load_dataset
 
     if csv is not None:
         if not label:
             raise UsageError("--csv needs --label naming the class column")
-        X, y = load_csv(Path(csv), label)
+        X, y = load_csv(Path(csv), label, drop_columns=drop_columns or ())
         name = Path(csv).stem
     else:
         name = dataset or "breast_cancer"
@@ -155,6 +182,7 @@ def load_data_source(
                 f"--label names the class column of --csv; the data set {name!r} has its own"
             )
         X, y = load_dataset(name)
+        X = drop_features(X, drop_columns or (), source=name)
     if features is not None:
         if features < 1:
             raise UsageError(f"--features must be at least 1, got {features}")
@@ -183,13 +211,10 @@ def check_cv(cv: int | None, y: Any) -> None:
         )
 
 
-#: The least --max-memory a search is given: below it not even a small data set's rows fit.
-MIN_MAX_MEMORY = 16 * 1024**2
-
-
 def check_max_memory(text: str | None) -> str | None:
-    """``--max-memory``: a size with its unit, at least :data:`MIN_MAX_MEMORY`, or a one-line
-    UsageError (a bare ``10`` would be ten bytes, surely not what was meant)."""
+    """``--max-memory``: a size with its unit, or a one-line UsageError (a bare ``10`` would be
+    ten bytes, surely not what was meant). Whether it fits the data is the objective's to say,
+    as for the library's ``memory_limit``."""
     if text is None:
         return None
     from optuna_boxcox._objective._memory import parse_memory
@@ -197,13 +222,11 @@ def check_max_memory(text: str | None) -> str | None:
     if text.strip().replace(".", "", 1).isdigit():
         raise UsageError(f"--max-memory {text}: give a unit, e.g. {text.strip()}MiB or {text}GB")
     try:
-        size = parse_memory(text)
+        parse_memory(text)
     except ValueError:
         raise UsageError(
             f"--max-memory {text!r} is not a size; write e.g. 500MiB or 2GB"
         ) from None
-    if size < MIN_MAX_MEMORY:
-        raise UsageError(f"--max-memory {text}: a search needs at least 16 MiB")
     return text
 
 

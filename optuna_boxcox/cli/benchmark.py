@@ -13,6 +13,7 @@ from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import split_names
+from optuna_boxcox.cli._command import command
 from optuna_boxcox.cli.compare import FIXED_TRANSFORMS
 from optuna_boxcox.cli.compare import PEER_TRANSFORMS
 from optuna_boxcox.cli.compare import check_holdout
@@ -99,7 +100,7 @@ def register(subparsers: Any) -> None:
         "is this package's BoxCoxTransformer with MLE λ after the [1,2] scaling; kdi: "
         "kditransform's KDITransformer then StandardScaler; squashing: skrub's SquashingScaler; "
         "skew-rule: Box-Cox MLE where |skew| > 0.5, then StandardScaler). kdi and squashing "
-        "need pip install 'optuna-boxcox[peers]'. Default: all ten, less a peer not installed "
+        "need pip install -e '.[peers]' in the checkout. Default: all ten, less a peer not installed "
         "(said when the run starts)",
     )
     parser.add_argument(
@@ -196,7 +197,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     if left_out:
         print(
             f"fixed transforms: {', '.join(left_out)} left out, not installed "
-            "(pip install 'optuna-boxcox[peers]')",
+            "(pip install -e '.[peers]' in the optuna-boxcox checkout)",
             flush=True,
         )
     print(
@@ -233,6 +234,6 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     print(f"rank plot: {', '.join(map(str, written))}")
     print(
         f"summary study {result.summary_study!r} in {redact(args.storage)} "
-        f"(optuna-boxcox dashboard {redact(args.storage)})"
+        f"({command()} dashboard {redact(args.storage)})"
     )
     return 0

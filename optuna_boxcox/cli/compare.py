@@ -84,7 +84,7 @@ def register(subparsers: Any) -> None:
         help=f"fixed transforms scored as reference rows (default {','.join(FIXED_TRANSFORMS)}; "
         "box-cox is this package's BoxCoxTransformer with MLE λ after the [1,2] scaling); also "
         f"the peers {','.join(PEER_TRANSFORMS)} (kdi and squashing need "
-        "pip install 'optuna-boxcox[peers]')",
+        "pip install -e '.[peers]' in the checkout)",
     )
     add_storage_argument(parser)
     add_jobs_argument(parser, "studies run at once, each in its own process")

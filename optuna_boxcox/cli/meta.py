@@ -9,6 +9,7 @@ from typing import Any
 from optuna_boxcox.cli._args import CLASSIFIERS
 from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_storage_argument
+from optuna_boxcox.cli._command import command
 
 # The library and its heavy dependencies are imported inside the functions that use them:
 # --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
@@ -77,6 +78,6 @@ def cmd_meta(args: argparse.Namespace) -> int:
     print(format_meta(result))
     print(
         f"\nwall time {result.wall_seconds:.1f} s; study in {redact(args.storage)} "
-        f"(optuna-boxcox dashboard {redact(args.storage)})"
+        f"({command()} dashboard {redact(args.storage)})"
     )
     return 0

@@ -12,6 +12,7 @@ from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._args import add_jobs_argument
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import split_names
+from optuna_boxcox.cli._command import command
 
 # The library and its heavy dependencies are imported inside the functions that use them:
 # --help imports this module and answers without Optuna, NumPy or scikit-learn (cli/__init__).
@@ -107,6 +108,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"wrote {path}")
     print(
         f"studies in {redact(args.storage)} under reproduce/…  "
-        f"(optuna-boxcox dashboard {redact(args.storage)})"
+        f"({command()} dashboard {redact(args.storage)})"
     )
     return 0

@@ -19,6 +19,7 @@ from optuna_boxcox.cli._args import add_scale_arguments
 from optuna_boxcox.cli._args import add_storage_argument
 from optuna_boxcox.cli._args import check_cv
 from optuna_boxcox.cli._args import check_max_memory
+from optuna_boxcox.cli._args import dropped_columns
 from optuna_boxcox.cli._args import flag_of
 from optuna_boxcox.cli._args import load_data
 from optuna_boxcox.cli._args import parse_fidelity
@@ -229,6 +230,9 @@ def search_spec(args: argparse.Namespace) -> SearchSpec:
         "label": args.label,
         "features": args.features,
     }
+    dropped = dropped_columns(args)
+    if dropped:  # recorded only when given: a study made before reads the same
+        source["drop_columns"] = dropped
     return SearchSpec(
         args.classifier,
         scoring=args.scoring,
@@ -275,11 +279,17 @@ def run_search(args: argparse.Namespace) -> SearchRun:
         # A plan too large to write is refused before anything is computed (--allow-large).
         refuse_large=not args.allow_large,
     )
+    from optuna_boxcox._objective._memory import MemoryLimitTooSmall
+
     try:
         return run_spec(spec, check_data(X, y), where, options)
     except PlanTooLarge as large:
         fewer = "--features N, --grid-size, --epochs, --n-trials N or --sampler spherical"
         raise UsageError(large.size.refusal(fewer, "--allow-large")) from None
+    except MemoryLimitTooSmall as small:
+        # The library's memory_limit is this command's --max-memory.
+        flag = {"memory_limit": "--max-memory"}
+        raise UsageError(small.worded(lambda name: flag.get(name, flag_of(name)))) from None
 
 
 def run_spec(spec: SearchSpec, data: Any, where: Where, options: RunOptions) -> SearchRun:
@@ -320,7 +330,10 @@ def print_search(found: SearchRun) -> None:
     fidelity_line = None if found.ran else fidelity_summary(objective)
     if fidelity_line is not None:
         print(f"fidelity   {fidelity_line}")
-    scores = f"score      base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}"
+    # The score of the Λ used comes first, named: the gate may have used an anchor instead of
+    # the searched Λ, and the λ printed below are the ones used.
+    print(f"score      {found.best:.4f} with the Λ used: {_used_in_words(found.decision)}")
+    scores = f"           base (λ = 1) {found.base:.4f}   MLE {found.mle:.4f}"
     # A default that searches no Λ (the MLP's rule) ran the MLE as its one trial.
     if found.decision is None or found.decision.judged_by.search:
         best = found.best if found.search_best is None else found.search_best
@@ -360,6 +373,21 @@ def print_search(found: SearchRun) -> None:
     for name in objective.param_names:
         print(f"  {ljust(name, width)}  {found.params[name]:8.3f}  {mle[name]:8.3f}")
     print_choices(objective, found.params)
+
+
+def _used_in_words(decision: Any) -> str:
+    """Which Λ a search's result uses, and who chose it."""
+    from optuna_boxcox._study._decision import NAMES
+
+    if decision is None:
+        return "the searched Λ"
+    if not decision.gated:
+        return f"{NAMES[decision.chosen]}, used without a gate"
+    if not decision.judged_by.search:
+        return f"{NAMES[decision.chosen]}, the better anchor (no Λ search for this classifier)"
+    if decision.chosen == "searched":
+        return "the searched Λ, kept by the gate"
+    return f"{NAMES[decision.chosen]}, chosen by the gate over the searched Λ"
 
 
 def print_fidelity(objective: Any) -> None:
@@ -409,12 +437,14 @@ def print_choices(objective: Any, params: dict[str, Any]) -> None:
 
 
 def dashboard_hint(storage: str) -> str:
+    from optuna_boxcox.cli._command import command
     from optuna_boxcox.storage import redact
 
-    return (
-        f"open it in optuna-dashboard:  optuna-boxcox dashboard {redact(storage)}    "
-        f"(or: optuna-dashboard {redact(storage)})"
-    )
+    hint = f"open it in optuna-dashboard:  {command()} dashboard {redact(storage)}"
+    dashboard = command("optuna-dashboard")
+    if dashboard is not None:
+        hint += f"    (or: {dashboard} {redact(storage)})"
+    return hint
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -441,6 +471,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     from optuna_boxcox._lifecycle._search import RunOptions
     from optuna_boxcox._lifecycle._search import Where
     from optuna_boxcox._lifecycle._search import attach_note
+    from optuna_boxcox._lifecycle._search import recorded_total
     from optuna_boxcox._objective._arguments import check_data
     from optuna_boxcox._study._spec import SearchSpec
     from optuna_boxcox.cli._args import load_data_source
@@ -463,12 +494,30 @@ def cmd_worker(args: argparse.Namespace) -> int:
     source = dict(spec.source)
     if args.csv is not None:
         source.update(dataset=None, csv=str(args.csv), label=args.label or source.get("label"))
-    X, y, _ = load_data_source(**source)
+    elif source.get("csv"):
+        # A study's record is no licence to open a file: a crafted study could name any file
+        # and have its first line printed in the error.
+        raise UsageError(
+            f"study {args.study_name!r} was made from a CSV file (recorded as "
+            f"{str(source['csv'])!r}); pass that file with --csv PATH: a worker opens only the "
+            "data it is given"
+        )
+    X, y, _ = load_data_source(
+        dataset=source.get("dataset"),
+        csv=source.get("csv"),
+        label=source.get("label"),
+        features=source.get("features"),
+        drop_columns=source.get("drop_columns"),
+    )
+    # The study's total, as search counts it: each worker stops once the study holds it.
+    total = args.n_trials if args.n_trials is not None else recorded_total(study)
     found = run_spec(
         spec,
         check_data(X, y),
         Where(storage=args.storage, study_name=args.study_name),
-        RunOptions(n_jobs=args.n_jobs, batch=False, figures=False),
+        RunOptions(
+            n_jobs=args.n_jobs, n_trials=total, n_trials_total=True, batch=False, figures=False
+        ),
     )
     # Figures stay off (each worker would draw them again), but the study gets its note, the Λ
     # used and the decision: from the worker that finds the plan finished (the one that writes
@@ -527,9 +576,18 @@ def register(subparsers: Any) -> None:
         "--csv",
         type=Path,
         default=None,
-        help="the data, when the study was made from a CSV elsewhere",
+        help="the study's data, when it was made from a CSV file (a worker opens no file the "
+        "study names; a file of other data is refused)",
     )
     worker.add_argument("--label", default=None, help="the class column of --csv")
+    worker.add_argument(
+        "--n-trials",
+        type=positive(int),
+        default=None,
+        help="the study's total of finished trials, as search's --n-trials: the worker stops "
+        "once the study holds them (default: the total its search was given; the paper's "
+        "samplers run their plan)",
+    )
     add_jobs_argument(worker, "threads of study.optimize in this worker")
     worker.set_defaults(
         func=cmd_worker,

@@ -56,6 +56,7 @@ DEV_A = (
     "ring",
     "saheart",
 )
+#: The other half of the development data sets (see :data:`DEV_A`).
 DEV_B = (
     "movement_libras",
     "pc1",

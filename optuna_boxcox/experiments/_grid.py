@@ -42,6 +42,7 @@ from sklearn.preprocessing import StandardScaler
 from optuna_boxcox._math._transform import BoxCoxTransformer
 from optuna_boxcox._study._space import DEFAULT_GRID_RANGE
 from optuna_boxcox._system._parallel import map_tasks
+from optuna_boxcox._system._progress import interleaved
 from optuna_boxcox.classifiers import make_classifier
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments._data import FIGURE1_SEED
@@ -261,16 +262,18 @@ def run_grid(
             }
             units[(key, seed, classifier)] = _Unit(key, seed, classifier, study, cells)
 
-    # A task is one λ1 row of the grid: 11 cells, written in one go.
-    tasks = [
-        (unit_key, i)
+    # A task is one λ1 row of the grid: 11 cells, written in one go; a row of every study in turn
+    # (classifiers cost unlike amounts: the time left is estimated from each one's rows).
+    left = {
+        unit_key: [
+            (unit_key, i) for i in range(L) if any(i * L + j not in unit.cells for j in range(L))
+        ]
         for unit_key, unit in units.items()
-        for i in range(L)
-        if any(i * L + j not in unit.cells for j in range(L))
-    ]
+    }
+    tasks = interleaved(left.values())
     total = len(units) * L
     if on_progress is not None:
-        on_progress(total - len(tasks), total)
+        on_progress(total - len(tasks), total, left={k: len(v) for k, v in left.items()})
 
     def work(task: tuple[tuple[str, int, str], int]) -> list[tuple[list[float], float]]:
         (key, seed, classifier), i = task
@@ -296,7 +299,7 @@ def run_grid(
             unit.cells[i * L + j] = folds
         _record.record(unit.study, entries, _DISTRIBUTIONS)
         if on_progress is not None:
-            on_progress(1, 0)
+            on_progress(1, 0, group=task[0], seconds=sum(seconds for _, seconds in result))
 
     map_tasks(tasks, work, on_result, n_jobs=run.n_jobs, max_tasks=run.max_tasks)
 
@@ -322,7 +325,7 @@ def run_grid(
 
 def _attach(study: optuna.Study, figure: go.Figure) -> None:
     # optuna-dashboard is imported where a note or graph is saved, in this whole module: it loads
-    # its web server's modules, the slowest import of the package (docs/performance.md, imports).
+    # its web server's modules, the slowest import of the package (docs/performance_log.md, imports).
     from optuna_dashboard import save_plotly_graph_object
 
     save_plotly_graph_object(study, figure, graph_object_id="grid-exploration-heatmap")

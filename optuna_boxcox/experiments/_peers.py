@@ -13,8 +13,8 @@ transforms.
   training skewness exceeds 0.5 in absolute value gets its maximum-likelihood Box-Cox λ, every
   other λ = 1; then every feature is standard scaled.
 
-``kdi`` and ``squashing`` need the optional extra ``peers`` (``pip install
-'optuna-boxcox[peers]'``); they are imported when the transform is built, never when this package
+``kdi`` and ``squashing`` need the optional extra ``peers`` (``pip install -e '.[peers]'`` in
+the checkout); they are imported when the transform is built, never when this package
 is imported, and asking for one that is not installed fails with :class:`MissingPeerError`.
 ``skew-rule`` needs nothing beyond scikit-learn and SciPy.
 """
@@ -67,7 +67,7 @@ def missing_peer(key: str) -> str | None:
         return None
     return (
         f"transform {key!r} needs {module}, which is not installed: "
-        f"pip install 'optuna-boxcox[{PEERS_EXTRA}]'"
+        f"pip install -e '.[{PEERS_EXTRA}]' in the optuna-boxcox checkout"
     )
 
 

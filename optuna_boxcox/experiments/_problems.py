@@ -41,9 +41,11 @@ REFERENCE_SAMPLER = "coordinate"
 WALL_ATTR = "wall_seconds"
 
 
+#: Study user attribute holding the comparison's settings (beside :data:`WALL_ATTR`).
 SETTINGS_ATTR = "compare"
 
 
+#: Study user attribute holding the chosen Λ's held-out score (beside :data:`WALL_ATTR`).
 HELD_OUT_ATTR = "held_out"
 
 
@@ -69,7 +71,7 @@ FIXED_TRANSFORMS: dict[str, str] = {
 
 
 #: Every transform a comparison can score, by key: :data:`FIXED_TRANSFORMS` (scikit-learn and this
-#: package) and the peers other tabular tools use (:mod:`~optuna_boxcox.experiments._peers`; kdi
+#: package) and the peers other tabular tools use (:data:`PEER_TRANSFORMS`; kdi
 #: and squashing need the optional extra ``peers``).
 ALL_TRANSFORMS: dict[str, str] = {**FIXED_TRANSFORMS, **PEER_TRANSFORMS}
 
@@ -88,7 +90,7 @@ def fixed_transform(key: str, n_samples: int = 1000) -> Any:
       the paper's MLE strategy ([1, 2] scaling, per-feature MLE λ, standardised), which is also
       where the searches start.
     - ``kdi``, ``squashing``, ``skew-rule``: the peers
-      (:func:`~optuna_boxcox.experiments._peers.peer_transform`).
+      (:data:`PEER_TRANSFORMS`).
     """
     if key in PEER_TRANSFORMS:
         return peer_transform(key)

@@ -52,7 +52,10 @@ class TableRun:
         storage: The opened storage every unit is recorded in.
         n_jobs: Worker processes computing units concurrently.
         max_tasks: Stop after this many new units (None: all of them).
-        on_progress: Called with (done, total) once, then with (1, 0) per unit recorded.
+        on_progress: Called with (done, total, left=units left by group) once, then with
+            (1, 0, group=its group, seconds=its own seconds) per unit recorded; the units are
+            run in :func:`~optuna_boxcox._system._progress.interleaved` order, a group being
+            one study's units.
     """
 
     classifiers: tuple[str, ...]
@@ -60,7 +63,7 @@ class TableRun:
     storage: BaseStorage
     n_jobs: int
     max_tasks: int | None
-    on_progress: Callable[[int, int], None] | None
+    on_progress: Callable[..., None] | None
 
 
 def open_study(storage: BaseStorage, name: str, settings: Mapping[str, Any]) -> optuna.Study:

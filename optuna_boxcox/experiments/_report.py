@@ -8,6 +8,8 @@ from dataclasses import field
 import io
 from typing import TYPE_CHECKING
 
+from optuna_boxcox._system._markup import md_text
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -123,12 +125,12 @@ class Reproduction:
                 self._lookup(section),
             )
             if section:
-                lines += [f"### {section}", ""]
-            lines.append("| | " + " | ".join(columns) + " |")
+                lines += [f"### {md_text(section)}", ""]
+            lines.append("| | " + " | ".join(map(md_text, columns)) + " |")
             lines.append("|---|" + "---:|" * len(columns))
             for row in rows:
                 lines.append(
-                    f"| {row} | "
+                    f"| {md_text(row)} | "
                     + " | ".join(_md_cell(cells.get((row, c))) for c in columns)
                     + " |"
                 )

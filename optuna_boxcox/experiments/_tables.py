@@ -17,6 +17,7 @@ import numpy as np
 from optuna.distributions import IntDistribution
 
 from optuna_boxcox._system._parallel import map_tasks
+from optuna_boxcox._system._progress import interleaved
 from optuna_boxcox.experiments import _record
 from optuna_boxcox.experiments._data import paper_features
 from optuna_boxcox.experiments._protocol import BASE
@@ -101,15 +102,16 @@ def run_table(
                 }
                 units[(section, row, classifier)] = _Unit(section, row, classifier, study, done)
 
-    tasks = [
-        (key, fold)
+    # A fold of every study in turn: rows and classifiers cost unlike amounts (a row without
+    # search beside one of many searches), and the time left is estimated from each one's folds.
+    left = {
+        key: [(key, fold) for fold in range(protocol.n_folds) if fold not in unit.done]
         for key, unit in units.items()
-        for fold in range(protocol.n_folds)
-        if fold not in unit.done
-    ]
+    }
+    tasks = interleaved(left.values())
     total = len(units) * protocol.n_folds
     if on_progress is not None:
-        on_progress(total - len(tasks), total)
+        on_progress(total - len(tasks), total, left={k: len(v) for k, v in left.items()})
     distributions = {"fold": IntDistribution(0, protocol.n_folds - 1)}
 
     def work(task: tuple[tuple[str, str, str], int]) -> FoldResult:
@@ -130,7 +132,7 @@ def run_table(
         )
         unit.done[result.fold] = result
         if on_progress is not None:
-            on_progress(1, 0)
+            on_progress(1, 0, group=task[0], seconds=result.seconds)
 
     map_tasks(tasks, work, on_result, n_jobs=run.n_jobs, max_tasks=run.max_tasks)
     return _cells(target, units, protocol)

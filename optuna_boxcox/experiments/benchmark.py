@@ -7,11 +7,11 @@ and Wilcoxon signed-rank tests. Methods are fixed transforms and samplers (each 
 scored with the search's own metric on the training part only). The fixed transforms are
 scikit-learn's and this package's (:data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS`:
 ``raw``, ``standard``, ``minmax``, ``maxabs``, ``quantile``, ``yeo-johnson``, ``box-cox``) and the
-peers other tabular tools use (:mod:`~optuna_boxcox.experiments._peers`): ``kdi``
+peers other tabular tools use (:data:`~optuna_boxcox.experiments.compare.PEER_TRANSFORMS`): ``kdi``
 (kditransform's ``KDITransformer``, then ``StandardScaler``), ``squashing`` (skrub's
 ``SquashingScaler``) and ``skew-rule`` (TabPFN's rule: Box-Cox MLE where |skew| > 0.5, then
 ``StandardScaler``). ``kdi`` and ``squashing`` need the optional extra ``peers``
-(``pip install 'optuna-boxcox[peers]'``); by default every fixed transform that can be built is
+(``pip install -e '.[peers]'`` in the checkout); by default every fixed transform that can be built is
 scored (all ten with the extra), and a peer named but not installed is a one-line error.
 
 Protocol:
@@ -317,7 +317,7 @@ def benchmark(
             :data:`~optuna_boxcox.experiments.compare.FIXED_TRANSFORMS` and the peers
             (``kdi``, ``squashing``, ``skew-rule``); default :func:`default_transforms`. A peer
             asked for whose library is missing raises
-            :class:`~optuna_boxcox.experiments._peers.MissingPeerError` before anything runs.
+            :class:`MissingPeerError` before anything runs.
         label: The class column of the ``csv:`` data sets.
         data_dir: The folder of the development sets' CSV files: a name that is not in the
             package (nor ``csv:``) is read from ``data_dir/NAME.csv`` or ``data_dir/dev/NAME.csv``.

@@ -205,7 +205,7 @@ def param_importances(study: optuna.Study, seed: int = PAPER_SEED) -> dict[str, 
 
 def _attach_importances(study: optuna.Study, seed: int) -> None:
     # optuna-dashboard is imported where a note or graph is saved, in this whole module: it loads
-    # its web server's modules, the slowest import of the package (docs/performance.md, imports).
+    # its web server's modules, the slowest import of the package (docs/performance_log.md, imports).
     from optuna_dashboard import save_plotly_graph_object
 
     figure = optuna.visualization.plot_param_importances(

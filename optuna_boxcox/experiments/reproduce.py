@@ -27,6 +27,7 @@ from typing import Any
 import optuna
 
 from optuna_boxcox._system._progress import Progress
+from optuna_boxcox._system._progress import TimeLeft
 from optuna_boxcox.classifiers import CLASSIFIERS
 from optuna_boxcox.experiments._data import SYNTHETIC
 from optuna_boxcox.experiments._grid import figure2
@@ -43,6 +44,8 @@ from optuna_boxcox.storage import REPRODUCE_STORAGE
 from optuna_boxcox.storage import open_storage
 
 if TYPE_CHECKING:
+    from collections.abc import Hashable
+    from collections.abc import Mapping
     from collections.abc import Sequence
 
     from optuna.storages import BaseStorage
@@ -89,15 +92,15 @@ def reproduce(
         out: Directory for the CSV, Markdown and figures; ``None`` writes nothing.
         n_jobs: Worker processes computing folds (or grid rows) concurrently.
         progress: Report progress with the time left (a bar on a terminal, else a line every few
-            seconds, on stderr).
+            seconds, on stderr), estimated from each study's folds so far.
         csv, label: Sonar from a local CSV file (label column ``label``) instead of OpenML.
         pairs: Tables 6 and 8: which feature pairs, as the paper labels them ("Features 8 and 41")
             or as ``8-41``; default all four.
         datasets: Table 2: which synthetic data sets (``gaussian_quantiles``, ``moons``, ``blobs``,
             ``random``); default all four.
         seeds: Table 3: the seeds of the random data set; default 1–10.
-        max_tasks: Stop after this many new folds (grid rows for Tables 2–3); the rest is computed
-            by a later run. For budgeted or staged runs.
+        max_tasks: Stop after this many new folds (grid rows for Tables 2–3), taken from every
+            study in turn; the rest is computed by a later run. For budgeted or staged runs.
         png: Table 2: also write the heatmaps as PNG (needs kaleido and a Chromium); default: when
             kaleido is installed. HTML is always written.
 
@@ -240,18 +243,32 @@ def _write(result: Reproduction, out: Path, heatmaps: dict, png: bool | None) ->
 
 
 class _Progress:
-    """Progress fed by the experiment runners: first (done, total), then (1, 0) per unit."""
+    """Progress fed by the experiment runners: first (done, total, left=units left by group),
+    then (1, 0, group=…, seconds=…) per unit; the time left is estimated by group."""
 
     def __init__(self, enabled: bool, unit: str) -> None:
         self.enabled, self.unit, self.bar = enabled, unit, None
 
-    def update(self, n: int, total: int) -> None:
+    def update(
+        self,
+        n: int,
+        total: int,
+        *,
+        left: Mapping[Hashable, int] | None = None,
+        group: Hashable | None = None,
+        seconds: float | None = None,
+    ) -> None:
         if self.bar is None:
             self.bar = Progress(
-                total, unit=self.unit, label="reproduce", enabled=self.enabled, initial=n
+                total,
+                unit=self.unit,
+                label="reproduce",
+                enabled=self.enabled,
+                initial=n,
+                time_left=None if left is None else TimeLeft(left),
             )
             return
-        self.bar.update(n)
+        self.bar.update(n, group=group, seconds=seconds)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -19,6 +19,7 @@ import plotly.io as pio
 
 from optuna_boxcox._math import _numerics
 from optuna_boxcox._study._space import DEFAULT_GRID_RANGE
+from optuna_boxcox._system._markup import plotly_text
 from optuna_boxcox.figures._scores import grid_scores
 from optuna_boxcox.figures._scores import spherical_curves
 
@@ -88,7 +89,8 @@ def normalise(values: Sequence[float]) -> np.ndarray:
 def linf_distances(
     score: Sequence[float], curves: Mapping[str, Sequence[float]]
 ) -> dict[str, float]:
-    """max |normalise(curve) − normalise(score)| of every curve: 0 when it has the score's shape."""
+    """``max |normalise(curve) − normalise(score)|`` of every curve: 0 when it has the score's
+    shape."""
     reference = normalise(score)
     return {name: float(np.max(np.abs(normalise(c) - reference))) for name, c in curves.items()}
 
@@ -232,7 +234,13 @@ def lambda_trajectory(
         values = [float(step[name]) for step in steps]
         x, y = _steps(sweeps, values)
         lines.append(
-            {"x": x, "y": y, "mode": "lines+markers", "line": {"shape": "hv"}, "name": name}
+            {
+                "x": x,
+                "y": y,
+                "mode": "lines+markers",
+                "line": {"shape": "hv"},
+                "name": plotly_text(name),
+            }
         )
         moved.append(any(v != values[0] for v in values))
     figure = go.Figure(_feature_lines(lines, moved))
@@ -270,7 +278,9 @@ def best_so_far(
         length = min(len(c) for c in curves)
         mean = np.mean([c[:length] for c in curves], axis=0) if length else np.empty(0)
         x, y = _steps(list(range(1, length + 1)), mean.tolist())
-        figure.add_trace(go.Scatter(x=x, y=y, mode="lines", line_shape="hv", name=name))
+        figure.add_trace(
+            go.Scatter(x=x, y=y, mode="lines", line_shape="hv", name=plotly_text(name))
+        )
     default = "Best score so far" + (" (mean over seeds)" if several else "")
     figure.update_layout(
         title=title or default,
@@ -346,13 +356,13 @@ def grid_heatmap(
                 y=[float(params[names[1]])],
                 mode="markers",
                 marker={"size": 14, "symbol": symbols[i % len(symbols)], "line": {"width": 1}},
-                name=label,
+                name=plotly_text(label),
             )
         )
     figure.update_layout(
         title=title,
-        xaxis_title=f"λ of {names[0]}",
-        yaxis_title=f"λ of {names[1]}",
+        xaxis_title=f"λ of {plotly_text(names[0])}",
+        yaxis_title=f"λ of {plotly_text(names[1])}",
         legend={"orientation": "h", "y": -0.2},
         **_layout(),
     )
@@ -395,7 +405,7 @@ def transform_curves(
                 "dx": (high - low) / (_CURVE_POINTS - 1),
                 "y": np.round(curve, _CURVE_DECIMALS).tolist(),
                 "mode": "lines",
-                "name": f"{name} ({label})",
+                "name": f"{plotly_text(name)} ({label})",
             }
         )
         moved.append(lam != float(start[name]) or transforms[j] != objective.method)
@@ -504,8 +514,8 @@ def pareto_front(
     )
     figure.update_layout(
         title=title,
-        xaxis_title=f"{kept_name} (features kept)",
-        yaxis_title=score_name,
+        xaxis_title=f"{plotly_text(kept_name)} (features kept)",
+        yaxis_title=plotly_text(score_name),
         legend={"orientation": "h", "y": -0.2},
         **_layout(),
     )

@@ -21,6 +21,8 @@ import plotly.io as pio
 from optuna_boxcox._study._decision import NAMES
 from optuna_boxcox._study._spec import SPEC_ATTR
 from optuna_boxcox._study._spec import SearchSpec
+from optuna_boxcox._system._markup import md_code
+from optuna_boxcox._system._markup import md_text
 from optuna_boxcox.figures._draw import best_so_far
 from optuna_boxcox.figures._draw import finished_trials
 from optuna_boxcox.figures._draw import grid_heatmap
@@ -69,7 +71,8 @@ def pareto_note(
     for t in front:
         transforms = objective.configuration(t.params).transforms
         kept = [n for n, tr in zip(objective.param_names, transforms) if tr != "drop"]
-        shown = ", ".join(kept[:6]) + (f", … ({len(kept) - 6} more)" if len(kept) > 6 else "")
+        shown = ", ".join(map(md_code, kept[:6]))
+        shown += f", … ({len(kept) - 6} more)" if len(kept) > 6 else ""
         lines.append(f"| {t.values[1]:g} | {t.values[0]:.4f} | {t.number} | {shown} |")
     return "\n".join(lines) + "\n"
 
@@ -223,7 +226,8 @@ def search_note(
     cv = "resubstitution" if spec.cv is None else f"{spec.cv}-fold"
     n_samples = spec.n_samples or objective.n_samples
     settings = sampler.get("settings", {})
-    lines = [f"## Box-Cox λ search `{study.study_name}`", ""]
+    # Names are the user's (a study's, a file's, the columns'): code spans, never markup.
+    lines = [f"## Box-Cox λ search {md_code(study.study_name, cell=False)}", ""]
     if decision is not None and params is not None:
         lines += _decision_lines(objective, params, decision, used_trial)
     elif params is not None:
@@ -236,10 +240,11 @@ def search_note(
     lines += [
         "| | |",
         "| --- | --- |",
-        f"| data set | {dataset} ({n_samples} samples × {len(objective.param_names)} features) |",
-        f"| classifier | {classifier['name'] or classifier['class'].rsplit('.', 1)[-1]} |",
+        f"| data set | {md_code(dataset)} ({n_samples} samples × "
+        f"{len(objective.param_names)} features) |",
+        f"| classifier | {md_text(classifier['name'] or classifier['class'].rsplit('.', 1)[-1])} |",
         f"| scoring | {scoring}, {cv} |",
-        f"| sampler | {sampler.get('name', spec.sampler or '—')} |",
+        f"| sampler | {md_text(sampler.get('name', spec.sampler or '—'))} |",
         f"| settings | {', '.join(f'{k} = {v}' for k, v in settings.items()) or '—'} |",
         f"| trials | {n_finished} finished |",
     ]
@@ -264,19 +269,22 @@ def search_note(
                 lines.append(f"| score | Λ used {used:.4f} ({others}) |")
         configuration = objective.configuration(params)
         if configuration.settings:
-            settings = ", ".join(f"{k} = {v}" for k, v in configuration.settings.items())
+            settings = ", ".join(
+                f"{md_text(k)} = {md_text(v)}" for k, v in configuration.settings.items()
+            )
             lines.append(f"| classifier settings | {settings} |")
         mle_params = objective.mle_params
         if len(objective.transforms) > 1:
             lines += ["", "| feature | transform | λ | λ_MLE |", "| --- | --- | ---: | ---: |"]
             lines += [
-                f"| {n} | {t} | {params[n]:.3f} | {mle_params[n]:.3f} |"
+                f"| {md_code(n)} | {t} | {params[n]:.3f} | {mle_params[n]:.3f} |"
                 for n, t in zip(objective.param_names, configuration.transforms)
             ]
         elif decision is None:  # a guarded search's note leads with its λ
             lines += ["", "| feature | λ | λ_MLE |", "| --- | ---: | ---: |"]
             lines += [
-                f"| {n} | {params[n]:.3f} | {mle_params[n]:.3f} |" for n in objective.param_names
+                f"| {md_code(n)} | {params[n]:.3f} | {mle_params[n]:.3f} |"
+                for n in objective.param_names
             ]
     return "\n".join(lines) + "\n"
 
@@ -298,7 +306,7 @@ def _decision_lines(
     mle = objective.mle_params
     lines += ["| feature | λ used | λ searched | λ_MLE |", "| --- | ---: | ---: | ---: |"]
     lines += [
-        f"| {n} | {used[n]:.3f} | {searched[n]:.3f} | {mle[n]:.3f} |"
+        f"| {md_code(n)} | {used[n]:.3f} | {searched[n]:.3f} | {mle[n]:.3f} |"
         for n in objective.param_names
     ]
     return [*lines, ""]
@@ -319,7 +327,7 @@ def attach_figures(
     rendered, otherwise self-contained HTML).
     """
     # optuna-dashboard is imported where a note or graph is saved, in this whole module: it loads
-    # its web server's modules, the slowest import of the package (docs/performance.md, imports).
+    # its web server's modules, the slowest import of the package (docs/performance_log.md, imports).
     from optuna_dashboard import save_note
     from optuna_dashboard import save_plotly_graph_object
 

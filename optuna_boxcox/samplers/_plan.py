@@ -44,8 +44,11 @@ from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._capabilities import capabilities_of
 from optuna_boxcox._optuna._claims import claim_trial
+from optuna_boxcox._optuna._claims import fail_stale
+from optuna_boxcox._optuna._claims import heartbeat_interval
 from optuna_boxcox._optuna._claims import is_dead
 from optuna_boxcox._optuna._claims import reap
+from optuna_boxcox._optuna._read import refresh_optuna_cache
 from optuna_boxcox._optuna._write import set_trial_user_attrs
 from optuna_boxcox._study._plan_size import PlanSize
 from optuna_boxcox._study._plan_size import SizedPlan
@@ -73,10 +76,13 @@ if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
     from optuna.study import Study
     from optuna.trial import FrozenTrial
+    from optuna.trial import Trial
 
 _logger = optuna.logging.get_logger(__name__)
 
 #: Study user attributes (shown in the dashboard).
+#: The user attribute, and its value, of a trial that found the plan finished.
+DONE_PHASE = ("phase", "done")
 SAMPLER_ATTR = "boxcox_sampler"
 RESULT_ATTR = "boxcox_result"
 
@@ -392,6 +398,8 @@ class PlanSampler(BaseSampler, SizedPlan):
         _refuse_several_objectives(self, study)
         self._check_settings(study, attrs)
         delay = self._poll_interval
+        heartbeat = heartbeat_interval(study)
+        looked = time.monotonic()
         while True:
             with self._lock:
                 held = self._running(study, self._trials(study), space)
@@ -405,17 +413,31 @@ class PlanSampler(BaseSampler, SizedPlan):
                     for p in replay.positions(replay.current)
                     if p not in ledger.scores and p not in held
                 ]
-                if free and self._try_claim(study, trial, free[0], replay, ledger):
+                if free and self._try_claim(study, trial, free[0], replay, ledger, space):
                     return
             # Every position of the batch is taken by a running trial: wait for the batch to end.
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 1.5, 1.0)
+            if heartbeat is not None and time.monotonic() - looked >= heartbeat:
+                fail_stale(study)  # a holder on a machine that vanished frees its position
+                looked = time.monotonic()
 
     def _try_claim(
-        self, study: Study, trial: FrozenTrial, position: int, replay: Plan, ledger: Ledger
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        position: int,
+        replay: Plan,
+        ledger: Ledger,
+        space: LambdaSpace,
     ) -> bool:
         storage = storage_of(study)
-        if not _claim_position(study, trial, position, ledger):
+        # In the plan's last batch (or any, when the plan cannot tell its size), older trials
+        # claim first, so that those left over when it ends are the newest (see _claims.withdraw);
+        # earlier batches need not wait for them.
+        planned = self.plan_size(space).trials
+        last = planned is None or replay.positions(replay.current).stop >= planned
+        if not _claim_position(study, trial, position, ledger, older_first=last):
             return False
         self._assigned[trial_id_of(trial)] = position
         batch, index = replay.locate(position)
@@ -426,9 +448,15 @@ class PlanSampler(BaseSampler, SizedPlan):
                 storage.set_trial_user_attr(trial_id_of(trial), key, value)
         return True
 
+    def came_after_the_plan(self, trial: FrozenTrial | Trial) -> bool:
+        """Whether this process's ``trial`` found the plan finished when it came for a position
+        (it re-evaluates Λopt: a trial the study does not need, which a runner may withdraw)."""
+        with self._lock:
+            return self._assigned.get(trial_id_of(trial)) == UNCLAIMED
+
     def _assign_done(self, study: Study, trial: FrozenTrial) -> None:
         self._assigned[trial_id_of(trial)] = UNCLAIMED
-        storage_of(study).set_trial_user_attr(trial_id_of(trial), "phase", "done")
+        storage_of(study).set_trial_user_attr(trial_id_of(trial), *DONE_PHASE)
         self._finish(study)
 
     def _point_for(
@@ -447,7 +475,9 @@ class PlanSampler(BaseSampler, SizedPlan):
 
     # -- replaying the plan from storage -----------------------------------------------------
     def _trials(self, study: Study) -> list[FrozenTrial]:
-        return storage_of(study).get_all_trials(study_id_of(study), deepcopy=False)
+        storage, study_id = storage_of(study), study_id_of(study)
+        refresh_optuna_cache(storage, study_id)  # a study opened by Optuna: read in bulk
+        return storage.get_all_trials(study_id, deepcopy=False)
 
     def _cache(self, study: Study, space: LambdaSpace | None = None) -> tuple[tuple, Plan, Ledger]:
         """This process's replay and ledger of the study (rebuilt when its λ space changes);
@@ -573,9 +603,12 @@ def _fit_to(dist: BaseDistribution, value: float) -> Any:
     raise TypeError(f"unsupported distribution {dist!r}")
 
 
-def _claim_position(study: Study, trial: FrozenTrial, position: int, ledger: Ledger) -> bool:
+def _claim_position(
+    study: Study, trial: FrozenTrial, position: int, ledger: Ledger, *, older_first: bool
+) -> bool:
     """Claim plan ``position`` for the RUNNING ``trial`` of a ``study.optimize`` worker; False
-    when another claim or a finished trial holds it."""
+    when another claim or a finished trial holds it (or, ``older_first``, while an older trial
+    waits for a position)."""
     storage = storage_of(study)
     if capabilities_of(storage).sql_claims:
         # The one claim mechanism of the batched workers: under the study's write lock, so that
@@ -586,6 +619,7 @@ def _claim_position(study: Study, trial: FrozenTrial, position: int, ledger: Led
             position,
             position_key=POSITION_KEY,
             after_trial_id=ledger.frontier_trial_id - 1,
+            done=DONE_PHASE if older_first else None,
         )
     storage.set_trial_system_attr(trial_id_of(trial), POSITION_KEY, position)
     # Another process may have claimed the same position since we read the trials, and may even

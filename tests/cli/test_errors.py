@@ -319,6 +319,72 @@ def test_a_full_disk_is_named_as_such_and_the_search_resumes_once_there_is_room(
     assert len(study.trials) == 1320 and kept < 1320
 
 
+def _disk_fills(monkeypatch, *, inside_a_trial: bool) -> None:
+    """The disk fills inside the first trial, while it writes its second parameter (a study's
+    first parameters are written one commit each, as suggested), or as the second trial is told
+    (its parameters wait to be written together): each write then fails as SQLite and Optuna
+    fail on a full disk."""
+    from optuna.exceptions import StorageInternalError
+    from optuna.storages import RDBStorage
+    from sqlalchemy.exc import OperationalError
+
+    from optuna_boxcox._optuna import _storage
+
+    def fails(write, after: int):
+        writes = [0]
+
+        def full(*args, **kwargs):
+            writes[0] += 1
+            if writes[0] <= after:
+                return write(*args, **kwargs)
+            cause = sqlite3.OperationalError("database or disk is full")
+            try:
+                raise OperationalError("COMMIT", {}, cause) from cause
+            except OperationalError as error:
+                raise StorageInternalError("… e.g. exceeding max length.") from error
+
+        return full
+
+    if inside_a_trial:
+        monkeypatch.setattr(RDBStorage, "set_trial_param", fails(RDBStorage.set_trial_param, 1))
+    else:
+        write = _storage.write_running_trial_params
+        monkeypatch.setattr(_storage, "write_running_trial_params", fails(write, 0))
+
+
+TPE = ["search", "--dataset", "wine", "--features", "2", "--sampler", "tpe", "--n-trials", "20"]
+
+
+@pytest.mark.parametrize("inside_a_trial", [True, False], ids=["inside-a-trial", "as-it-is-told"])
+def test_a_full_disk_under_an_optuna_sampler_is_said_in_one_line(
+    tmp_path, monkeypatch, capsys, caplog, inside_a_trial
+):
+    monkeypatch.chdir(tmp_path)
+    _disk_fills(monkeypatch, inside_a_trial=inside_a_trial)
+    assert main([*TPE, "--storage", "sqlite:///t.db", "--no-figures"]) == 1
+    # Optuna's log goes to the stream its handler was made with, which capsys does not see.
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("optuna.")]
+    assert not logged, f"Optuna logged the failed trial, with its tracebacks: {logged}"
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    line = _one_error("\n".join(line for line in err.splitlines() if "created new" not in line))
+    assert "is full" in line and "run the same command to resume" in line, line
+
+
+def test_the_trial_a_full_disk_stopped_is_run_again_when_the_search_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    tpe = [*TPE, "--storage", "sqlite:///t.db", "--no-figures"]
+    with monkeypatch.context() as patched:
+        _disk_fills(patched, inside_a_trial=True)
+        assert main(tpe) == 1
+    assert main(tpe) == 0
+    (name,) = optuna.get_all_study_names("sqlite:///t.db")
+    states = [t.state for t in optuna.load_study(study_name=name, storage="sqlite:///t.db").trials]
+    assert states == [optuna.trial.TrialState.COMPLETE] * 20, states
+
+
 def test_a_database_error_under_optunas_commit_message_is_described_by_its_cause():
     from optuna.exceptions import StorageInternalError
     from sqlalchemy.exc import OperationalError

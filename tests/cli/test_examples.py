@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
+import time
 
 import optuna
 import pytest
@@ -179,3 +181,79 @@ def test_workers_example_shares_one_study(tmp_path):
     ]
     plan = [p for p in positions if p is not None and p >= 0]
     assert sorted(plan) == list(range(4 * 2 * 11)), "each plan position was done exactly once"
+
+
+def _joining_workers(pid: int) -> list[int]:
+    """The live ``optuna-boxcox worker`` processes among the children of ``pid`` (Linux /proc)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z" and b"worker" in argv:
+            found.append(int(name))
+    return found
+
+
+def _holds_a_position(url: str, pid: int) -> bool:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(url.removeprefix("sqlite:///"), timeout=5) as connection:
+            owners = connection.execute(
+                "SELECT o.value_json FROM trials t"
+                " JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
+                " JOIN trial_system_attributes p ON p.trial_id = t.trial_id AND p.key = ?"
+                " WHERE t.state = 'RUNNING'",
+                ("boxcox:owner", "boxcox:position"),
+            ).fetchall()
+    except sqlite3.Error:
+        return False
+    return any(owner.strip('"').split(":")[1] == str(pid) for (owner,) in owners)
+
+
+@pytest.mark.long
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the workers through Linux's /proc")
+def test_workers_example_finishes_when_a_joining_worker_is_killed(tmp_path):
+    """The example waits for its first worker before the others: a joining worker killed with
+    -9 while it held a position stayed a zombie meanwhile, counted alive, and the example hung."""
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    example = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "workers.py"),
+            *("--workers", "3", "--features", "10", "--sampler", "iterative", "--storage", url),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while len(joining := _joining_workers(example.pid)) < 2:
+            assert example.poll() is None and time.monotonic() < deadline, "no worker joined"
+            time.sleep(0.01)
+        victim = None
+        while victim is None:
+            assert example.poll() is None and time.monotonic() < deadline, "no worker was caught"
+            victim = next((p for p in joining if _holds_a_position(url, p)), None)
+            time.sleep(0.001)
+        os.kill(victim, signal.SIGKILL)
+        out, err = example.communicate(timeout=300)
+    finally:
+        if example.poll() is None:
+            example.kill()
+            example.communicate()
+    assert example.returncode == 0, err
+    assert "3 workers (exit codes [" in out and "-9" in out, out
+    study = optuna.load_study(study_name="workers/breast_cancer/bayes/iterative", storage=url)
+    complete = [t for t in study.trials if t.state.name == "COMPLETE"]
+    plan = sorted(t.system_attrs["boxcox:position"] for t in complete)
+    assert plan == list(range(4 * 10 * 11)), "each plan position was done exactly once"

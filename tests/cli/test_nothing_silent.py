@@ -180,7 +180,10 @@ def _csv(folder: Path, name: str, text: str) -> str:
         (["--dataset", "iris", "--label", "y"], "--label names the class column of --csv"),
         (["--dataset", "iris", "--features", "100"], "--features 100: iris has 4 features"),
         (["--dataset", "iris", "--max-memory", "10"], "--max-memory 10: give a unit"),
-        (["--dataset", "iris", "--max-memory", "1KB"], "a search needs at least 16 MiB"),
+        (
+            ["--dataset", "iris", "--max-memory", "1KB"],
+            "--max-memory 1KB is too small for 150 rows × 4 features",
+        ),
         (["--dataset", "iris", "--cv", "1000"], "the smallest class has 50 row(s)"),
         (["--dataset", "iris", "--cv", "1"], "--cv must be at least 2"),
         (["--csv", "{tmp}/dup.csv", "--label", "y"], "names more than one column 'a'"),

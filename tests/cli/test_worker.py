@@ -26,9 +26,9 @@ def _search(storage: str, *options: str) -> None:
     assert status == 0, f"search {' '.join(options)} exited {status}"
 
 
-def _worker(storage: str, capsys: pytest.CaptureFixture) -> None:
+def _worker(storage: str, capsys: pytest.CaptureFixture, *options: str) -> None:
     capsys.readouterr()
-    status = main(["worker", "--storage", storage, "--study-name", "t"])
+    status = main(["worker", "--storage", storage, "--study-name", "t", *options])
     out, err = capsys.readouterr()
     assert status == 0, f"worker exited {status}: {err}"
     assert "worker done" in out
@@ -62,7 +62,7 @@ def test_worker_joins_a_two_objective_search_and_scores_the_same_objectives(tmp_
     storage = f"sqlite:///{tmp_path}/pareto.db"
     options = [*WINE[:4], "--classifier", "bayes", "--sampler", "nsga2"]
     _search(storage, *options, "--transforms", "box-cox,drop", "--n-trials", "10")
-    _worker(storage, capsys)
+    _worker(storage, capsys, "--n-trials", "20")  # the study's total, raised
     study = optuna.load_study(study_name="t", storage=storage)
     spec = SearchSpec.of_study(study)
     assert spec.objectives == ("score", "n_features")
@@ -86,7 +86,7 @@ def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
     )
     X.assign(y=np.roll(y.to_numpy(), 3)).to_csv(path, index=False)
     capsys.readouterr()
-    assert main(["worker", "--storage", storage, "--study-name", "t"]) == 2
+    assert main(["worker", "--storage", storage, "--study-name", "t", "--csv", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "(data fingerprint: " in err, err
     assert len(optuna.load_study(study_name="t", storage=storage).trials) == 5
@@ -113,7 +113,7 @@ def test_the_worker_that_finishes_the_plan_leaves_the_note_naming_the_lambda_use
     assert "**Λ used: " in head, note
     assert result["decision"] in head, note
     names = study.user_attrs["boxcox_search_space"]["names"]
-    (row,) = [line for line in head.splitlines() if line.startswith(f"| {names[0]} |")]
+    (row,) = [line for line in head.splitlines() if line.startswith(f"| `{names[0]}` |")]
     assert row.split("|")[2] == f" {result['params'][names[0]]:.3f} ", note
     assert not _graphs(study), "a worker drew figures"
     # The README's way to the figures: search again on the finished plan, which adds no trial.
@@ -131,3 +131,60 @@ def _graphs(study: optuna.Study) -> list[str]:
 
     attrs = storage_of(study).get_study_system_attrs(study_id_of(study))
     return [k for k in attrs if k.startswith("dashboard:plot_data:")]
+
+
+def _recorded_csv(study: optuna.Study, path: str, label: str) -> None:
+    """Make the study record another CSV file and label, as a crafted study database would."""
+    import json
+
+    from optuna_boxcox._study._spec import SPEC_ATTR
+
+    record = json.loads(json.dumps(study.user_attrs[SPEC_ATTR]))
+    record["source"].update(csv=path, label=label)
+    study.set_user_attr(SPEC_ATTR, record)
+
+
+def test_worker_opens_no_file_a_study_records_unless_told_to(tmp_path, capsys):
+    """A study records the CSV it was made from; a crafted one named a secret file, which the
+    worker opened and quoted the first line of in its error. It opens only a file the user names
+    with --csv, and says so in one line, quoting no file."""
+    X, y = load_data_source(dataset="wine", features=3)[:2]
+    path = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(path, index=False)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password=hunter2,token=abc\n1,2\n")
+    storage = f"sqlite:///{tmp_path}/a.db"
+    _search(
+        storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
+    )
+    _recorded_csv(optuna.load_study(study_name="t", storage=storage), str(secret), "y")
+    capsys.readouterr()
+    assert main(["worker", "--storage", storage, "--study-name", "t"]) == 2
+    out, err = capsys.readouterr()
+    assert "hunter2" not in out + err, "the worker printed a line of a file the study named"
+    assert err.count("\n") == 1 and "--csv" in err, err
+    assert len(optuna.load_study(study_name="t", storage=storage).trials) == 5
+
+
+def test_worker_reads_the_csv_the_user_confirms_with_the_same_flag(tmp_path, capsys):
+    X, y = load_data_source(dataset="wine", features=3)[:2]
+    path = tmp_path / "data.csv"
+    X.assign(y=y).to_csv(path, index=False)
+    storage = f"sqlite:///{tmp_path}/a.db"
+    _search(
+        storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
+    )
+    capsys.readouterr()
+    status = main(["worker", "--storage", storage, "--study-name", "t", "--csv", str(path)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert len(optuna.load_study(study_name="t", storage=storage).trials) > 5
+
+
+def test_worker_on_a_study_of_optunas_sampler_stops_at_the_studys_total(tmp_path, capsys):
+    """``search --n-trials 12`` with TPE, then ``worker``: the worker used to run its own 100
+    trials more; it stops at the study's total, as the same search again does."""
+    storage = f"sqlite:///{tmp_path}/tpe.db"
+    _search(storage, *WINE[:4], "--classifier", "bayes", "--sampler", "tpe", "--n-trials", "12")
+    _worker(storage, capsys)
+    assert len(optuna.load_study(study_name="t", storage=storage).trials) == 12

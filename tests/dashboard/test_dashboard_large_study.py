@@ -3,7 +3,7 @@
 In a real Chromium, with the server and browser fixtures of :mod:`test_dashboard_browser` (same
 requirements, same skips) on this study. The page is slow to fill — optuna-dashboard sends every
 trial with every parameter's distribution, ~300 MB of JSON here — so the test waits minutes, and
-prints how long the page took (README, docs/performance.md).
+prints how long the page took (README, docs/performance_log.md).
 """
 
 from __future__ import annotations

@@ -188,7 +188,7 @@ def test_a_fit_leaves_a_note_on_its_study_naming_the_lambda_used(tmp_path, breas
     head = note.split("| | |")[0]
     assert f"**Λ used: {NAMES[clf.decision_['chosen']]}**" in head, note
     for name, used in zip(X.columns, clf.lambdas_):
-        (row,) = [line for line in head.splitlines() if line.startswith(f"| {name} |")]
+        (row,) = [line for line in head.splitlines() if line.startswith(f"| `{name}` |")]
         assert row.split("|")[2] == f" {used:.3f} ", note
     assert "| classifier | GaussianNB |" in note
     assert not _graphs(study), "figures drawn by default"

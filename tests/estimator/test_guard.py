@@ -203,9 +203,11 @@ def test_search_reports_no_search_score_for_a_default_that_searches_no_lambda(
     args = ["search", "--csv", str(path), "--label", "y", "--classifier", "bayes"]
     assert main([*args, "--storage", f"sqlite:///{tmp_path / 's.db'}", "--no-figures"]) == 0
     out = capsys.readouterr().out
-    (score,) = [line for line in out.splitlines() if line.startswith("score")]
-    (decision,) = [line for line in out.splitlines() if line.startswith("decision")]
-    assert "MLE" in score and "Box-Cox search" not in score
+    lines = out.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("score")]
+    score = "\n".join(lines[at : at + 2])  # the Λ used's score, then the candidates'
+    (decision,) = [line for line in lines if line.startswith("decision")]
+    assert "MLE" in lines[at + 1] and "Box-Cox search" not in score
     assert "no Λ search" in decision
     monkeypatch.undo()  # the registry's own rule: naive Bayes searches, and the line says so
     assert main([*args, "--storage", f"sqlite:///{tmp_path / 't.db'}", "--no-figures"]) == 0
@@ -302,7 +304,7 @@ def test_rerunning_a_finished_guarded_search_reads_its_decision_back(
     assert second == first
     # A worker joining the guarded study gates as search does: the same Λ, read back too.
     worker = ["worker", "--storage", storage, "--study-name", summary.study_name]
-    assert main(worker) == 0
+    assert main([*worker, "--csv", str(path)]) == 0
     assert len(calls) == 1
     study = optuna.load_study(study_name=summary.study_name, storage=storage)
     assert study.user_attrs[DECISION_ATTR] == recorded
@@ -324,7 +326,8 @@ def test_a_worker_that_finishes_a_guarded_study_gates_it(tmp_path, monkeypatch):
     calls = []
     real = _guard.guard
     monkeypatch.setattr(_guard, "guard", lambda *a, **k: calls.append(1) or real(*a, **k))
-    assert main(["worker", "--storage", storage, "--study-name", summary.study_name]) == 0
+    worker = ["worker", "--storage", storage, "--study-name", summary.study_name]
+    assert main([*worker, "--csv", str(path)]) == 0
     study = optuna.load_study(study_name=summary.study_name, storage=storage)
     assert len(study.trials) > 5
     late = study.user_attrs[DECISION_ATTR]
@@ -446,7 +449,7 @@ def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
     head = note.split("| | |")[0]  # what the note leads with, before the search's settings
     assert "**Λ used: the per-feature MLE Λ** (no trial holds it" in head, note
     assert result["decision"] in head, note
-    (row,) = [line for line in head.splitlines() if line.startswith("| sepal length (cm) |")]
+    (row,) = [line for line in head.splitlines() if line.startswith("| `sepal length (cm)` |")]
     assert row.split("|")[2:4] == [
         f" {used['sepal length (cm)']:.3f} ",
         f" {searched['sepal length (cm)']:.3f} ",

@@ -399,7 +399,7 @@ def test_every_search_study_of_a_compare_run_has_a_note_naming_the_lambda_used(
             result = {"params": study.trials[number].params}
         used = result["params"]
         for feature, value in used.items():
-            assert f"| {feature} | {value:.3f} |" in note, (name, note)
+            assert f"| `{feature}` | {value:.3f} |" in note, (name, note)
         assert _graphs(study), f"{name} has no figures"
     # A study read back (the same comparison again) keeps its note.
     before = {n: get_note(optuna.load_study(study_name=n, storage=url)) for n in searches}

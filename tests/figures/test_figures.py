@@ -388,7 +388,7 @@ def test_search_figures_of_a_four_feature_search(wine4):
         "epochs = 4",
         "grid_size = 11",
         "176 finished",
-        "| alcohol | -2.000 |",
+        "| `alcohol` | -2.000 |",
     ]:
         assert text in note, f"the note lacks {text!r}:\n{note}"
 
@@ -484,7 +484,7 @@ def test_search_figures_of_trials_without_a_plan_choose_the_best_trial():
     assert list(found) == ["best-so-far", "transform"]
     best = max(trials, key=lambda t: t.value)
     assert f"| score | {best.value:.4f} " in note
-    assert f"| alcohol | {best.params['alcohol']:.3f} |" in note
+    assert f"| `alcohol` | {best.params['alcohol']:.3f} |" in note
 
 
 def test_best_so_far_of_trials_equals_that_of_their_study(wine4):

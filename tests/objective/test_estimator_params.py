@@ -27,6 +27,12 @@ from optuna_boxcox.cli._args import UsageError
 from optuna_boxcox.cli._space_args import parse_estimator_param
 from optuna_boxcox.samplers import CoordinateGridSampler
 
+# Most tests search settings by resubstitution on purpose (the fast scorers must follow them
+# there too); the warning that says it favours memorising is asserted once, below ("pass cv=k").
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:classifier settings searched by resubstitution:UserWarning"
+)
+
 KNN_PARAMS = {
     "n_neighbors": IntDistribution(1, 21),
     "weights": CategoricalDistribution(["uniform", "distance"]),

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import builtins
+import re
+import tracemalloc
 
+import numpy as np
 import pytest
+from sklearn.datasets import make_classification
+from sklearn.naive_bayes import GaussianNB
+from sklearn.neighbors import KNeighborsClassifier
 
+from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox._objective import _memory
 from optuna_boxcox._objective._memory import DEFAULT_CAP
 from optuna_boxcox._objective._memory import DEFAULT_FLOOR
 from optuna_boxcox._objective._memory import MemoryBudget
+from optuna_boxcox._objective._memory import MemoryLimitTooSmall
 from optuna_boxcox._objective._memory import parse_memory
 
 
@@ -73,3 +81,75 @@ def test_a_budget_hands_out_what_remains():
     budget.release("never reserved")
     assert budget.remaining() == budget.limit
     assert "1.0 MiB" in repr(budget)
+
+
+# -- a limit given holds, or is refused with the least that fits --------------------------------
+
+
+def _skewed(n, p):
+    X, y = make_classification(n, p, n_informative=max(2, p // 3), random_state=0)
+    return np.exp(X / 2), y
+
+
+def _refusal(X, y, estimator, limit, **options):
+    with pytest.raises(MemoryLimitTooSmall) as refused:
+        BoxCoxObjective(X, y, estimator, memory_limit=limit, **options).prepare_rungs()
+    return refused.value
+
+
+@pytest.mark.parametrize("estimator", [GaussianNB(), KNeighborsClassifier()], ids=repr)
+def test_a_limit_below_what_the_data_need_is_refused_with_the_least_that_fits(estimator):
+    X, y = _skewed(4000, 10)  # the data alone: 0.3 MiB a copy
+    refused = _refusal(X, y, estimator, "64KiB")
+    said = str(refused)
+    assert "\n" not in said and said.startswith("memory_limit 64KiB is too small for 4,000 rows")
+    least = re.search(r"give at least (\d+)(KiB|MiB)", said)
+    assert least is not None, said
+    given = least.group(1) + least.group(2)
+    assert refused.least == parse_memory(given)
+    objective = BoxCoxObjective(X, y, estimator, memory_limit=given)
+    assert objective.describe()["estimated_peak_bytes"] <= objective.budget.limit
+    less = f"{int(least.group(1)) - 1}{least.group(2)}"
+    _refusal(X, y, estimator, less)  # the least: one unit less is refused
+
+
+def test_what_the_objective_allocates_stays_within_its_limit_or_it_is_refused():
+    X, y = _skewed(8000, 8)  # one copy of the data: 0.5 MiB
+    BoxCoxObjective(X[:50], y[:50], GaussianNB()).warm_up()  # compiled outside the trace
+    allowed = []
+    for limit in ("1MiB", None):
+        tracemalloc.start()
+        try:
+            given = limit or _refusal(X, y, GaussianNB(), "1MiB").least
+            tracemalloc.reset_peak()
+            objective = BoxCoxObjective(X, y, GaussianNB(), memory_limit=given)
+            objective.warm_up()
+            start = np.asarray(objective.space.initial, dtype=float)
+            objective.evaluate_batch([np.r_[c, start[1:]] for c in np.linspace(-3, 3, 7)])
+            _, peak = tracemalloc.get_traced_memory()
+            allowed.append((given, peak))
+        except MemoryLimitTooSmall:
+            allowed.append((limit, None))
+        finally:
+            tracemalloc.stop()
+    (small, small_peak), (least, peak) = allowed
+    assert small_peak is None, f"{small}: {small_peak / 2**20:.1f} MiB allocated, not refused"
+    assert peak <= 1.5 * least, f"{peak / 2**20:.1f} MiB allocated under {least / 2**20:.1f} MiB"
+
+
+def test_the_rungs_fit_the_limit_given_or_it_is_refused_with_the_least_for_them_all():
+    X, y = _skewed(6000, 10)
+    own = _refusal(X, y, GaussianNB(), "1KiB").least  # what the objective on all rows needs
+    refused = _refusal(X, y, GaussianNB(), own, fidelity=200)
+    assert refused.least > own, "the rungs' room is the search's"
+    objective = BoxCoxObjective(X, y, GaussianNB(), memory_limit=refused.least, fidelity=200)
+    objective.prepare_rungs()
+    assert objective.budget.used <= objective.budget.limit, objective.budget
+    _refusal(X, y, GaussianNB(), refused.least - 1024**2, fidelity=200)
+
+
+def test_the_default_limit_still_gives_the_rungs_the_room_they_need():
+    X, y = _skewed(3000, 6)
+    objective = BoxCoxObjective(X, y, GaussianNB(), fidelity=200)
+    objective.prepare_rungs()  # no refusal: the default is no promise of the caller's
+    assert len(objective.rungs) > 2

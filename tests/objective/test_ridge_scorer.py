@@ -100,6 +100,6 @@ def test_the_default_searches_ridge_with_its_scorer_and_gates_it():
     model = BoxCoxClassifier(RidgeClassifier()).fit(X, y)
     assert model.study_.user_attrs["boxcox_evaluator"]["evaluator"] == "ridge"
     # Gated by the default rule: on the 25 development sets the gate gained 0.13 point over the
-    # searched Λ kept ungated, and lost on none of them (docs/performance.md).
+    # searched Λ kept ungated, and lost on none of them (docs/performance_log.md).
     assert model.decision_["gated"] is True
     assert model.decision_["criterion"] == "5x2 cv"

@@ -1,5 +1,5 @@
 """Comments say why: a ``#:`` doc-comment gives a constant its reason in a line or two, and the
-measurements that chose it live in docs/performance.md with the command that measured them.
+measurements that chose it live in docs/performance_log.md with the command that measured them.
 
 A *measured figure* is a number followed by a unit of time, memory or ratio (``0.5 s``, ``21 ms``,
 ``7.1–7.2 s``, ``170 kB``, ``8.6 GB``, ``65 %``, ``10×``, ``5x faster``), or a number on a line

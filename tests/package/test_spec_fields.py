@@ -101,6 +101,7 @@ def test_the_search_commands_options_are_the_spec_fields() -> None:
             "csv",
             "label",
             "features",
+            "drop_columns",
             "allow_large",
             # where and how long
             "storage",

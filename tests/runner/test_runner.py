@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import signal
+import time
 
 import numpy as np
 import optuna
@@ -116,6 +118,12 @@ def test_a_batch_another_writer_already_finished_is_not_written_twice(tmp_path, 
     assert last.last_trial_id >= 0 and last.numbers == [0, 1]
 
 
+# Three jobs on a 2-core machine are capped at two, which the runner says; these tests ask for
+# three processes on purpose, whatever the machine.
+MORE_JOBS_THAN_CORES = pytest.mark.filterwarnings("ignore:n_jobs=3 is more than:RuntimeWarning")
+
+
+@MORE_JOBS_THAN_CORES
 @pytest.mark.parametrize("n_jobs", [2, 3])
 def test_batched_run_with_worker_processes_gives_the_same_result(tmp_path, data, n_jobs):
     X, y = data
@@ -161,6 +169,7 @@ def without_owner(rows):
     ]
 
 
+@MORE_JOBS_THAN_CORES
 def test_worker_processes_write_the_study_that_one_job_writes(tmp_path, data):
     X, y = data
     # Feature names that need quoting in SQL, to check the statement that writes a whole trial.
@@ -543,6 +552,163 @@ def test_a_dead_workers_claim_is_reaped_completed_and_not_counted_as_a_failure(t
     again = make_sampler("iterative", max_retries=0)
     assert again.result(study).params == expected.params == result.params
     assert again.result(study).history == expected.history
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="watches the zombie through Linux's /proc")
+@pytest.mark.timeout(60)
+def test_a_claim_of_a_worker_killed_and_not_yet_waited_for_is_reaped(tmp_path, data):
+    """A worker killed (SIGKILL, the OOM killer) whose parent has not waited for it yet is a
+    zombie: its pid still answers a signal. Counted alive, its claim was never given back and
+    the run waited for it without a word, for ever (the timeout fails the test instead)."""
+    X, y = data
+    study = new_study("sqlite", tmp_path, "zombie", make_sampler("iterative"))
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    objective.register(study)
+    owner = _owner_process()
+    identity = _identity_of(owner)
+    claimed = _claim(study, objective, identity)
+    owner.kill()  # not waited for until the end: a zombie meanwhile
+    try:
+        deadline = time.monotonic() + 10
+        while _process_state(owner.pid) != "Z":
+            assert time.monotonic() < deadline, "the killed owner did not become a zombie"
+            time.sleep(0.01)
+
+        result = optimize(study, objective)
+
+        assert _process_state(owner.pid) == "Z", "the owner was waited for during the run"
+    finally:
+        owner.wait()
+    assert storage_of(study).get_trial(claimed.trial_id).state == optuna.trial.TrialState.FAIL
+    positions = _plan_positions(study)
+    assert result.finished and len(positions) == result.n_trials and max(positions.values()) == 1
+
+
+@pytest.mark.timeout(60)
+def test_a_worker_waiting_inside_a_trial_frees_a_position_whose_heartbeat_stopped(tmp_path, data):
+    """On a database server a worker on a machine that vanished is found by its claims'
+    heartbeats, which Optuna checks only when ``study.optimize`` begins a trial: a worker
+    waiting inside one for such a position waited for ever (the timeout fails the test)."""
+    from optuna.storages import RDBStorage
+
+    from optuna_boxcox._optuna import _claims
+    from optuna_boxcox._optuna._storage import CachedRDBStorage
+    from optuna_boxcox.samplers import PlanRun
+
+    X, y = data
+    storage = CachedRDBStorage(
+        RDBStorage(f"sqlite:///{tmp_path / 'beats.db'}", heartbeat_interval=1, grace_period=2)
+    )
+    sampler = make_sampler("coordinate", epochs=1, grid_size=5)
+    study = optuna.create_study(storage=storage, direction="maximize", sampler=sampler)
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    objective.register(study)
+    planned = objective.space.dim * 5
+    # The plan's last position, held by a worker of another machine that beat once, then vanished.
+    (held,) = _claims.claim(
+        study,
+        [_claims.Claim(planned - 1, objective.space.to_params(objective.space.initial), {})],
+        objective.space.distributions(),
+        position_key=PlanRun.position_key,
+        owner="a-machine-gone:4242:1",
+        heartbeat=True,
+    )
+
+    result = optimize(study, objective, batch=False)
+
+    assert storage.get_trial(held.trial_id).state == optuna.trial.TrialState.FAIL
+    assert result.finished
+
+
+def _process_state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _left_running(study, objective, owner: str) -> int:
+    """A trial as a run of Optuna's sampler killed inside it leaves: RUNNING with the λ it drew,
+    owned by ``owner``."""
+    from optuna_boxcox._optuna import study_id_of
+
+    storage = storage_of(study)
+    trial_id = storage.create_new_trial(study_id_of(study))
+    for name, distribution in objective.space.distributions().items():
+        storage.set_trial_param(trial_id, name, 0.5, distribution)
+    storage.set_trial_system_attr(trial_id, OWNER_KEY, owner)
+    return trial_id
+
+
+def test_a_trial_of_optunas_sampler_left_running_by_a_killed_run_is_run_again_once(tmp_path, data):
+    """A run of TPE killed inside a trial left it RUNNING for ever: no resume cleared it, and
+    the study ended with one trial more than asked. The next run runs it again first, with the
+    λ it drew, and the study ends with the total asked for."""
+    X, y = data
+    study = new_study("sqlite", tmp_path, "tpe", optuna.samplers.TPESampler(seed=0))
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    optimize(study, objective, n_trials=4)
+    owner = _owner_process()
+    identity = _identity_of(owner)
+    owner.kill()
+    owner.wait()
+    left = _left_running(study, objective, identity)
+
+    optimize(study, objective, n_trials=2, total=6)
+
+    trials = study.get_trials(deepcopy=False)
+    assert [t.state for t in trials] == [optuna.trial.TrialState.COMPLETE] * 6
+    again = storage_of(study).get_trial(left)
+    assert set(again.params.values()) == {0.5}, "the trial was run with other λ"
+    assert again.system_attrs[OWNER_KEY] != identity, "it still names the dead process"
+
+
+def test_a_trial_begun_past_the_studys_total_is_withdrawn_before_it_is_scored(tmp_path, data):
+    """Workers started together each run the trials missing when they start, and each began
+    one more as another finished the last: the study held one trial per extra worker beyond
+    the total. The trial begun past the total is withdrawn (the study's newest)."""
+    X, y = data
+    study = new_study("sqlite", tmp_path, "tpe", optuna.samplers.TPESampler(seed=0))
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    optimize(study, objective, n_trials=5)
+    # This process counted one trial missing; another worker has written it since.
+    optimize(study, objective, n_trials=1, total=5)
+    assert len(study.get_trials(deepcopy=False)) == 5
+
+
+def test_a_trial_that_finds_the_plan_finished_is_withdrawn(tmp_path, data):
+    """A ``study.optimize`` worker whose trial waits for a position another worker holds, and
+    finds the plan finished when it ends, used to score the plan's best Λ once more: one trial
+    per extra worker beyond the plan. It is withdrawn instead."""
+    import threading
+
+    from optuna_boxcox._optuna import _claims
+
+    X, y = data
+    study = new_study(
+        "sqlite", tmp_path, "plan", make_sampler("coordinate", epochs=1, grid_size=5)
+    )
+    objective = BoxCoxObjective(X, y, GaussianNB())
+    objective.register(study)
+    planned = objective.space.dim * 5
+    other = _owner_process()  # another worker, alive, holding the plan's last position
+    try:
+        held = _claim(study, objective, _identity_of(other), position=planned - 1)
+        run = threading.Thread(target=optimize, args=(study, objective), kwargs={"batch": False})
+        run.start()
+        deadline = time.monotonic() + 30
+        while len(study.get_trials(deepcopy=False)) < planned + 1:  # its waiting trial
+            assert run.is_alive() and time.monotonic() < deadline, "the worker did not wait"
+            time.sleep(0.02)
+        now = datetime.datetime.now()
+        _claims.complete(study, [(held, 0.5, {}, now, optuna.trial.TrialState.COMPLETE, None)])
+        run.join(30)
+        assert not run.is_alive(), "the worker did not end with the plan"
+    finally:
+        other.kill()
+        other.wait()
+    trials = study.get_trials(deepcopy=False)
+    assert len(trials) == planned, f"{len(trials) - planned} trial(s) beyond the plan"
+    assert all(t.state == optuna.trial.TrialState.COMPLETE for t in trials)
+    assert make_sampler("coordinate", epochs=1, grid_size=5).result(study).finished
 
 
 # Alone, the run writes every other position and settles the held one at the end (here the

@@ -101,6 +101,9 @@ def test_three_processes_end_with_the_single_process_result(tmp_path, reference,
     assert max(keys.values()) == 1, (
         f"positions completed twice: {[k for k, n in keys.items() if n > 1][:5]}"
     )
+    if kind == "sqlite":  # a journal cannot withdraw a trial: each extra worker may add one
+        single, _ = reference
+        assert len(study.trials) == len(single.trials), "the workers wrote trials beyond the plan"
 
 
 def completed(url: str, study: str) -> int:
@@ -213,6 +216,85 @@ def test_a_search_whose_partner_is_killed_reports_what_the_storage_holds(tmp_pat
     assert reported and int(reported.group(1)) == len(study.trials), out.decode()
 
 
+#: Seconds the survivors of a killed partner may take (alone, one such search takes a few).
+SURVIVORS_BOUND = 120
+
+
+def _holds_a_position(url: str, pid: int) -> bool:
+    """Whether a RUNNING trial of process ``pid`` holds a plan position, read now."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(url.removeprefix("sqlite:///"), timeout=5) as connection:
+            rows = connection.execute(
+                "SELECT o.value_json FROM trials t"
+                " JOIN trial_system_attributes o ON o.trial_id = t.trial_id AND o.key = ?"
+                " JOIN trial_system_attributes p ON p.trial_id = t.trial_id AND p.key = ?"
+                " WHERE t.state = 'RUNNING'",
+                ("boxcox:owner", "boxcox:position"),
+            ).fetchall()
+    except sqlite3.Error:  # not created yet
+        return False
+    return any(owner.strip('"').split(":")[1] == str(pid) for (owner,) in rows)
+
+
+@pytest.mark.long
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="watches the zombie through Linux's /proc")
+@pytest.mark.parametrize("batched, classifier", [(False, "bayes"), (True, "knn")])
+def test_workers_whose_partner_is_killed_holding_a_position_and_not_waited_for_finish(
+    tmp_path, reference, batched, classifier
+):
+    """Three workers on one study; one is killed with -9 while it holds a plan position, and
+    nobody waits for it (a zombie, as when the OOM killer strikes, or examples/workers.py waits
+    for its first child). The others used to wait for that position for ever, without a word;
+    they finish within SURVIVORS_BOUND with the single worker's answer."""
+    command = search_command(f"sqlite:///{tmp_path / 'ref.db'}", "ref", batched=batched)
+    command[command.index("--classifier") + 1] = classifier
+    if classifier == "bayes":
+        _, expected = reference
+    else:  # k-NN scores a position for long enough that a batched worker is caught holding one
+        subprocess.run(command, check=True, capture_output=True, timeout=600)
+        _, expected = outcome(f"sqlite:///{tmp_path / 'ref.db'}", "ref")
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    command[command.index("--storage") + 1] = url
+    command[command.index("--study-name") + 1] = "shared"
+    workers = [
+        subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for _ in range(3)
+    ]
+    victim, survivors = workers[-1], workers[:-1]
+    try:
+        deadline = time.monotonic() + 300
+        while not _holds_a_position(url, victim.pid):
+            assert victim.poll() is None, (
+                "the victim ended before it was caught holding a position"
+            )
+            assert time.monotonic() < deadline, "the victim never held a position"
+            time.sleep(0.002)
+        os.kill(victim.pid, signal.SIGKILL)
+        started = time.monotonic()
+        for survivor in survivors:
+            left = SURVIVORS_BOUND - (time.monotonic() - started)
+            try:
+                _, err = survivor.communicate(timeout=max(left, 0.1))
+            except subprocess.TimeoutExpired:
+                pytest.fail(
+                    f"the survivors still waited for the dead worker after {SURVIVORS_BOUND} s"
+                )
+            assert survivor.returncode == 0, err.decode()[-2000:]
+        assert not _alive(victim.pid), "the victim was waited for: not a zombie"
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait()
+    study, result = outcome(url, "shared")
+    assert result.params == expected.params and result.best_value == expected.best_value
+    keys = plan_keys(study)
+    assert len(keys) == 4 * FEATURES * 11 and max(keys.values()) == 1
+    assert not [t for t in study.trials if t.state == optuna.trial.TrialState.RUNNING]
+
+
 _BLOCKED_CHILD = """
 import os, sys, time
 from optuna_boxcox._system import _parallel
@@ -254,3 +336,70 @@ def test_a_worker_blocked_on_its_pipe_dies_when_its_parent_is_killed(how):
     if orphan:
         os.kill(worker, signal.SIGKILL)
     assert not orphan, "the worker outlived its parent by 5 s"
+
+
+def tpe_command(storage: str, study: str, n_trials: int) -> list[str]:
+    command = search_command(storage, study)
+    command[command.index("--sampler") + 1] = "tpe"
+    command.remove("--no-batch")
+    return [*command, "--n-trials", str(n_trials), "--no-figures"]
+
+
+def _trial_states(url: str) -> Counter:
+    """The states of the trials in the SQLite file of ``url``, read as they are now (a plain
+    read-only connection: no storage opened beside the search that is creating it)."""
+    import sqlite3
+
+    try:
+        with sqlite3.connect(f"file:{url.removeprefix('sqlite:///')}?mode=ro", uri=True) as db:
+            return Counter(dict(db.execute("SELECT state, COUNT(*) FROM trials GROUP BY state")))
+    except sqlite3.Error:  # not there yet, or being made
+        return Counter()
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_tpe_search_killed_at_a_random_moment_resumes_to_its_total(tmp_path, seed):
+    """SIGKILL under TPE inside a trial left it RUNNING for ever (3 kills in 5): no resume
+    cleared it, and the study reported one trial more than asked. Resumed, it ends with the
+    total asked for, every trial COMPLETE."""
+    import random
+
+    url = f"sqlite:///{tmp_path / 'tpe.db'}"
+    command = tpe_command(url, "tpe", 200)
+    search = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while not _trial_states(url) and search.poll() is None:
+        assert time.monotonic() < deadline, "the search made no progress"
+        time.sleep(0.02)
+    time.sleep(random.Random(seed).uniform(0.0, 1.5))
+    os.kill(search.pid, signal.SIGKILL)
+    search.wait()
+    subprocess.run(command, check=True, capture_output=True, timeout=600)  # the same again
+    assert _trial_states(url) == Counter(COMPLETE=200)
+
+
+@pytest.mark.long
+def test_a_tpe_search_and_two_workers_end_with_its_total(tmp_path):
+    """Each process runs the trials missing when it starts and stops once the study holds the
+    total; each extra one also began one trial as another finished the last (602 for 600), and
+    ``worker`` ran 100 trials of its own beyond the study's --n-trials."""
+    url = f"sqlite:///{tmp_path / 'tpe.db'}"
+    search = subprocess.Popen(
+        tpe_command(url, "tpe", 400), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 300
+    while not _trial_states(url):
+        assert search.poll() is None and time.monotonic() < deadline, "the search never began"
+        time.sleep(0.02)
+    worker = [sys.executable, "-m", "optuna_boxcox.cli", "worker", "--storage", url]
+    workers = [
+        subprocess.Popen(
+            [*worker, "--study-name", "tpe"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    for process in [search, *workers]:
+        _, err = process.communicate(timeout=600)
+        assert process.returncode == 0, err.decode()[-2000:]
+    assert _trial_states(url) == Counter(COMPLETE=400)

@@ -196,3 +196,61 @@ def test_batched_run_on_postgresql_equals_the_sqlite_one(postgres_url, single_wo
     study, result = outcome(postgres_url, "batched", scale)
     assert result.params == single_worker.params
     assert [t.number for t in study.trials] == list(range(budget(scale)))
+
+
+# -- names longer than a database server keeps ---------------------------------------------------
+
+LONG = "a" * 600  # Optuna's schema keeps parameter names of 512 characters
+
+
+def _long_named_csv(folder) -> str:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({LONG: rng.random(60) + 0.1, "b": rng.random(60) + 0.1})
+    frame["y"] = (frame["b"] > 0.5).astype(int)
+    path = folder / "long.csv"
+    frame.to_csv(path, index=False)
+    return str(path)
+
+
+def test_a_column_name_longer_than_postgresql_keeps_is_refused_before_a_study_is_made(
+    postgres_url, tmp_path, capsys
+):
+    from optuna_boxcox.cli import main
+
+    search = ["search", "--csv", _long_named_csv(tmp_path), "--label", "y", "--classifier"]
+    search += ["bayes", "--sampler", "iterative", "--storage", postgres_url, "--no-figures"]
+    assert main(search) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "600 characters" in lines[0] and "512" in lines[0], lines
+    assert optuna.get_all_study_names(postgres_url) == [], "the refusal left an empty study"
+
+
+def test_the_library_refuses_the_long_column_name_before_writing_into_the_callers_study(
+    postgres_url, breast_cancer
+):
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox import BoxCoxObjective
+    from optuna_boxcox import optimize
+
+    X = breast_cancer.data.iloc[:, :2].rename(columns={"mean texture": LONG})
+    study = optuna.create_study(storage=open_storage(postgres_url), direction="maximize")
+    with pytest.raises(ValueError, match="600 characters"):
+        optimize(study, BoxCoxObjective(X, breast_cancer.target, GaussianNB()), n_trials=3)
+    assert study.trials == [] and study.user_attrs == {}
+
+
+def test_sqlite_keeps_a_long_column_name(tmp_path, breast_cancer):
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox import BoxCoxObjective
+    from optuna_boxcox import optimize
+
+    X = breast_cancer.data.iloc[:, :2].rename(columns={"mean texture": LONG})
+    url = f"sqlite:///{tmp_path / 'long.db'}"
+    study = optuna.create_study(storage=open_storage(url), direction="maximize")
+    optimize(study, BoxCoxObjective(X, breast_cancer.target, GaussianNB()), n_trials=3)
+    assert [LONG in t.params for t in study.trials] == [True] * 3

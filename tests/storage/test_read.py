@@ -14,9 +14,11 @@ from sklearn.naive_bayes import GaussianNB
 from optuna_boxcox import BoxCoxObjective
 from optuna_boxcox import make_sampler
 from optuna_boxcox import optimize
+from optuna_boxcox._optuna import storage_of
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
 from optuna_boxcox._optuna._read import read_trials
+from optuna_boxcox._optuna._read import refresh_optuna_cache
 from optuna_boxcox._optuna._storage import CachedRDBStorage
 from optuna_boxcox.storage import open_storage
 
@@ -213,3 +215,76 @@ def test_a_cached_trial_past_a_gap_does_not_let_reads_skip_the_gap(tmp_path):
     mine.add_finished_trials(study_id_of(study), stored[3:])
     seen = mine.get_all_trials(study_id_of(study))
     assert [t.number for t in seen] == [0, 1, 2, 3, 4], "the cache skipped trial 2"
+
+
+# -- a study opened by Optuna itself (optuna.create_study(storage=URL)) --------------------------
+
+
+def _trials_optuna_builds(monkeypatch) -> list[int]:
+    """The numbers of the trials Optuna's ORM reader builds from here on, one by one."""
+    built: list[int] = []
+    build = RDBStorage._build_frozen_trial_from_trial_model
+
+    def counted(self, model):
+        trial = build(self, model)
+        built.append(trial.number)
+        return trial
+
+    monkeypatch.setattr(RDBStorage, "_build_frozen_trial_from_trial_model", counted)
+    return built
+
+
+def test_optunas_own_cache_refreshed_in_bulk_holds_what_optuna_reads(url, monkeypatch):
+    study = optuna.create_study(storage=open_storage(url), study_name="kinds")
+    _every_kind_of_trial(study)
+    theirs = RDBStorage(url).get_all_trials(study_id_of(study))
+    loaded = optuna.load_study(study_name="kinds", storage=url)  # Optuna's own cache
+    built = _trials_optuna_builds(monkeypatch)
+    assert refresh_optuna_cache(storage_of(loaded), study_id_of(loaded))
+    _same(loaded.get_trials(deepcopy=False), theirs)
+    running = [t.number for t in theirs if t.state == TrialState.RUNNING]
+    assert set(built) <= set(running), "Optuna read finished trials again, one by one"
+    # Another process finishes the running trial and adds more: read in bulk in their turn.
+    study.tell(running[0], 0.25)
+    study.optimize(lambda t: t.suggest_float("x", -3, 3), n_trials=3)
+    monkeypatch.undo()
+    theirs = RDBStorage(url).get_all_trials(study_id_of(study))
+    built = _trials_optuna_builds(monkeypatch)
+    assert refresh_optuna_cache(storage_of(loaded), study_id_of(loaded))
+    _same(loaded.get_trials(deepcopy=False), theirs)
+    assert built == [], "Optuna read trials the bulk read had brought up to date"
+
+
+def test_only_optunas_cache_over_an_rdb_storage_is_refreshed(tmp_path):
+    in_memory = optuna.create_study()
+    assert not refresh_optuna_cache(storage_of(in_memory), study_id_of(in_memory))
+    ours = optuna.create_study(storage=open_storage(f"sqlite:///{tmp_path / 'ours.db'}"))
+    assert not refresh_optuna_cache(storage_of(ours), study_id_of(ours))
+
+
+def test_a_finished_study_a_script_opens_with_optuna_is_read_back_in_bulk(
+    tmp_path, breast_cancer, monkeypatch
+):
+    """examples/quickstart.py run a second time: the search is finished, and reading its trials
+    back through Optuna's reader (one ORM object per row) took longer than the search."""
+    X, y = breast_cancer.data.iloc[:, :4], breast_cancer.target
+    url = f"sqlite:///{tmp_path / 'quickstart.db'}"
+
+    def run() -> tuple:
+        study = optuna.create_study(
+            direction="maximize",
+            sampler=make_sampler("iterative", seed=0),
+            storage=url,
+            study_name="bc",
+            load_if_exists=True,
+        )
+        result = optimize(study, BoxCoxObjective(X, y, GaussianNB()))
+        return study, result
+
+    _, first = run()
+    built = _trials_optuna_builds(monkeypatch)
+    study, again = run()
+    assert built == [], f"Optuna's reader built {len(built)} trials one by one"
+    assert (again.params, again.best_value) == (first.params, first.best_value)
+    assert len(study.get_trials(deepcopy=False)) == 4 * 4 * 11
+    _same(study.get_trials(deepcopy=False), RDBStorage(url).get_all_trials(study_id_of(study)))

@@ -176,3 +176,33 @@ def test_a_file_whose_path_needs_encoding_in_a_uri_opens_read_only(tmp_path):
         study_name="kept", storage=open_storage(url, create=False, read_only=True)
     )
     assert len(study.trials) == 5
+
+
+@contextlib.contextmanager
+def unwritable(path: Path):
+    """``path`` made a file no process may write, root included (``chattr +i``), then writable."""
+    made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot make a file immutable here: {made.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+def test_a_read_only_database_file_is_refused_in_one_line_and_left_alone(tmp_path):
+    # The folder is writable, the file not (a user's archived study without write permission).
+    url = make_study(tmp_path)
+    with unwritable(tmp_path / "s.db"):
+        search = _cli(
+            "search", "--dataset", "wine", "--features", "2", "--classifier", "bayes",
+            "--storage", url, cwd=tmp_path,
+        )  # fmt: skip
+        worker = _cli("worker", "--storage", url, "--study-name", "kept", cwd=tmp_path)
+        for run in (search, worker):
+            assert run.returncode != 0
+            lines = run.stderr.strip().splitlines()
+            assert len(lines) == 1 and "s.db is read-only" in lines[0], run.stderr
+            assert "--read-only" in lines[0]  # what can show it
+        left = sorted(p.name for p in tmp_path.iterdir())
+        assert left == ["s.db"], f"the refusal left {left} beside the database"

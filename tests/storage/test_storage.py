@@ -269,3 +269,60 @@ def test_finished_trials_written_to_memory_are_the_trials_optunas_own_path_write
     # Each stored trial is its own: changing one's attributes leaves the others alone.
     fast.trials[3].user_attrs["epoch"] = 99
     assert fast.get_trials(deepcopy=False)[4].user_attrs["epoch"] == 1
+
+
+# -- a full disk, as a library caller meets it ------------------------------------------------
+
+
+def _full(write, *, after: int = 0):
+    """``write``, failing as SQLite and Optuna fail on a full disk after ``after`` calls."""
+    import sqlite3
+
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import OperationalError
+
+    calls = [0]
+
+    def full(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] <= after:
+            return write(*args, **kwargs)
+        cause = sqlite3.OperationalError("database or disk is full")
+        try:
+            raise OperationalError("COMMIT", {}, cause) from cause
+        except OperationalError as error:
+            raise StorageInternalError("… e.g. exceeding max length.") from error
+
+    return full
+
+
+@pytest.mark.parametrize("sampler", ["tpe", "iterative"])
+def test_a_full_disk_under_optimize_raises_a_storage_error_that_says_so(
+    sqlite_url, breast_cancer, monkeypatch, caplog, sampler
+):
+    from optuna.storages import RDBStorage
+    from sklearn.naive_bayes import GaussianNB
+
+    from optuna_boxcox import BoxCoxObjective
+    from optuna_boxcox import make_sampler
+    from optuna_boxcox import optimize
+    from optuna_boxcox._runner import _writers
+    from optuna_boxcox.storage import StorageError
+
+    study = optuna.create_study(
+        storage=open_storage(sqlite_url), direction="maximize", sampler=make_sampler(sampler)
+    )
+    objective = BoxCoxObjective(breast_cancer.data.iloc[:, :3], breast_cancer.target, GaussianNB())
+    if sampler == "tpe":  # the disk fills inside the first trial, as it writes its parameters
+        write = _full(RDBStorage.set_trial_param, after=1)
+        monkeypatch.setattr(RDBStorage, "set_trial_param", write)
+    else:  # the disk fills as the batched runner writes its trials
+        for name in ("write_trials", "write_prepared"):
+            monkeypatch.setattr(_writers, name, _full(getattr(_writers, name)))
+    with pytest.raises(StorageError) as raised:
+        optimize(study, objective, n_trials=30)
+    message = str(raised.value)
+    assert "is full" in message and "resume" in message and "params.db" in message, message
+    assert "\n" not in message
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith("optuna.")]
+    assert not [m for m in logged if "failed" in m], logged

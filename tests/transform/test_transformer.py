@@ -12,10 +12,12 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from shared import run_scikit_learn_check
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import estimator_checks
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from optuna_boxcox._math._numerics import ConstantColumnWarning
 from optuna_boxcox._math._numerics import ExtremeValueWarning
 from optuna_boxcox._math._numerics import crowded_columns
 from optuna_boxcox._math._transform import BoxCoxTransformer
@@ -67,7 +69,7 @@ def _split(X, seed=0):
 
 @parametrize_with_checks(ESTIMATORS)
 def test_estimator_passes_scikit_learn_checks(estimator, check):
-    check(estimator)
+    run_scikit_learn_check(check, estimator)
 
 
 # The set_output checks deliberately fit on a DataFrame and transform an array (and the reverse);
@@ -163,7 +165,8 @@ def test_data_far_outside_the_training_range_gives_finite_output(method, extrapo
 @pytest.mark.parametrize("lambdas", ["mle", [20.0, -20.0, 0.0]])
 def test_constant_columns_give_finite_output(method, lambdas):
     X_train = np.column_stack([np.full(10, 5.0), np.full(10, -2.0), np.arange(10.0)])
-    bc = BoxCoxTransformer(lambdas, method=method).fit(X_train)
+    with pytest.warns(ConstantColumnWarning, match="'x0', 'x1'"):
+        bc = BoxCoxTransformer(lambdas, method=method).fit(X_train)
     assert np.isfinite(bc.transform(X_train)).all()
     assert np.isfinite(bc.transform(np.array([[1e6, -1e6, 3.0], [-7.0, 0.0, -1e3]]))).all()
     # Exactly 0 for Box-Cox (Z = 1); Yeo-Johnson's constant can be ~1e9 and its mean carries rounding.
@@ -200,8 +203,10 @@ finite_columns = hnp.arrays(
 )
 
 
-# Hypothesis likes columns such as [0, 0, …, 1e-300, 1e6], which rightly warn about extreme values.
+# Hypothesis likes columns such as [0, 0, …, 1e-300, 1e6], which rightly warn about extreme values,
+# and constant columns, which rightly warn that no λ changes them.
 @pytest.mark.filterwarnings("ignore::optuna_boxcox._math._numerics.ExtremeValueWarning")
+@pytest.mark.filterwarnings("ignore::optuna_boxcox._math._numerics.ConstantColumnWarning")
 @settings(max_examples=60, deadline=None)
 @given(
     train=finite_columns,
@@ -245,7 +250,8 @@ def test_mle_lambdas_of_yeo_johnson_equal_scipy_on_raw_columns(breast_cancer):
 @pytest.mark.parametrize("method", METHODS)
 def test_mle_gives_a_constant_column_lambda_one(method):
     X = np.column_stack([np.full(20, 3.0), np.linspace(1.0, 5.0, 20) ** 2])
-    assert BoxCoxTransformer(method=method).fit(X).lambdas_[0] == 1.0
+    with pytest.warns(ConstantColumnWarning, match="'x0'"):
+        assert BoxCoxTransformer(method=method).fit(X).lambdas_[0] == 1.0
 
 
 # --- inverse_transform ---------------------------------------------------------------------------

@@ -202,18 +202,18 @@ class Evaluators:
 
 #: The cost class of a classifier the registry does not know (any scikit-learn classifier,
 #: through scikit-learn's fit and predict): priced as a fit linear in rows × features, with the
-#: floor of a small iterative fit (the measurements are in docs/performance.md).
+#: floor of a small iterative fit (the measurements are in docs/performance_log.md).
 GENERIC_COST = CostClass(1.5e-5, 1.0, 1.0, floor=0.02)
 
 
 #: The MLP's rule: its fits cost seconds and its best fixed transforms are range scalers, so the
-#: default searches nothing and judges the four anchors by its own CV (docs/performance.md,
+#: default searches nothing and judges the four anchors by its own CV (docs/performance_log.md,
 #: "Why each classifier's gate traits are what they are").
 MLP_RULE = Rule(anchors=ALL_ANCHORS, search=False)
 
 #: LinearSVC's rule: the default rule against all four anchors (the MLE Λ and Λ = 1, each standard
 #: or min-max scaled), better on the development sets than the two standard-scaled ones alone
-#: (docs/performance.md, "Why each classifier's gate traits are what they are").
+#: (docs/performance_log.md, "Why each classifier's gate traits are what they are").
 LINEAR_SVC_RULE = Rule(anchors=ALL_ANCHORS)
 
 
@@ -224,7 +224,7 @@ def _neighbours_needed(knn: Any) -> tuple[int, str] | None:
 
 
 #: The evaluators of each classifier class (exact types: a subclass may override fit). Why each
-#: cost class and gate trait is what it is: docs/performance.md, "The cost classes" and "Why each
+#: cost class and gate trait is what it is: docs/performance_log.md, "The cost classes" and "Why each
 #: classifier's gate traits are what they are"; the cost's shape is beside each entry.
 REGISTRY: dict[type, Evaluators] = {
     # One column's likelihoods updated: rows × classes.

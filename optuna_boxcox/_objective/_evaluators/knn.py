@@ -211,7 +211,7 @@ class KNeighborsScorer(_NeighbourSweeps):
     _MAX_CANDIDATES = 16
     #: Columns changed since the last score up to which the matrix is updated rather than the
     #: score computed block-wise: a sweep's one column is cheaper by the matrix, many columns
-    #: cheaper block-wise (measured in docs/performance.md).
+    #: cheaper block-wise (measured in docs/performance_log.md).
     _MATRIX_COLUMNS = 2
 
     def _resident_bytes(self, n_features: int) -> int:

@@ -10,7 +10,7 @@ stopping test was within rounding of its threshold (or that ended any other way 
 gradient), is left to scikit-learn (None). An earlier version answered the penalised
 optimum instead, warm-started by Newton steps: 16× faster than the plain loop, but scikit-learn
 stops short of that optimum, about one score in ten differed by a row, and on sonar the search
-followed those rows to a best score 2.7 points lower (docs/performance.md).
+followed those rows to a best score 2.7 points lower (docs/performance_log.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from optuna_boxcox._objective._evaluators._base import is_real
 from optuna_boxcox._objective._evaluators._base import valid_parameters
 
 #: How many times the spread between two roundings of the fit a decision must clear: SciPy's own
-#: rounding is a third (measured spreads: docs/performance.md).
+#: rounding is a third (measured spreads: docs/performance_log.md).
 _SPREAD_SAFETY = 100.0
 #: The solver retraced (the default); the newton solvers stop elsewhere and go to scikit-learn.
 _SOLVERS = ("lbfgs",)
