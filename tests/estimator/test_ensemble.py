@@ -36,7 +36,7 @@ def test_without_ensemble_the_single_best_predicts_as_before(wine):
     clf = BoxCoxClassifier(KNeighborsClassifier(), sampler="spherical").fit(X, y)
     assert not hasattr(clf, "ensemble_")
     np.testing.assert_array_equal(
-        clf.predict(X), clf.estimator_.predict(clf.transformer_.transform(X.to_numpy()))
+        clf.predict(X), clf.estimator_.predict(clf.transformer_.transform(X))
     )
 
 
@@ -72,7 +72,7 @@ def test_predict_proba_and_decision_function_agree_with_the_vote(voting, wine):
     np.testing.assert_array_equal(voting.classes_[np.argmax(proba, axis=1)], predicted)
     votes = np.zeros_like(proba)
     for member in voting.ensemble_:
-        codes = member.estimator.predict(member.transformer.transform(X.to_numpy()))
+        codes = member.estimator.predict(member.transformer.transform(X))
         votes[np.arange(len(X)), np.searchsorted(voting.classes_, codes)] += 1
     majority = votes.max(axis=1)
     chosen = votes[np.arange(len(X)), np.searchsorted(voting.classes_, predicted)]

@@ -113,6 +113,9 @@ def test_an_ensemble_is_not_gated():
     assert clf.decision_ is None
 
 
+@pytest.mark.filterwarnings(
+    "ignore::optuna_boxcox._lifecycle._search.FewRowsWarning"
+)  # tiny on purpose
 @pytest.mark.parametrize("estimator", [None, make_classifier("bayes"), make_classifier("svc")])
 def test_too_few_rows_for_the_gates_folds_use_standard_scaling_saying_why(estimator):
     # Issue #54: 4 rows of two classes ran the gate's 5x2 CV (every candidate 0.5) and kept an
@@ -134,6 +137,9 @@ def test_too_few_rows_for_the_gates_folds_use_standard_scaling_saying_why(estima
     assert decision.to_dict() == clf.decision_
 
 
+@pytest.mark.filterwarnings(
+    "ignore::optuna_boxcox._lifecycle._search.FewRowsWarning"
+)  # tiny on purpose
 def test_a_linear_classifier_on_too_few_rows_keeps_its_searched_lambda_ungated():
     X = np.array([[1.0, 2], [2, 3], [3, 1], [4, 5], [5, 5], [6, 1]])
     y = np.array([0, 0, 0, 1, 1, 1])
