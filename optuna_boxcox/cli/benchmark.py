@@ -53,7 +53,8 @@ def register(subparsers: Any) -> None:
         "pooled over 2×2 pixel blocks: 16 features), gaussian_quantiles, moons, blobs, random "
         "(the paper's Figure 1 sets, seed 1; moons:7 for seed 7), csv:PATH, csv:FOLDER (every "
         ".csv in it), or a fixed half of the 25 development sets: dev-a (design: 13 sets), "
-        "dev-b (confirm: 12), dev (both), whose CSV files are read from --data-dir "
+        "dev-b (confirm: 12), dev (both); dev2 (the second folder's 39), dev-all (all 64, "
+        "reported per folder too), whose CSV files are read from --data-dir "
         f"(default {DEFAULT_DATASETS})",
     )
     parser.add_argument(
@@ -63,7 +64,8 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="the folder of the development sets' CSV files: a name that is not one of the "
         "package's (breast_cancer, iris, wine, digits, the Figure 1 sets) is read from "
-        "DIR/NAME.csv or DIR/dev/NAME.csv (needed by dev-a, dev-b, dev)",
+        "DIR/NAME.csv, DIR/dev/NAME.csv or DIR/dev2/NAME.csv (needed by dev-a, dev-b, dev, dev2, "
+        "dev-all)",
     )
     parser.add_argument(
         "--label", default="y", help="the class column of csv: data sets (default y)"

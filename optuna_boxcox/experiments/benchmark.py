@@ -63,9 +63,12 @@ Data sets by name (all but sonar work offline):
   abalone9-18, breast_cancer, cm1, digits, hepatitis, iris, kc1, magic, optdigits,
   page-blocks-1-3-vs-4, penbased, ring, saheart. Confirm half ``dev-b`` (12): movement_libras, pc1,
   satimage, segment, shuttle-c0-vs-c4, sonar, spambase, texture, titanic, twonorm, wine,
-  winequality-red-4. ``dev`` is both. breast_cancer, digits, iris and wine come with scikit-learn;
+  winequality-red-4. ``dev`` is both. ``dev2`` is the second folder's 39 tables
+  (:data:`~optuna_boxcox.experiments._benchmark_data.DEV2`: KEEL and R packages' data, like users'
+  own), ``dev-all`` all 64; over both folders the report adds the paired differences and loss
+  rates of each folder. breast_cancer, digits, iris and wine come with scikit-learn;
   the others are CSV files (class column ``y``) in a folder the caller names with ``data_dir``
-  (``--data-dir``), read as ``DIR/NAME.csv`` or ``DIR/dev/NAME.csv`` (the package never looks
+  (``--data-dir``), read as ``DIR/NAME.csv``, ``DIR/dev/NAME.csv`` or ``DIR/dev2/NAME.csv`` (the package never looks
   for them by itself; every missing file is named in one error). With ``data_dir`` any name
   that is not in the package is read that way. When the data sets are exactly a half, the table's
   first line and the summary study's name say which.
@@ -111,6 +114,7 @@ from optuna_boxcox.experiments._benchmark_data import HALVES
 from optuna_boxcox.experiments._benchmark_data import NAMED_DATASETS
 from optuna_boxcox.experiments._benchmark_data import SUBSAMPLE_SEED
 from optuna_boxcox.experiments._benchmark_data import expand_datasets
+from optuna_boxcox.experiments._benchmark_data import folder_of
 from optuna_boxcox.experiments._benchmark_data import half_of
 from optuna_boxcox.experiments._benchmark_data import load_benchmark_data
 from optuna_boxcox.experiments._benchmark_data import resolve_name
@@ -308,7 +312,7 @@ def benchmark(
 
     Args:
         datasets: Data set names, ``csv:<path>``, ``csv:<folder>`` (every CSV in it) or a half of
-            the development sets (``dev-a``, ``dev-b``, ``dev``; see the module's list); at least
+            the development sets (``dev-a``, ``dev-b``, ``dev``, ``dev2``, ``dev-all``; see the module's list); at least
             two.
         classifiers: The paper's classifiers by name (``linear``, ``knn``, ``bayes``, ``svc``,
             ``nn``).
@@ -320,7 +324,8 @@ def benchmark(
             :class:`MissingPeerError` before anything runs.
         label: The class column of the ``csv:`` data sets.
         data_dir: The folder of the development sets' CSV files: a name that is not in the
-            package (nor ``csv:``) is read from ``data_dir/NAME.csv`` or ``data_dir/dev/NAME.csv``.
+            package (nor ``csv:``) is read from ``data_dir/NAME.csv``, ``data_dir/dev/NAME.csv`` or
+            ``data_dir/dev2/NAME.csv``.
         features: Use only the first N features of every data set (quick runs).
         max_rows: A larger data set is replaced by a stratified sample of this many rows
             (:func:`subsample`); None keeps every row.
@@ -639,10 +644,7 @@ def format_benchmark(result: BenchmarkResult) -> str:
     return "\n".join(
         [
             *(
-                [
-                    f"data sets: {result.half} ({HALF_ROLES[result.half]} of the "
-                    f"{len(HALVES['dev'])} development sets, {n} sets)"
-                ]
+                [f"data sets: {result.half} ({HALF_ROLES[result.half]}, {n} sets)"]
                 if result.half
                 else []
             ),
@@ -687,6 +689,7 @@ def format_benchmark(result: BenchmarkResult) -> str:
                 if differences
                 else []
             ),
+            *_per_folder(result),
             *(
                 [
                     "",
@@ -699,6 +702,51 @@ def format_benchmark(result: BenchmarkResult) -> str:
             ),
         ]
     )
+
+
+def _per_folder(result: BenchmarkResult) -> list[str]:
+    """Lines of the paired difference from each folder's own best fixed method in hindsight and
+    of the loss rate, per classifier and development folder, when the data sets span more than
+    one folder (``dev-all``): a rule must hold on each, not only on all of them together."""
+    folders: dict[str, list[int]] = {}
+    for i, dataset in enumerate(result.datasets):
+        folder = folder_of(dataset)
+        if folder is not None:
+            folders.setdefault(folder, []).append(i)
+    if len(folders) < 2:
+        return []
+    methods = result.methods
+    differences, losses = [], []
+    for c in result.classifiers:
+        table = result.score_table(c)
+        for folder, rows in folders.items():
+            best, diff = paired_differences(table[rows], methods, result.fixed)
+            if best is not None:
+                label = f"{folder} ({len(rows)})"
+                differences.append([c, label, best, *(f"{100 * diff[m]:+.2f}" for m in methods)])
+            rates = loss_rates(table[rows], methods)
+            if rates:
+                losses.append(
+                    [c, f"{folder} ({len(rows)})", *(f"{100 * rates[m]:.0f} %" for m in methods)]
+                )
+    lines = []
+    if differences:
+        lines += [
+            "",
+            "per folder: paired mean difference in points from the folder's best fixed method in "
+            "hindsight",
+            *text_table(
+                ["classifier", "folder (sets)", "best in hindsight", *methods], differences
+            ),
+        ]
+    if losses:
+        lines += [
+            "",
+            f"per folder: loss rate (more than {100 * LOSS_MARGIN:g} point below the better of "
+            f"{' and '.join(LOSS_REFERENCES)})",
+            *text_table(["classifier", "folder (sets)", *methods], losses),
+        ]
+    return lines
 
 
 __all__ = [
