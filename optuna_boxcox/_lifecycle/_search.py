@@ -474,8 +474,9 @@ def run_search(
         data=data,
     )
     _refuse_large(plan, options)
-    _warn_few_rows(data)
     built, objective = _objective(plan, data, options)
+    # Said once the objective is built: data it refuses (too few rows to fit) get one line.
+    _warn_few_rows(data)
     study = _study(where, opened, plan, built, options.settings)
     total = options.total
     if options.n_trials_total and total is None:
