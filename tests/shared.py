@@ -79,3 +79,25 @@ def local_dask_client(memory_limit: str):
             yield client
 
     return running()
+
+
+def disk_full_after(write, after: int = 0):
+    """``write``, failing as SQLite and Optuna fail on a full disk after ``after`` calls."""
+    import sqlite3
+
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import OperationalError
+
+    calls = [0]
+
+    def full(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] <= after:
+            return write(*args, **kwargs)
+        cause = sqlite3.OperationalError("database or disk is full")
+        try:
+            raise OperationalError("COMMIT", {}, cause) from cause
+        except OperationalError as error:
+            raise StorageInternalError("… e.g. exceeding max length.") from error
+
+    return full

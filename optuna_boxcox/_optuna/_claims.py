@@ -231,18 +231,21 @@ def claim_trial(
             raise UpdateFinishedTrialError(
                 f"trial {trial_id} is {state}: it cannot claim position {position}"
             )
-        text = json.dumps(int(position))
-        sql(
-            "UPDATE trial_system_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
-            (text, trial_id, position_key),
-        )
-        if sql.cursor.rowcount == 0:
-            sql.insert(
-                "trial_system_attributes",
-                ("trial_id", "key", "value_json"),
-                [(trial_id, position_key, text)],
-            )
+        _set_system_attr(sql, trial_id, position_key, int(position))
     return True
+
+
+def _set_system_attr(sql: Sql, trial_id: int, key: str, value: Any) -> None:
+    """Set the trial's system attribute ``key`` to ``value`` in the transaction of ``sql``."""
+    text = json.dumps(value)
+    sql(
+        "UPDATE trial_system_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+        (text, trial_id, key),
+    )
+    if sql.cursor.rowcount == 0:
+        sql.insert(
+            "trial_system_attributes", ("trial_id", "key", "value_json"), [(trial_id, key, text)]
+        )
 
 
 def _older_waiting(
@@ -590,17 +593,7 @@ def run_waiting(backend: Any, study_id: int, trial_id: int, owner: str) -> bool:
         )
         if sql.cursor.rowcount == 0:
             return False
-        text = json.dumps(owner)
-        sql(
-            "UPDATE trial_system_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
-            (text, trial_id, OWNER_KEY),
-        )
-        if sql.cursor.rowcount == 0:
-            sql.insert(
-                "trial_system_attributes",
-                ("trial_id", "key", "value_json"),
-                [(trial_id, OWNER_KEY, text)],
-            )
+        _set_system_attr(sql, trial_id, OWNER_KEY, owner)
     return True
 
 

@@ -32,6 +32,7 @@ import numpy as np
 import optuna
 import pandas as pd
 import pytest
+from shared import disk_full_after
 from shared import free_port
 
 from optuna_boxcox._system import _parallel
@@ -324,32 +325,17 @@ def _disk_fills(monkeypatch, *, inside_a_trial: bool) -> None:
     first parameters are written one commit each, as suggested), or as the second trial is told
     (its parameters wait to be written together): each write then fails as SQLite and Optuna
     fail on a full disk."""
-    from optuna.exceptions import StorageInternalError
     from optuna.storages import RDBStorage
-    from sqlalchemy.exc import OperationalError
 
     from optuna_boxcox._optuna import _storage
 
-    def fails(write, after: int):
-        writes = [0]
-
-        def full(*args, **kwargs):
-            writes[0] += 1
-            if writes[0] <= after:
-                return write(*args, **kwargs)
-            cause = sqlite3.OperationalError("database or disk is full")
-            try:
-                raise OperationalError("COMMIT", {}, cause) from cause
-            except OperationalError as error:
-                raise StorageInternalError("… e.g. exceeding max length.") from error
-
-        return full
-
     if inside_a_trial:
-        monkeypatch.setattr(RDBStorage, "set_trial_param", fails(RDBStorage.set_trial_param, 1))
+        monkeypatch.setattr(
+            RDBStorage, "set_trial_param", disk_full_after(RDBStorage.set_trial_param, 1)
+        )
     else:
         write = _storage.write_running_trial_params
-        monkeypatch.setattr(_storage, "write_running_trial_params", fails(write, 0))
+        monkeypatch.setattr(_storage, "write_running_trial_params", disk_full_after(write, 0))
 
 
 TPE = ["search", "--dataset", "wine", "--features", "2", "--sampler", "tpe", "--n-trials", "20"]

@@ -76,7 +76,8 @@ def test_worker_joins_a_two_objective_search_and_scores_the_same_objectives(tmp_
         assert kept == objective.n_kept(trial.params), trial.number
 
 
-def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
+def _csv_study(tmp_path):
+    """Wine's first three features as data.csv, and a study "t" of 5 trials searched on it."""
     X, y = load_data_source(dataset="wine", features=3)[:2]
     path = tmp_path / "data.csv"
     X.assign(y=y).to_csv(path, index=False)
@@ -84,6 +85,11 @@ def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
     _search(
         storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
     )
+    return X, y, path, storage
+
+
+def test_worker_refuses_a_csv_edited_since_the_study_began(tmp_path, capsys):
+    X, y, path, storage = _csv_study(tmp_path)
     X.assign(y=np.roll(y.to_numpy(), 3)).to_csv(path, index=False)
     capsys.readouterr()
     assert main(["worker", "--storage", storage, "--study-name", "t", "--csv", str(path)]) == 2
@@ -148,15 +154,9 @@ def test_worker_opens_no_file_a_study_records_unless_told_to(tmp_path, capsys):
     """A study records the CSV it was made from; a crafted one named a secret file, which the
     worker opened and quoted the first line of in its error. It opens only a file the user names
     with --csv, and says so in one line, quoting no file."""
-    X, y = load_data_source(dataset="wine", features=3)[:2]
-    path = tmp_path / "data.csv"
-    X.assign(y=y).to_csv(path, index=False)
+    storage = _csv_study(tmp_path)[3]
     secret = tmp_path / "secret.txt"
     secret.write_text("password=hunter2,token=abc\n1,2\n")
-    storage = f"sqlite:///{tmp_path}/a.db"
-    _search(
-        storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
-    )
     _recorded_csv(optuna.load_study(study_name="t", storage=storage), str(secret), "y")
     capsys.readouterr()
     assert main(["worker", "--storage", storage, "--study-name", "t"]) == 2
@@ -167,13 +167,7 @@ def test_worker_opens_no_file_a_study_records_unless_told_to(tmp_path, capsys):
 
 
 def test_worker_reads_the_csv_the_user_confirms_with_the_same_flag(tmp_path, capsys):
-    X, y = load_data_source(dataset="wine", features=3)[:2]
-    path = tmp_path / "data.csv"
-    X.assign(y=y).to_csv(path, index=False)
-    storage = f"sqlite:///{tmp_path}/a.db"
-    _search(
-        storage, "--csv", str(path), "--label", "y", "--classifier", "bayes", "--n-trials", "5"
-    )
+    _, _, path, storage = _csv_study(tmp_path)
     capsys.readouterr()
     status = main(["worker", "--storage", storage, "--study-name", "t", "--csv", str(path)])
     err = capsys.readouterr().err

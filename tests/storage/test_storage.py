@@ -6,6 +6,7 @@ from __future__ import annotations
 import optuna
 from optuna.distributions import FloatDistribution
 import pytest
+from shared import disk_full_after
 
 from optuna_boxcox._optuna import study_id_of
 from optuna_boxcox._optuna import trial_id_of
@@ -274,28 +275,6 @@ def test_finished_trials_written_to_memory_are_the_trials_optunas_own_path_write
 # -- a full disk, as a library caller meets it ------------------------------------------------
 
 
-def _full(write, *, after: int = 0):
-    """``write``, failing as SQLite and Optuna fail on a full disk after ``after`` calls."""
-    import sqlite3
-
-    from optuna.exceptions import StorageInternalError
-    from sqlalchemy.exc import OperationalError
-
-    calls = [0]
-
-    def full(*args, **kwargs):
-        calls[0] += 1
-        if calls[0] <= after:
-            return write(*args, **kwargs)
-        cause = sqlite3.OperationalError("database or disk is full")
-        try:
-            raise OperationalError("COMMIT", {}, cause) from cause
-        except OperationalError as error:
-            raise StorageInternalError("… e.g. exceeding max length.") from error
-
-    return full
-
-
 @pytest.mark.parametrize("sampler", ["tpe", "iterative"])
 def test_a_full_disk_under_optimize_raises_a_storage_error_that_says_so(
     sqlite_url, breast_cancer, monkeypatch, caplog, sampler
@@ -314,11 +293,11 @@ def test_a_full_disk_under_optimize_raises_a_storage_error_that_says_so(
     )
     objective = BoxCoxObjective(breast_cancer.data.iloc[:, :3], breast_cancer.target, GaussianNB())
     if sampler == "tpe":  # the disk fills inside the first trial, as it writes its parameters
-        write = _full(RDBStorage.set_trial_param, after=1)
+        write = disk_full_after(RDBStorage.set_trial_param, after=1)
         monkeypatch.setattr(RDBStorage, "set_trial_param", write)
     else:  # the disk fills as the batched runner writes its trials
         for name in ("write_trials", "write_prepared"):
-            monkeypatch.setattr(_writers, name, _full(getattr(_writers, name)))
+            monkeypatch.setattr(_writers, name, disk_full_after(getattr(_writers, name)))
     with pytest.raises(StorageError) as raised:
         optimize(study, objective, n_trials=30)
     message = str(raised.value)
