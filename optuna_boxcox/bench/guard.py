@@ -211,7 +211,13 @@ def _backfill_loo(path: Path, name: str, X: np.ndarray, y: np.ndarray) -> None:
             f.write(json.dumps({"dataset": name, "fold": r["fold"], "loo": loo}) + "\n")
 
 
-def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int = 1500) -> None:
+def run(
+    results: str,
+    datasets: list[str],
+    classifiers: list[str],
+    max_rows: int = 1500,
+    data_dir: str | None = None,
+) -> None:
     from optuna_boxcox.experiments.benchmark import expand_datasets
     from optuna_boxcox.experiments.benchmark import load_benchmark_data
 
@@ -223,7 +229,7 @@ def run(results: str, datasets: list[str], classifiers: list[str], max_rows: int
             done.add((r["dataset"], r["classifier"], r["fold"]))
     warnings.filterwarnings("ignore")
     # Data set by data set (cheapest first, as listed): every classifier gets the same sets.
-    for spec in expand_datasets(datasets):
+    for spec in expand_datasets(datasets, data_dir):
         name, X, y = load_benchmark_data(spec, max_rows=max_rows)
         X = np.asarray(X, dtype=np.float64)
         if "knn" in classifiers and path.exists():
@@ -378,7 +384,8 @@ def policies(record: dict) -> dict[str, float]:
                 out[f"{name}-gate"] = _held(record, select(record, SELECTIONS[name], margin=1.0))
     for name, kwargs in RULES.items():
         out[name] = held[guarded_choice(record, **kwargs)]
-    # The built default (optuna_boxcox._lifecycle._guard.rule_of): k-NN by leave-one-out confirmed by CV,
+    # The built default (optuna_boxcox._lifecycle._guard.rule_of): k-NN by leave-one-out against
+    # Λ = 1 confirmed by CV, the MLE Λ where it scores as well as a kept searched Λ,
     # the SVC the best of three by CV, linear models ungated, the others the one-SE CV gate.
     classifier = record["classifier"]
     if classifier == "linear":
@@ -393,7 +400,17 @@ def policies(record: dict) -> dict[str, float]:
     elif classifier == "svc":
         chosen = guarded_choice(record, margin=0.0)
     elif classifier == "knn" and "loo" in record:
-        chosen = _loo_choice(record, confirm=True)
+        # Λ = 1 the anchor; where the searched Λ beats it, the MLE Λ instead if it scores as well.
+        kept = _loo_choice(record, confirm=True, anchors=("ones",))
+        loo = record["loo"]
+        mle_as_good = np.mean(loo["mle"]) >= np.mean(loo["searched"])
+        chosen = "mle" if kept == "searched" and mle_as_good else kept
+        out["loo-ones-only"] = held[kept]
+        # The rule before them: the better of the MLE Λ and Λ = 1 as the anchor.
+        out["loo-both-anchors"] = held[_loo_choice(record, confirm=True)]
+        out["loo-anchor"] = held[_loo_anchor(record)]
+        # The MLE Λ the anchor only where it beats Λ = 1 by more than one SE itself.
+        out["loo-nested"] = held[_loo_nested(record)]
     else:
         chosen = guarded_choice(record, margin=1.0)
     out["guarded"] = held[chosen]
@@ -426,12 +443,44 @@ def _range_scaled_gate(record: dict) -> str:
     return "searched" if d.mean() > error else anchor
 
 
-def _loo_choice(record: dict, confirm: bool = False) -> str:
-    """k-NN's rule: the better anchor by leave-one-out, the searched Λ kept if its leave-one-out
-    accuracy beats it by more than one SE of the paired per-row differences (and, with
-    ``confirm``, its inner-CV score is above that anchor's)."""
+def _loo_anchor(record: dict) -> str:
+    """The better of the MLE Λ and Λ = 1 by leave-one-out (the MLE Λ on a tie)."""
+    loo = record["loo"]
+    return "ones" if np.mean(loo["ones"]) > np.mean(loo["mle"]) else "mle"
+
+
+def _beats(loo: dict, a: str, b: str) -> bool:
+    """Leave-one-out: ``a`` above ``b`` by more than one SE of the paired per-row differences."""
+    d = np.asarray(loo[a], dtype=float) - np.asarray(loo[b], dtype=float)
+    return bool(d.mean() > np.std(d, ddof=1) / np.sqrt(len(d)))
+
+
+def _loo_nested(record: dict) -> str:
+    """Λ = 1 unless the MLE Λ beats it by one SE (then the MLE Λ is the anchor); the searched Λ
+    kept if it beats that anchor by one SE and the inner CV agrees."""
+    anchor = "mle" if _beats(record["loo"], "mle", "ones") else "ones"
+    return _loo_choice(record, confirm=True, anchors=(anchor,))
+
+
+def _mle_anchor_noise(rows: list[dict]) -> str:
+    """Where leave-one-out prefers the MLE Λ to Λ = 1, what the held-out rows say of the two: how
+    much the MLE anchor is worth to k-NN's rule."""
+    chosen = [r for r in rows if "loo" in r and _loo_anchor(r) == "mle"]
+    if not chosen:
+        return ""
+    gain = [100 * (r["held_out"]["mle"] - r["held_out"]["ones"]) for r in chosen]
+    return (
+        f"  leave-one-out preferred the MLE Λ to Λ = 1 in {len(chosen)} of {len(rows)} folds; "
+        f"held-out MLE − ones there {np.mean(gain):+.2f} pt (SE {np.std(gain, ddof=1) / np.sqrt(len(gain)):.2f})"
+    )
+
+
+def _loo_choice(record: dict, confirm: bool = False, anchors: tuple = ("mle", "ones")) -> str:
+    """k-NN's rule: the better of ``anchors`` by leave-one-out (the first on a tie), the searched
+    Λ kept if its leave-one-out accuracy beats it by more than one SE of the paired per-row
+    differences (and, with ``confirm``, its inner-CV score is above that anchor's)."""
     c = {k: np.asarray(v, dtype=float) for k, v in record["loo"].items()}
-    anchor = "ones" if c["ones"].mean() > c["mle"].mean() else "mle"
+    anchor = max(anchors, key=lambda name: c[name].mean())
     d = c["searched"] - c[anchor]
     if d.mean() <= np.std(d, ddof=1) / np.sqrt(len(d)):
         return anchor
@@ -524,14 +573,17 @@ def table(results: str) -> str:
                 f"  {m:12s} rank {rank:5.2f}  loss {loss[i]:5.1f}%  mean {S[:, i].mean():6.2f}"
                 f"  vs best in hindsight {S[:, i].mean() - hindsight:+5.2f}{p}"
             )
-    return "\n".join(lines)
+        if classifier == "knn":
+            lines.append(_mle_anchor_noise([r for rs in sets.values() for r in rs]))
+    return "\n".join(line for line in lines if line)
 
 
 USAGE = (
-    "usage: python -m optuna_boxcox.bench.guard RESULTS.jsonl DATASETS CLASSIFIERS [MAX_ROWS]\n"
+    "usage: python -m optuna_boxcox.bench.guard RESULTS.jsonl DATASETS CLASSIFIERS [MAX_ROWS "
+    "[DATA_DIR]]\n"
     "       python -m optuna_boxcox.bench.guard table RESULTS.jsonl\n"
-    "DATASETS: comma-separated, as benchmark --datasets; CLASSIFIERS: comma-separated, of "
-    "knn, svc, bayes, linear"
+    "DATASETS: comma-separated, as benchmark --datasets (dev, dev2, dev-all and CSV names read "
+    "from DATA_DIR, as its --data-dir); CLASSIFIERS: comma-separated, of knn, svc, bayes, linear"
 )
 
 
@@ -542,8 +594,9 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "table":
         print(table(argv[1]))
         return 0
-    if len(argv) in (3, 4) and argv[0] != "table":
-        run(argv[0], argv[1].split(","), argv[2].split(","), *map(int, argv[3:]))
+    if len(argv) in (3, 4, 5) and argv[0] != "table":
+        max_rows = int(argv[3]) if len(argv) > 3 else 1500
+        run(argv[0], argv[1].split(","), argv[2].split(","), max_rows, *argv[4:])
         return 0
     print(USAGE, file=sys.stderr)
     return 2
