@@ -109,9 +109,10 @@ class BoxCoxClassifier(MetaEstimatorMixin, ClassifierMixin, BaseEstimator):
         - ``"guarded"`` (the default): the paper's coordinate search, then a gate on rows no fit
           saw: the searched Λ, the per-feature MLE Λ (the search's start point) and Λ = 1
           (standard scaling) compete, each classifier by its rule. k-NN: exact leave-one-out
-          accuracy, the searched Λ kept only if it beats the better anchor by more than one
-          standard error of the per-row differences and its 5-fold × 2 repeated stratified
-          cross-validation score is above that anchor's too. RBF SVC: the best 5 × 2
+          accuracy, the searched Λ kept only if it beats Λ = 1 by more than one standard
+          error of the per-row differences and its 5-fold × 2 repeated stratified
+          cross-validation score is above Λ = 1's too; where it is kept, the MLE Λ is used
+          instead if its leave-one-out accuracy is as high. RBF SVC: the best 5 × 2
           cross-validation score of the three. Others (naive Bayes, …): 5 × 2 cross-validation,
           the searched Λ kept only if it beats the better anchor by more than one
           (Nadeau–Bengio corrected) standard error. Else that anchor is used. The

@@ -10,7 +10,9 @@ Talbot 2010). So after the search, three Λ compete on rows a fit never saw:
 - ``ones``: Λ = 1, which after the [1, 2] scaling is exactly standard scaling.
 
 The better anchor is the one of ``mle`` and ``ones`` with the higher score (``mle`` on a tie: it
-is where the search started). Each classifier is judged by its own rule (:func:`rule_of`), a trait
+is where the search started); a rule may judge fewer anchors (k-NN's: ``ones`` alone, with the
+MLE Λ as its fallback where it scores as well as a kept searched Λ) or more (below). Each
+classifier is judged by its own rule (:func:`rule_of`), a trait
 of its entry in the classifier registry (``optuna_boxcox._objective._evaluators.REGISTRY``),
 chosen from held-out measurements on the development data (``optuna_boxcox.bench.guard``; the
 results: docs/performance_log.md, "Why each classifier's gate traits are what they are"). The default
@@ -264,10 +266,10 @@ def decide(
     """Choose among ``candidates`` (``searched``, ``mle``, ``ones`` → Λ; a range-scaled anchor
     uses its anchor's Λ) by ``rule`` (default :func:`rule_of` the estimator): the best of the
     rule's anchors, then, where the rule searches, the searched Λ if it beats that anchor by the
-    rule's margin. ``whole_range``: X is a sample of more rows, whose Box-Cox range every fold
+    rule's margin (or the rule's fallback, where it scores as well). ``whole_range``: X is a sample of more rows, whose Box-Cox range every fold
     uses (else each fold fits its own, as ``fit`` on those rows would)."""
     rule = rule or rule_of(estimator, metric, y)
-    names = (("searched",) if rule.search else ()) + rule.anchors
+    names = rule.judged
     if not rule.search:  # its fits take seconds, its gate minutes: say what it waits for
         _logger.info(
             f"{type(estimator).__name__}: no Λ search (its fits cost seconds); the gate judges "
@@ -302,7 +304,7 @@ def decide(
         }
         if not all(np.all(np.isfinite(T)) for T in transformed.values()):
             rule = Rule()  # scikit-learn's folds say what such values do
-            names = ("searched", *rule.anchors)
+            names = rule.judged
     if rule.criterion == LOO:
         leave_one_out = evaluators_of(estimator).leave_one_out
         scores = {name: leave_one_out(estimator, transformed[name], y) for name in names}
@@ -319,6 +321,10 @@ def decide(
             y,
             lambda *which: {k: float(v.mean()) for k, v in cv(*which).items()},
         )
+        # The searched Λ was tuned on these rows, so its score here is optimistic: a fixed
+        # transform scoring as well is preferred.
+        if chosen == "searched" and rule.fallback and means[rule.fallback] >= means["searched"]:
+            chosen = rule.fallback
     else:
         chosen, difference, threshold = anchor, nan, nan
     return Decision(

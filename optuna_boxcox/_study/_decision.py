@@ -27,6 +27,9 @@ ANCHORS = ("mle", "ones")
 RANGE_SCALED = {"mle_minmax": "mle", "minmax": "ones"}
 #: Every anchor a rule may judge, in the order a tie goes.
 ALL_ANCHORS = (*ANCHORS, *RANGE_SCALED)
+#: Λ = 1 alone (k-NN's): where the MLE Λ and Λ = 1 are near-tied, the better of the two by a noisy
+#: criterion only raises the bar the searched Λ must clear.
+ONES_ONLY = ("ones",)
 
 
 CV = f"{SPLITS}x{REPEATS} cv"
@@ -52,14 +55,23 @@ def lambda_source(name: str) -> str:
 class Rule:
     """How a classifier's searched Λ is judged: by ``criterion`` (:data:`CV` or :data:`LOO`),
     kept when it beats the best of ``anchors`` by more than ``margin`` standard errors (and, with
-    ``confirm``, when its 5×2 CV score is above that anchor's too). Without ``search`` the
-    default does not search Λ: the best of ``anchors`` by ``criterion`` is used."""
+    ``confirm``, when its 5×2 CV score is above that anchor's too); where it is kept, a
+    ``fallback`` candidate scoring at least as well by ``criterion`` is used instead. Without
+    ``search`` the default does not search Λ: the best of ``anchors`` by ``criterion`` is used."""
 
     criterion: str = CV
     margin: float = MARGIN
     confirm: bool = False
     anchors: tuple[str, ...] = ANCHORS
     search: bool = True
+    fallback: str | None = None
+
+    @property
+    def judged(self) -> tuple[str, ...]:
+        """Every candidate the rule scores: the searched Λ (where it searches), the anchors and
+        the fallback."""
+        fallback = (self.fallback,) if self.fallback and self.fallback not in self.anchors else ()
+        return (("searched",) if self.search else ()) + self.anchors + fallback
 
     def describe(self) -> str:
         if not self.search:
@@ -68,11 +80,14 @@ class Rule:
                 f"{', '.join(self.anchors)} (ties to the first)"
             )
         if self.criterion == LOO:
-            which = "mle or ones" if self.anchors == ANCHORS else ", ".join(self.anchors)
+            if len(self.anchors) == 1:
+                which = f"the anchor ({self.anchors[0]})"
+            else:
+                names = "mle or ones" if self.anchors == ANCHORS else ", ".join(self.anchors)
+                which = f"the better anchor ({names}, by leave-one-out)"
             text = (
-                f"searched kept if its exact leave-one-out accuracy beats the better anchor ({which}"
-                f", by leave-one-out) by more than {self.margin:g} standard error of the paired "
-                "per-row differences"
+                f"searched kept if its exact leave-one-out accuracy beats {which} by more than "
+                f"{self.margin:g} standard error of the paired per-row differences"
             )
         elif self.margin == 0 and self.anchors == ANCHORS:
             text = f"the best {SPLITS}-fold x{REPEATS} CV score of searched, mle and ones (ties to the anchor)"
@@ -93,6 +108,11 @@ class Rule:
             )
         if self.confirm:
             text += f", and its {SPLITS}-fold x{REPEATS} CV score is above that anchor's"
+        if self.fallback:
+            text += (
+                f"; where it is kept, {self.fallback} instead if its "
+                f"{'leave-one-out accuracy' if self.criterion == LOO else 'score'} is as high"
+            )
         return text
 
     @classmethod
@@ -101,11 +121,12 @@ class Rule:
         confirmations a rule may have; else the default rule of ``criterion``."""
         for margin in (MARGIN, 0.0):
             for confirm in (False, True):
-                for anchors in (ANCHORS, ALL_ANCHORS):
+                for anchors in (ANCHORS, ALL_ANCHORS, ONES_ONLY):
                     for search in (True, False):
-                        rule = cls(criterion, margin, confirm, anchors, search)
-                        if rule.describe() == text:
-                            return rule
+                        for fallback in (None, "mle"):
+                            rule = cls(criterion, margin, confirm, anchors, search, fallback)
+                            if rule.describe() == text:
+                                return rule
         return Rule(criterion)
 
 
@@ -263,11 +284,21 @@ class Decision:
                 f"The gate chose {NAMES[self.chosen]}: the best {criterion} of the three, "
                 "a tie going to an anchor."
             )
+        elif self.chosen == rule.fallback and self.chosen != self.anchor:
+            fallback = self.scores[self.chosen]
+            text = (
+                f"The gate chose {NAMES[self.chosen]}: the searched Λ's {criterion} "
+                f"{searched:.4f} beat {NAMES[self.anchor]} ({anchor:.4f}) by "
+                f"{self.difference:.4f}, more than the {needed} it needed, but "
+                f"{NAMES[self.chosen]} scored {fallback:.4f}, as high, and the searched Λ was "
+                "tuned on these rows."
+            )
         elif self.chosen == "searched":
             text = (
-                f"The gate kept the searched Λ: its {criterion} {searched:.4f} beat the better "
-                f"anchor, {NAMES[self.anchor]} ({anchor:.4f}), by {self.difference:.4f}, more "
-                f"than the {needed} it needed"
+                f"The gate kept the searched Λ: its {criterion} {searched:.4f} beat "
+                f"{'the better anchor, ' if len(rule.anchors) > 1 else ''}"
+                f"{NAMES[self.anchor]} ({anchor:.4f}), by {self.difference:.4f}, more than the "
+                f"{needed} it needed"
             )
             if self.confirmation is not None:
                 text += (

@@ -6,11 +6,15 @@ One test per decision path, each checking what the fitted estimator and the stud
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import optuna
 import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from optuna_boxcox import BoxCoxClassifier
 from optuna_boxcox import BoxCoxObjective
@@ -78,20 +82,18 @@ def test_on_permuted_labels_the_anchor_is_used():
     decision = clf.decision_
     assert decision["gated"]
     assert decision["criterion"] == "leave-one-out"
-    assert decision["chosen"] in ("mle", "ones")
-    assert decision["chosen"] == decision["anchor"]
+    # k-NN's only anchor is Λ = 1 (the MLE Λ is scored, a fallback only where the searched Λ wins).
+    assert decision["chosen"] == decision["anchor"] == "ones"
     assert decision["difference"] <= decision["threshold"]
     np.testing.assert_allclose(clf.lambdas_, decision["lambdas"])
-    if decision["chosen"] == "ones":
-        np.testing.assert_array_equal(clf.lambdas_, 1.0)
+    np.testing.assert_array_equal(clf.lambdas_, 1.0)
     # The search still ran and is still recorded: its Λ is kept aside, not used.
     assert clf.search_lambdas_.shape == (2,)
     assert len(clf.study_.trials) > 1
     assert clf.study_.user_attrs[DECISION_ATTR]["chosen"] == decision["chosen"]
-    # The prediction is the anchor's.
-    anchor = BoxCoxClassifier(make_classifier("knn"), sampler="mle", bounds=(-1e6, 1e6)).fit(X, y)
-    if decision["chosen"] == "mle":
-        np.testing.assert_array_equal(clf.predict(X), anchor.predict(X))
+    # The prediction is the anchor's: Λ = 1 after the [1, 2] scaling is standard scaling.
+    plain = make_pipeline(StandardScaler(), make_classifier("knn")).fit(X, y)
+    assert np.mean(clf.predict(X) == plain.predict(X)) > 0.99
 
 
 def test_the_paper_samplers_are_not_gated():
@@ -481,11 +483,17 @@ def test_the_dashboard_shows_the_lambda_the_gate_used_and_why(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("chosen", "difference", "confirmation", "words"),
     [
-        ("searched", 0.02, {"searched": 0.95, "mle": 0.94}, "The gate kept the searched Λ: its"),
-        ("mle", 0.02, {"searched": 0.93, "mle": 0.94}, "but its 5-fold × 2 CV score 0.9300 was"),
-        ("mle", 0.004, None, "beat its 0.9400 by only 0.0040, not more than the 0.0050"),
-        ("mle", 0.0, None, "tied with its 0.9400; the searched Λ needed"),
-        ("mle", -0.01, None, "its exact leave-one-out accuracy 0.9400 beat the searched Λ's"),
+        (
+            "searched",
+            0.02,
+            {"searched": 0.95, "ones": 0.94},
+            "The gate kept the searched Λ: its exact leave-one-out accuracy 0.9600 beat Λ = 1 "
+            "(standard scaling) (0.9400), by 0.0200",
+        ),
+        ("ones", 0.02, {"searched": 0.93, "ones": 0.94}, "but its 5-fold × 2 CV score 0.9300 was"),
+        ("ones", 0.004, None, "beat its 0.9400 by only 0.0040, not more than the 0.0050"),
+        ("ones", 0.0, None, "tied with its 0.9400; the searched Λ needed"),
+        ("ones", -0.01, None, "its exact leave-one-out accuracy 0.9400 beat the searched Λ's"),
     ],
 )
 def test_the_decision_in_words_says_which_lambda_is_used_and_why(
@@ -494,12 +502,13 @@ def test_the_decision_in_words_says_which_lambda_is_used_and_why(
     from optuna_boxcox._lifecycle._guard import Decision
     from optuna_boxcox._objective._evaluators.knn_held_out import GATE_RULE as KNN_RULE
 
-    scores = {"searched": 0.94 + difference, "mle": 0.94, "ones": 0.92}
+    # k-NN's rule judges the searched Λ against Λ = 1 alone.
+    scores = {"searched": 0.94 + difference, "ones": 0.94}
     decision = Decision(
         chosen,
         np.ones(2),
         scores,
-        "mle",
+        "ones",
         difference,
         0.005,
         150,
@@ -508,10 +517,9 @@ def test_the_decision_in_words_says_which_lambda_is_used_and_why(
     )
     text = decision.explain()
     assert words in text, text
+    assert "better anchor" not in text, text
     assert text.startswith(
-        "The gate kept the searched Λ"
-        if chosen == "searched"
-        else "The gate chose the per-feature MLE Λ"
+        "The gate kept the searched Λ" if chosen == "searched" else "The gate chose Λ = 1"
     ), text
 
 
@@ -680,12 +688,58 @@ def test_every_rule_reads_back_from_its_description():
     from optuna_boxcox._study._decision import ANCHORS
     from optuna_boxcox._study._decision import CV
     from optuna_boxcox._study._decision import LOO
+    from optuna_boxcox._study._decision import ONES_ONLY
     from optuna_boxcox._study._decision import Rule
 
-    for criterion, margin, confirm, anchors, search in product(
-        (CV, LOO), (1.0, 0.0), (False, True), (ANCHORS, ALL_ANCHORS), (True, False)
+    for criterion, margin, confirm, anchors, search, fallback in product(
+        (CV, LOO),
+        (1.0, 0.0),
+        (False, True),
+        (ANCHORS, ALL_ANCHORS, ONES_ONLY),
+        (True, False),
+        (None, "mle"),
     ):
-        rule = Rule(criterion, margin, confirm, anchors, search)
-        if not search and (criterion, margin, confirm) != (CV, 1.0, False):
+        rule = Rule(criterion, margin, confirm, anchors, search, fallback)
+        if not search and ((criterion, margin, confirm) != (CV, 1.0, False) or fallback):
             continue  # a rule without search judges by 5x2 CV alone
         assert Rule.from_description(criterion, rule.describe()) == rule, rule
+
+
+def _log_separable() -> tuple[np.ndarray, np.ndarray]:
+    """make_classification's classes, exponentiated: k-NN does better on the MLE Λ's columns
+    than on the standard-scaled ones."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(300, 6, n_informative=4, random_state=1)
+    return np.exp(X / 2), y
+
+
+def test_knn_keeps_the_mle_lambda_where_it_scores_as_well_as_the_searched_one():
+    from sklearn.metrics import accuracy_score
+
+    from optuna_boxcox import BoxCoxTransformer
+    from optuna_boxcox._objective._evaluators.knn_held_out import GATE_RULE as KNN_RULE
+
+    X, y = _log_separable()
+    knn = make_classifier("knn")
+    log = BoxCoxTransformer(lambdas="mle").fit(X).lambdas_
+    # The searched Λ is the MLE's here: a tie by leave-one-out, which goes to the fixed transform.
+    tied = {"searched": log, "mle": log, "ones": np.ones(6)}
+    decision = decide(knn, X, y, tied, accuracy_score, rule=KNN_RULE)
+    assert set(decision.scores) == {"searched", "ones", "mle"}
+    assert decision.anchor == "ones"
+    assert decision.difference > decision.threshold  # it beat Λ = 1 ...
+    assert decision.chosen == "mle"  # ... and the MLE Λ was as good
+    text = decision.explain()
+    assert text.startswith("The gate chose the per-feature MLE Λ: the searched Λ's exact"), text
+    assert "as high, and the searched Λ was tuned on these rows" in text, text
+    # Read back from the study's record, it is the same rule and the same words.
+    again = Decision.from_dict(decision.to_dict())
+    assert again.judged_by == KNN_RULE and again.explain() == text
+    # Without the fallback the searched Λ is kept; with an MLE Λ worse than it, too.
+    plain = dataclasses.replace(KNN_RULE, fallback=None)
+    assert decide(knn, X, y, tied, accuracy_score, rule=plain).chosen == "searched"
+    worse = {**tied, "mle": log / 4}
+    chosen = decide(knn, X, y, worse, accuracy_score, rule=KNN_RULE)
+    assert chosen.scores["mle"] < chosen.scores["searched"]
+    assert chosen.chosen == "searched"

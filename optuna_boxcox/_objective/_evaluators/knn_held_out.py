@@ -20,13 +20,18 @@ from sklearn.neighbors import KNeighborsClassifier
 from optuna_boxcox._objective._evaluators.knn import BlockwiseKNeighborsScorer
 from optuna_boxcox._study._decision import LOO
 from optuna_boxcox._study._decision import MARGIN
+from optuna_boxcox._study._decision import ONES_ONLY
 from optuna_boxcox._study._decision import Rule
 
 #: k-NN's gate rule: exact leave-one-out (a row is not its own neighbour), the searched Λ kept when
-#: it beats the better anchor by more than one standard error of the paired per-row differences,
-#: confirmed by 5×2 CV. The search tuned the neighbours of these same rows, and on permuted labels
-#: the leave-one-out win alone is often that tuning, while the CV score rarely agrees.
-GATE_RULE = Rule(LOO, MARGIN, confirm=True)
+#: it beats Λ = 1 by more than one standard error of the paired per-row differences, confirmed by
+#: 5×2 CV. The search tuned the neighbours of these same rows, and on permuted labels the
+#: leave-one-out win alone is often that tuning, while the CV score rarely agrees. The MLE Λ is no
+#: anchor: on the development sets its held-out accuracy was Λ = 1's where leave-one-out chose it,
+#: so the better of the two only raised the searched Λ's bar by their noise. Where the searched Λ
+#: is kept, the MLE Λ is used instead if its leave-one-out accuracy is as high (the searched Λ's is
+#: optimistic: it was tuned on these rows).
+GATE_RULE = Rule(LOO, MARGIN, confirm=True, anchors=ONES_ONLY, fallback="mle")
 
 
 def gate_rule_applies(estimator: Any, metric: Any, y: np.ndarray) -> bool:
