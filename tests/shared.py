@@ -71,7 +71,8 @@ def local_dask_client(memory_limit: str):
                 processes=True,
                 memory_limit=memory_limit,
                 host="127.0.0.1",
-                dashboard_address=None,
+                # A free port: None still serves the dashboard on 8787, and two clusters at once warn.
+                dashboard_address=":0",
                 silence_logs=logging.ERROR,
             ) as cluster,
             distributed.Client(cluster) as client,
