@@ -249,6 +249,8 @@ class Decision:
             return f"{verdict}, not gated ({self.reason})"
         scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
+        if self.chosen == self.judged_by.fallback and self.chosen != self.anchor:
+            verdict = f"{self.chosen} used (it scored as high as the searched Λ)"
         if not self.judged_by.search:
             line = f"{verdict}: {CV} {scores}; no Λ search for this classifier"
         else:

@@ -733,6 +733,9 @@ def test_knn_keeps_the_mle_lambda_where_it_scores_as_well_as_the_searched_one():
     text = decision.explain()
     assert text.startswith("The gate chose the per-feature MLE Λ: the searched Λ's exact"), text
     assert "as high, and the searched Λ was tuned on these rows" in text, text
+    assert decision.describe().startswith("mle used (it scored as high as the searched Λ): "), (
+        decision.describe()
+    )
     # Read back from the study's record, it is the same rule and the same words.
     again = Decision.from_dict(decision.to_dict())
     assert again.judged_by == KNN_RULE and again.explain() == text
