@@ -266,8 +266,9 @@ def decide(
     """Choose among ``candidates`` (``searched``, ``mle``, ``ones`` → Λ; a range-scaled anchor
     uses its anchor's Λ) by ``rule`` (default :func:`rule_of` the estimator): the best of the
     rule's anchors, then, where the rule searches, the searched Λ if it beats that anchor by the
-    rule's margin (or the rule's fallback, where it scores as well). ``whole_range``: X is a sample of more rows, whose Box-Cox range every fold
-    uses (else each fold fits its own, as ``fit`` on those rows would)."""
+    rule's margin (or the rule's fallback, where it scores as well). ``whole_range``: X is a
+    sample of more rows, whose Box-Cox range every fold uses (else each fold fits its own, as
+    ``fit`` on those rows would)."""
     rule = rule or rule_of(estimator, metric, y)
     names = rule.judged
     if not rule.search:  # its fits take seconds, its gate minutes: say what it waits for

@@ -165,6 +165,11 @@ class Decision:
         return self.rule or Rule()
 
     @property
+    def fell_back(self) -> bool:
+        """Whether the rule's fallback was used where the searched Λ had beaten the anchor."""
+        return self.chosen == self.judged_by.fallback and self.chosen != self.anchor
+
+    @property
     def range_scaled(self) -> bool:
         """Whether the model min-max scales after the power step (a range-scaled anchor won)."""
         return self.chosen in RANGE_SCALED
@@ -249,7 +254,7 @@ class Decision:
             return f"{verdict}, not gated ({self.reason})"
         scores = ", ".join(f"{k} {v:.4f}" for k, v in self.scores.items())
         verdict = "searched Λ kept" if self.chosen == "searched" else f"anchor {self.chosen} used"
-        if self.chosen == self.judged_by.fallback and self.chosen != self.anchor:
+        if self.fell_back:
             verdict = f"{self.chosen} used (it scored as high as the searched Λ)"
         if not self.judged_by.search:
             line = f"{verdict}: {CV} {scores}; no Λ search for this classifier"
@@ -286,7 +291,7 @@ class Decision:
                 f"The gate chose {NAMES[self.chosen]}: the best {criterion} of the three, "
                 "a tie going to an anchor."
             )
-        elif self.chosen == rule.fallback and self.chosen != self.anchor:
+        elif self.fell_back:
             fallback = self.scores[self.chosen]
             text = (
                 f"The gate chose {NAMES[self.chosen]}: the searched Λ's {criterion} "

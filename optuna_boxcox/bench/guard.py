@@ -400,17 +400,17 @@ def policies(record: dict) -> dict[str, float]:
     elif classifier == "svc":
         chosen = guarded_choice(record, margin=0.0)
     elif classifier == "knn" and "loo" in record:
-        # Λ = 1 the anchor; where the searched Λ beats it, the MLE Λ instead if it scores as well.
-        kept = _loo_choice(record, confirm=True, anchors=("ones",))
-        loo = record["loo"]
-        mle_as_good = np.mean(loo["mle"]) >= np.mean(loo["searched"])
-        chosen = "mle" if kept == "searched" and mle_as_good else kept
-        out["loo-ones-only"] = held[kept]
+        from optuna_boxcox._objective._evaluators.knn_held_out import GATE_RULE
+
+        # The built rule's own anchors and fallback, replayed on the record.
+        chosen = _loo_choice(record, GATE_RULE.confirm, GATE_RULE.anchors, GATE_RULE.fallback)
+        out["loo-ones-only"] = held[_loo_choice(record, confirm=True, anchors=("ones",))]
         # The rule before them: the better of the MLE Λ and Λ = 1 as the anchor.
         out["loo-both-anchors"] = held[_loo_choice(record, confirm=True)]
-        out["loo-anchor"] = held[_loo_anchor(record)]
+        out["loo-anchor"] = held[_better(record["loo"], ("mle", "ones"))]
         # The MLE Λ the anchor only where it beats Λ = 1 by more than one SE itself.
-        out["loo-nested"] = held[_loo_nested(record)]
+        anchor = "mle" if _beats(record["loo"], "mle", "ones") else "ones"
+        out["loo-nested"] = held[_loo_choice(record, confirm=True, anchors=(anchor,))]
     else:
         chosen = guarded_choice(record, margin=1.0)
     out["guarded"] = held[chosen]
@@ -443,10 +443,9 @@ def _range_scaled_gate(record: dict) -> str:
     return "searched" if d.mean() > error else anchor
 
 
-def _loo_anchor(record: dict) -> str:
-    """The better of the MLE Λ and Λ = 1 by leave-one-out (the MLE Λ on a tie)."""
-    loo = record["loo"]
-    return "ones" if np.mean(loo["ones"]) > np.mean(loo["mle"]) else "mle"
+def _better(loo: dict, anchors: tuple[str, ...]) -> str:
+    """The anchor of highest mean leave-one-out accuracy (the first on a tie)."""
+    return max(anchors, key=lambda name: np.mean(loo[name]))
 
 
 def _beats(loo: dict, a: str, b: str) -> bool:
@@ -455,39 +454,40 @@ def _beats(loo: dict, a: str, b: str) -> bool:
     return bool(d.mean() > np.std(d, ddof=1) / np.sqrt(len(d)))
 
 
-def _loo_nested(record: dict) -> str:
-    """Λ = 1 unless the MLE Λ beats it by one SE (then the MLE Λ is the anchor); the searched Λ
-    kept if it beats that anchor by one SE and the inner CV agrees."""
-    anchor = "mle" if _beats(record["loo"], "mle", "ones") else "ones"
-    return _loo_choice(record, confirm=True, anchors=(anchor,))
-
-
 def _mle_anchor_noise(rows: list[dict]) -> str:
     """Where leave-one-out prefers the MLE Λ to Λ = 1, what the held-out rows say of the two: how
     much the MLE anchor is worth to k-NN's rule."""
-    chosen = [r for r in rows if "loo" in r and _loo_anchor(r) == "mle"]
+    chosen = [r for r in rows if "loo" in r and _better(r["loo"], ("mle", "ones")) == "mle"]
     if not chosen:
         return ""
     gain = [100 * (r["held_out"]["mle"] - r["held_out"]["ones"]) for r in chosen]
+    se = np.std(gain, ddof=1) / np.sqrt(len(gain))
     return (
         f"  leave-one-out preferred the MLE Λ to Λ = 1 in {len(chosen)} of {len(rows)} folds; "
-        f"held-out MLE − ones there {np.mean(gain):+.2f} pt (SE {np.std(gain, ddof=1) / np.sqrt(len(gain)):.2f})"
+        f"held-out MLE − ones there {np.mean(gain):+.2f} pt (SE {se:.2f})"
     )
 
 
-def _loo_choice(record: dict, confirm: bool = False, anchors: tuple = ("mle", "ones")) -> str:
+def _loo_choice(
+    record: dict,
+    confirm: bool = False,
+    anchors: tuple[str, ...] = ("mle", "ones"),
+    fallback: str | None = None,
+) -> str:
     """k-NN's rule: the better of ``anchors`` by leave-one-out (the first on a tie), the searched
     Λ kept if its leave-one-out accuracy beats it by more than one SE of the paired per-row
-    differences (and, with ``confirm``, its inner-CV score is above that anchor's)."""
-    c = {k: np.asarray(v, dtype=float) for k, v in record["loo"].items()}
-    anchor = max(anchors, key=lambda name: c[name].mean())
-    d = c["searched"] - c[anchor]
-    if d.mean() <= np.std(d, ddof=1) / np.sqrt(len(d)):
+    differences (and, with ``confirm``, its inner-CV score is above that anchor's); where it is
+    kept, ``fallback`` instead if its leave-one-out accuracy is as high."""
+    loo = record["loo"]
+    anchor = _better(loo, anchors)
+    if not _beats(loo, "searched", anchor):
         return anchor
     if confirm:
         folds = _fold_scores(record)
         if folds["searched"].mean() <= folds[anchor].mean():
             return anchor
+    if fallback and np.mean(loo[fallback]) >= np.mean(loo["searched"]):
+        return fallback
     return "searched"
 
 
