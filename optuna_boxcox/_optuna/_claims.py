@@ -679,6 +679,11 @@ def withdraw(
         newer = [(state, position) for tid, state, position in rows if tid != trial_id]
         if newer:
             return None if all(free(*row) for row in newer) else False
+        if sql.postgresql:
+            # Optuna's heartbeat thread inserts the trial's first heartbeat on its own connection:
+            # a lock on the trial's row makes that insert wait until the trial is gone, where it
+            # could otherwise land between the two deletes and refuse the second (foreign key).
+            sql("SELECT trial_id FROM trials WHERE trial_id = ? FOR UPDATE", (trial_id,))
         for table in _TRIAL_TABLES:
             sql(f"DELETE FROM {table} WHERE trial_id = ?", (trial_id,))
         sql("DELETE FROM trials WHERE trial_id = ?", (trial_id,))
